@@ -1,0 +1,519 @@
+#include "mm_config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_INT, T_REAL, T_BOOL, T_STRING, T_ENUM } mm_key_type;
+
+/* One configuration key. Ranges are closed unless min_open. */
+typedef struct {
+  const char *section, *key;
+  mm_key_type type;
+  size_t offset;
+  const char *def;     /* default, as it would be written in the file */
+  const char *unit;
+  double min, max;
+  bool min_open;
+  const char *choices; /* T_ENUM: "a|b|c", index = enum value */
+  bool solution;       /* part of the restart's configuration hash */
+  const char *doc;
+} mm_key;
+
+#define OFF(f) offsetof(mm_config, f)
+#define BIG 1e300
+
+static const mm_key mm_keys[] = {
+    {"run", "name", T_STRING, OFF(run_name), "minimodel", "", 0, 0, 0, NULL, false,
+     "output file prefix (letters, digits, '-', '_', '.')"},
+    {"run", "steps", T_INT, OFF(run_steps), "10", "", 0, 1e9, 0, NULL, false,
+     "number of time steps"},
+    {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
+    {"grid", "nx", T_INT, OFF(nx), "32", "", 1, 1e6, 0, NULL, true, "cells in x"},
+    {"grid", "ny", T_INT, OFF(ny), "32", "", 1, 1e6, 0, NULL, true, "cells in y"},
+    {"grid", "nz", T_INT, OFF(nz), "20", "", 1, 10000, 0, NULL, true, "levels"},
+    {"grid", "dx", T_REAL, OFF(dx), "10000", "m", 0, 1e8, true, NULL, true, "cell width in x"},
+    {"grid", "dy", T_REAL, OFF(dy), "10000", "m", 0, 1e8, true, NULL, true, "cell width in y"},
+    {"grid", "depth", T_REAL, OFF(depth), "4000", "m", 0, 12000, true, NULL, true,
+     "depth of the deepest column"},
+    {"grid", "dz_surface", T_REAL, OFF(dz_surface), "0", "m", 0, 12000, 0, NULL, true,
+     "thickness of the top level of stretched levels; 0 = uniform levels depth/nz"},
+    {"grid", "bathymetry", T_ENUM, OFF(bathymetry), "flat", "", 0, 0, 0,
+     "flat|bowl|seamount|slope", true, "shape of the sea floor"},
+    {"grid", "periodic_x", T_BOOL, OFF(periodic_x), "false", "", 0, 0, 0, NULL, true,
+     "periodic in x (else walls)"},
+    {"grid", "periodic_y", T_BOOL, OFF(periodic_y), "false", "", 0, 0, 0, NULL, true,
+     "periodic in y (else walls)"},
+    {"grid", "ranks_x", T_INT, OFF(ranks_x), "0", "", 0, 1e6, 0, NULL, false,
+     "ranks along x; 0 = chosen by MPI_Dims_create"},
+    {"grid", "ranks_y", T_INT, OFF(ranks_y), "0", "", 0, 1e6, 0, NULL, false,
+     "ranks along y; 0 = chosen by MPI_Dims_create"},
+    {"physics", "kappa_v", T_REAL, OFF(kappa_v), "1e-5", "m2/s", 0, 10, 0, NULL, true,
+     "background vertical diffusivity"},
+    {"physics", "kappa_convect", T_REAL, OFF(kappa_convect), "0", "m2/s", 0, 1000, 0, NULL,
+     true, "added vertical diffusivity where the column is statically unstable; 0 = off"},
+    {"physics", "kappa_h", T_REAL, OFF(kappa_h), "0", "m2/s", 0, 1e7, 0, NULL, true,
+     "horizontal diffusivity"},
+    {"physics", "advection", T_ENUM, OFF(advection), "superbee", "", 0, 0, 0,
+     "none|upwind|superbee", true, "horizontal advection scheme"},
+    {"physics", "flow", T_ENUM, OFF(flow), "none", "", 0, 0, 0, "none|uniform|gyre", true,
+     "prescribed horizontal flow"},
+    {"physics", "flow_speed", T_REAL, OFF(flow_speed), "0.1", "m/s", 0, 100, 0, NULL, true,
+     "speed scale of the flow"},
+    {"physics", "rho0", T_REAL, OFF(rho0), "1025", "kg/m3", 0, 1e5, true, NULL, true,
+     "reference density"},
+    {"physics", "cp", T_REAL, OFF(cp), "3992", "J/(kg K)", 0, 1e5, true, NULL, true,
+     "heat capacity of sea water"},
+    {"physics", "alpha", T_REAL, OFF(alpha), "2e-4", "1/K", 0, 1, 0, NULL, true,
+     "thermal expansion coefficient of the linear equation of state"},
+    {"physics", "beta", T_REAL, OFF(beta), "7.6e-4", "kg/g", 0, 1, 0, NULL, true,
+     "haline contraction coefficient of the linear equation of state"},
+    {"forcing", "heat_flux", T_REAL, OFF(heat_flux), "0", "W/m2", -1e5, 1e5, 0, NULL, true,
+     "uniform surface heat flux into the ocean; 0 = none"},
+    {"initial", "file", T_STRING, OFF(initial_file), "", "", 0, 0, 0, NULL, true,
+     "NetCDF file with temp and salt on (z, y, x); empty = analytic state"},
+    {"initial", "restart", T_STRING, OFF(initial_restart), "", "", 0, 0, 0, NULL, false,
+     "restart file to continue from; empty = start at step 0"},
+    {"initial", "pattern", T_ENUM, OFF(initial_pattern), "stratified", "", 0, 0, 0,
+     "stratified|step|mode|uniform", true, "analytic initial state (docs/physics.md)"},
+    {"initial", "mode", T_INT, OFF(initial_mode), "1", "", 0, 10000, 0, NULL, true,
+     "vertical mode number of the mode pattern"},
+    {"initial", "t_surface", T_REAL, OFF(t_surface), "20", "degC", -5, 100, 0, NULL, true,
+     "surface temperature of the analytic state"},
+    {"initial", "t_bottom", T_REAL, OFF(t_bottom), "4", "degC", -5, 100, 0, NULL, true,
+     "deep temperature of the analytic state"},
+    {"solver", "backend", T_ENUM, OFF(backend), "cpu", "", 0, 0, 0, "cpu|cuda", false,
+     "where the time step runs"},
+    {"solver", "tdma", T_STRING, OFF(tdma), "auto", "", 0, 0, 0, NULL, false,
+     "tridiagonal solver variant: auto, reference or a fast variant (tdma-bench --list)"},
+    {"output", "dir", T_STRING, OFF(output_dir), "output", "", 0, 0, 0, NULL, false,
+     "directory for all files of the case"},
+    {"output", "interval", T_INT, OFF(output_interval), "0", "steps", 0, 1e9, 0, NULL, false,
+     "steps between history records; 0 = last step only"},
+    {"output", "restart_interval", T_INT, OFF(restart_interval), "0", "steps", 0, 1e9, 0,
+     NULL, false, "steps between restart files; 0 = none"},
+    {"output", "deflate", T_INT, OFF(deflate), "0", "", 0, 9, 0, NULL, false,
+     "deflate level of the history file; 0 = off"},
+    {"output", "timing_stride", T_INT, OFF(timing_stride), "0", "steps", 0, 1e9, 0, NULL,
+     false, "every n-th step in the timing file's per_step list; 0 = every step up to 10000"},
+    {"output", "progress_interval", T_INT, OFF(progress_interval), "0", "steps", 0, 1e9, 0,
+     NULL, false, "steps between progress lines when stdout is not a terminal; 0 = about 10 lines"},
+};
+enum { MM_NKEYS = sizeof mm_keys / sizeof mm_keys[0] };
+_Static_assert(MM_NKEYS <= 64, "mm_config.origin holds 64 keys");
+
+static const char *const mm_sections[] = {"run",     "grid",   "physics", "forcing",
+                                          "initial", "solver", "output"};
+
+/* ---------------------------------------------------------------- values */
+
+static const mm_key *find_key(const char *section, const char *key) {
+  for (int i = 0; i < MM_NKEYS; i++)
+    if (!strcmp(mm_keys[i].section, section) && !strcmp(mm_keys[i].key, key)) return &mm_keys[i];
+  return NULL;
+}
+
+static bool known_section(const char *section) {
+  for (size_t i = 0; i < sizeof mm_sections / sizeof *mm_sections; i++)
+    if (!strcmp(mm_sections[i], section)) return true;
+  return false;
+}
+
+static int enum_index(const char *choices, const char *value) {
+  int idx = 0;
+  size_t vlen = strlen(value);
+  for (const char *p = choices;; idx++) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len == vlen && !strncmp(p, value, len)) return idx;
+    if (!bar) return -1;
+    p = bar + 1;
+  }
+}
+
+static void format_range(const mm_key *k, char *buf, size_t n) {
+  const char *what = k->type == T_INT ? "an integer" : "a number";
+  if (k->max >= BIG)
+    snprintf(buf, n, "must be %s %s %.10g", what, k->min_open ? ">" : ">=", k->min);
+  else
+    snprintf(buf, n, "must be %s in %s%.10g, %.10g]", what, k->min_open ? "(" : "[", k->min,
+             k->max);
+}
+
+/* Parse value into cfg for key k; on failure write the reason to why. */
+static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *why, size_t n) {
+  void *field = (char *)cfg + k->offset;
+  char *end = NULL;
+  char range[128];
+  switch (k->type) {
+  case T_INT: {
+    format_range(k, range, sizeof range);
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end != '\0' || errno == ERANGE || v < k->min || v > k->max ||
+        (k->min_open && v == k->min)) {
+      snprintf(why, n, "%s", range);
+      return false;
+    }
+    *(long *)field = v;
+    return true;
+  }
+  case T_REAL: {
+    format_range(k, range, sizeof range);
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0') {
+      snprintf(why, n, "%s", range);
+      return false;
+    }
+    if (errno == ERANGE && fabs(v) > 1.0) {
+      snprintf(why, n, "out of the range of a double; %s", range);
+      return false;
+    }
+    if (!isfinite(v)) {
+      snprintf(why, n, "must be finite; %s", range);
+      return false;
+    }
+    if (v < k->min || v > k->max || (k->min_open && v <= k->min)) {
+      snprintf(why, n, "%s", range);
+      return false;
+    }
+    *(double *)field = v + 0.0; /* -0 becomes +0 */
+    return true;
+  }
+  case T_BOOL: {
+    static const char *yes[] = {"true", "yes", "on", "1"}, *no[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+      if (!strcmp(value, yes[i])) return *(bool *)field = true, true;
+      if (!strcmp(value, no[i])) return *(bool *)field = false, true;
+    }
+    snprintf(why, n, "must be true or false");
+    return false;
+  }
+  case T_STRING: {
+    size_t len = strlen(value);
+    if (len >= MM_STR_MAX) {
+      snprintf(why, n, "too long (%zu characters, at most %d)", len, MM_STR_MAX - 1);
+      return false;
+    }
+    memcpy(field, value, len + 1);
+    return true;
+  }
+  case T_ENUM: {
+    int idx = enum_index(k->choices, value);
+    if (idx < 0) {
+      char list[128];
+      snprintf(list, sizeof list, "%s", k->choices);
+      for (char *p = list; *p; p++)
+        if (*p == '|') *p = ',';
+      snprintf(why, n, "must be one of %s", list);
+      return false;
+    }
+    *(int *)field = idx;
+    return true;
+  }
+  }
+  return false;
+}
+
+static void format_value(const mm_config *cfg, const mm_key *k, char *buf, size_t n) {
+  const void *field = (const char *)cfg + k->offset;
+  switch (k->type) {
+  case T_INT: snprintf(buf, n, "%ld", *(const long *)field); break;
+  case T_REAL: snprintf(buf, n, "%.17g", *(const double *)field); break;
+  case T_BOOL: snprintf(buf, n, "%s", *(const bool *)field ? "true" : "false"); break;
+  case T_STRING: snprintf(buf, n, "%s", (const char *)field); break;
+  case T_ENUM: {
+    int idx = *(const int *)field;
+    const char *p = k->choices;
+    for (int i = 0; i < idx; i++) p = strchr(p, '|') + 1;
+    const char *bar = strchr(p, '|');
+    int len = bar ? (int)(bar - p) : (int)strlen(p);
+    snprintf(buf, n, "%.*s", len, p);
+    break;
+  }
+  }
+}
+
+void mm_config_defaults(mm_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  char why[256];
+  for (int i = 0; i < MM_NKEYS; i++) {
+    bool ok = set_value(cfg, &mm_keys[i], mm_keys[i].def, why, sizeof why);
+    (void)ok; /* the defaults are in range: tests/config checks every default */
+  }
+}
+
+/* ------------------------------------------------------------- INI parse */
+
+/* Reader state: text held in memory, fed to inih a line at a time so each
+ * handler call knows its line and over-long or non-UTF-8 lines are refused. */
+typedef struct {
+  const char *name;
+  const char *text;
+  size_t pos, len;
+  int line;
+  mm_config *cfg;
+  bool seen[MM_NKEYS];
+  int seen_line[MM_NKEYS];
+  mm_err err;
+} mm_parse;
+
+static bool valid_utf8(const unsigned char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned char c = s[i];
+    size_t extra;
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t') return false; /* control characters */
+      extra = 0;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      extra = 2;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      extra = 3;
+    } else {
+      return false;
+    }
+    for (size_t j = 1; j <= extra; j++)
+      if (i + j >= n || (s[i + j] & 0xC0) != 0x80) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+static char *reader(char *str, int num, void *stream) {
+  mm_parse *p = stream;
+  if (p->err != MM_OK || p->pos >= p->len) return NULL;
+  const char *start = p->text + p->pos;
+  const char *nl = memchr(start, '\n', p->len - p->pos);
+  size_t linelen = nl ? (size_t)(nl - start) + 1 : p->len - p->pos;
+  p->line++;
+  p->pos += linelen;
+  size_t content = linelen - (nl ? 1 : 0);
+  if (content > 0 && start[content - 1] == '\r') content--;
+  if (memchr(start, '\0', linelen)) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: contains a NUL byte", p->name, p->line);
+    return NULL;
+  }
+  if (!valid_utf8((const unsigned char *)start, content)) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: not valid UTF-8 text", p->name, p->line);
+    return NULL;
+  }
+  if (content + 2 > (size_t)num) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: line too long (%zu characters, at most %d)", p->name,
+                      p->line, content, num - 2);
+    return NULL;
+  }
+  memcpy(str, start, content);
+  str[content] = '\n';
+  str[content + 1] = '\0';
+  return str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value) {
+  mm_parse *p = user;
+  if (!known_section(section)) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: [%s]: unknown section (known: run, grid, physics, "
+                                    "forcing, initial, solver, output)",
+                      p->name, p->line, section);
+    return 0;
+  }
+  const mm_key *k = find_key(section, name);
+  if (!k) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s: unknown key", p->name, p->line, section, name);
+    return 0;
+  }
+  int idx = (int)(k - mm_keys);
+  if (p->seen[idx]) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s: duplicate key (first set on line %d)", p->name,
+                      p->line, section, name, p->seen_line[idx]);
+    return 0;
+  }
+  p->seen[idx] = true;
+  p->seen_line[idx] = p->line;
+  char why[256];
+  if (!set_value(p->cfg, k, value, why, sizeof why)) {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s = %s: %s", p->name, p->line, section, name,
+                      value, why);
+    return 0;
+  }
+  snprintf(p->cfg->origin[idx], MM_STR_MAX, "%s:%d", p->name, p->line);
+  return 1;
+}
+
+static mm_err apply_override(mm_config *cfg, const char *text) {
+  const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
+  MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT,
+             "--set %s: expected SECTION.KEY=VALUE", text);
+  char section[64], key[64];
+  size_t slen = (size_t)(dot - text), klen = (size_t)(eq - dot - 1);
+  MM_REQUIRE(slen < sizeof section && klen < sizeof key, MM_ERR_INPUT,
+             "--set %s: unknown key", text);
+  memcpy(section, text, slen);
+  section[slen] = '\0';
+  memcpy(key, dot + 1, klen);
+  key[klen] = '\0';
+  MM_REQUIRE(known_section(section), MM_ERR_INPUT, "--set %s: [%s]: unknown section", text,
+             section);
+  const mm_key *k = find_key(section, key);
+  MM_REQUIRE(k, MM_ERR_INPUT, "--set %s: %s.%s: unknown key", text, section, key);
+  char why[256];
+  MM_REQUIRE(set_value(cfg, k, eq + 1, why, sizeof why), MM_ERR_INPUT, "--set: %s.%s = %s: %s",
+             section, key, eq + 1, why);
+  snprintf(cfg->origin[k - mm_keys], MM_STR_MAX, "--set");
+  return MM_OK;
+}
+
+static const char *origin_of(const mm_config *cfg, const char *section, const char *key,
+                             const char *fallback) {
+  const mm_key *k = find_key(section, key);
+  const char *o = cfg->origin[k - mm_keys];
+  return o[0] ? o : fallback;
+}
+
+/* Checks that involve more than one key. */
+static mm_err validate(const mm_config *cfg, const char *name) {
+  for (const char *c = cfg->run_name; *c; c++)
+    MM_REQUIRE((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                   *c == '-' || *c == '_' || *c == '.',
+               MM_ERR_INPUT, "%s: run.name = %s: must hold only letters, digits, '-', '_', '.'",
+               origin_of(cfg, "run", "name", name), cfg->run_name);
+  MM_REQUIRE(cfg->run_name[0] != '\0' && cfg->run_name[0] != '.', MM_ERR_INPUT,
+             "%s: run.name = '%s': must not be empty or start with '.'",
+             origin_of(cfg, "run", "name", name), cfg->run_name);
+  MM_REQUIRE(cfg->output_dir[0] != '\0', MM_ERR_INPUT, "%s: output.dir: must not be empty",
+             origin_of(cfg, "output", "dir", name));
+  if (cfg->dz_surface > 0) {
+    double uniform = cfg->depth / (double)cfg->nz;
+    MM_REQUIRE(cfg->dz_surface <= uniform, MM_ERR_INPUT,
+               "%s: grid.dz_surface = %g: must be <= grid.depth / grid.nz = %g",
+               origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, uniform);
+  }
+  MM_REQUIRE(cfg->initial_pattern != MM_INIT_MODE || cfg->initial_mode >= 1, MM_ERR_INPUT,
+             "%s: initial.mode = %ld: must be >= 1 for the mode pattern",
+             origin_of(cfg, "initial", "mode", name), cfg->initial_mode);
+  double cells = (double)cfg->nx * (double)cfg->ny * (double)cfg->nz;
+  MM_REQUIRE(cells <= 4e12, MM_ERR_INPUT, "%s: grid %ld x %ld x %ld = %.3g cells: at most 4e12",
+             name, cfg->nx, cfg->ny, cfg->nz, cells);
+  return MM_OK;
+}
+
+mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
+                             const mm_config_override *overrides, int n_overrides) {
+  mm_config_defaults(cfg);
+  mm_parse p = {.name = name, .text = text, .len = strlen(text), .cfg = cfg};
+  int rc = ini_parse_stream(reader, &p, handler, &p);
+  if (p.err != MM_OK) return p.err;
+  MM_REQUIRE(rc == 0, MM_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)",
+             name, rc > 0 ? rc : 0);
+  for (int i = 0; i < n_overrides; i++) MM_CHECK(apply_override(cfg, overrides[i].text));
+  MM_CHECK(validate(cfg, name));
+  return MM_OK;
+}
+
+mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override *overrides,
+                      int n_overrides) {
+  enum { MAX_BYTES = 1 << 20 };
+  FILE *f = fopen(path, "rb");
+  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  char *text = malloc(MAX_BYTES + 1);
+  if (!text) {
+    fclose(f);
+    return MM_ERROR(MM_ERR_RUN, "%s: out of memory", path);
+  }
+  size_t n = fread(text, 1, MAX_BYTES + 1, f);
+  int read_error = ferror(f);
+  fclose(f);
+  if (read_error) {
+    free(text);
+    return MM_ERROR(MM_ERR_INPUT, "%s: cannot read (is it a directory?)", path);
+  }
+  if (n > MAX_BYTES) {
+    free(text);
+    return MM_ERROR(MM_ERR_INPUT, "%s: larger than %d bytes: not a configuration file", path,
+                    MAX_BYTES);
+  }
+  if (memchr(text, '\0', n)) {
+    free(text);
+    return MM_ERROR(MM_ERR_INPUT, "%s: contains NUL bytes: not a configuration file", path);
+  }
+  text[n] = '\0';
+  mm_err err = mm_config_load_string(cfg, path, text, overrides, n_overrides);
+  free(text);
+  return err == MM_OK ? MM_OK : mm_error_trace(err, __FILE__, __LINE__);
+}
+
+/* -------------------------------------------------------------- writing */
+
+void mm_config_write(const mm_config *cfg, FILE *out) {
+  const char *section = "";
+  char value[MM_STR_MAX + 32];
+  for (int i = 0; i < MM_NKEYS; i++) {
+    const mm_key *k = &mm_keys[i];
+    if (strcmp(section, k->section)) {
+      fprintf(out, "%s[%s]\n", i ? "\n" : "", k->section);
+      section = k->section;
+    }
+    format_value(cfg, k, value, sizeof value);
+    fprintf(out, "%s = %s\n", k->key, value);
+  }
+}
+
+char *mm_config_to_string(const mm_config *cfg) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  mm_config_write(cfg, f);
+  fclose(f);
+  return buf;
+}
+
+uint64_t mm_config_solution_hash(const mm_config *cfg) {
+  uint64_t h = 1469598103934665603ULL;
+  char line[MM_STR_MAX + 128], value[MM_STR_MAX + 32];
+  for (int i = 0; i < MM_NKEYS; i++) {
+    if (!mm_keys[i].solution) continue;
+    format_value(cfg, &mm_keys[i], value, sizeof value);
+    snprintf(line, sizeof line, "%s.%s=%s\n", mm_keys[i].section, mm_keys[i].key, value);
+    for (const unsigned char *c = (const unsigned char *)line; *c; c++) {
+      h ^= *c;
+      h *= 1099511628211ULL;
+    }
+  }
+  return h;
+}
+
+void mm_config_write_markdown(FILE *out) {
+  fprintf(out, "# Configuration\n\n"
+               "<!-- generated by `minimodel --config-reference`; tests/config checks it -->\n\n"
+               "A case is one INI file; keys not given take their default. "
+               "`--set SECTION.KEY=VALUE` overrides a key in every case. "
+               "Ranges are closed unless written with a parenthesis.\n");
+  const char *section = "";
+  for (int i = 0; i < MM_NKEYS; i++) {
+    const mm_key *k = &mm_keys[i];
+    if (strcmp(section, k->section)) {
+      fprintf(out, "\n## [%s]\n\n| key | type | default | unit | allowed | meaning |\n"
+                   "|---|---|---|---|---|---|\n",
+              k->section);
+      section = k->section;
+    }
+    static const char *tname[] = {"integer", "number", "bool", "string", "choice"};
+    char allowed[160] = "";
+    if (k->type == T_INT || k->type == T_REAL)
+      snprintf(allowed, sizeof allowed, "%s%.10g, %.10g]", k->min_open ? "(" : "[", k->min,
+               k->max);
+    else if (k->type == T_ENUM) {
+      snprintf(allowed, sizeof allowed, "%s", k->choices);
+      for (char *p = allowed; *p; p++)
+        if (*p == '|') *p = ',';
+    } else if (k->type == T_BOOL)
+      snprintf(allowed, sizeof allowed, "true,false");
+    fprintf(out, "| `%s` | %s | `%s` | %s | %s | %s |\n", k->key, tname[k->type], k->def,
+            k->unit, allowed, k->doc);
+  }
+}

@@ -1,0 +1,87 @@
+/* Run configuration: one table of every key (type, default, unit, range),
+ * INI files parsed with inih, command-line overrides, validation with
+ * messages that name the file, line and key. */
+#ifndef MM_CONFIG_H
+#define MM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mm_error.h"
+
+#define MM_STR_MAX 256
+
+typedef enum { MM_BATHY_FLAT, MM_BATHY_BOWL, MM_BATHY_SEAMOUNT, MM_BATHY_SLOPE } mm_bathymetry;
+typedef enum { MM_ADV_NONE, MM_ADV_UPWIND, MM_ADV_SUPERBEE } mm_advection;
+typedef enum { MM_FLOW_NONE, MM_FLOW_UNIFORM, MM_FLOW_GYRE } mm_flow_kind;
+typedef enum { MM_INIT_STRATIFIED, MM_INIT_STEP, MM_INIT_MODE, MM_INIT_UNIFORM } mm_init_pattern;
+typedef enum { MM_BACKEND_CPU, MM_BACKEND_CUDA } mm_backend_kind;
+
+/* The resolved configuration of one case. Units in the table (mm_config.c). */
+typedef struct {
+  /* [run] */
+  char run_name[MM_STR_MAX];
+  long run_steps;
+  double run_dt;
+  /* [grid] */
+  long nx, ny, nz;
+  double dx, dy, depth, dz_surface;
+  mm_bathymetry bathymetry;
+  bool periodic_x, periodic_y;
+  long ranks_x, ranks_y;
+  /* [physics] */
+  double kappa_v, kappa_convect, kappa_h;
+  mm_advection advection;
+  mm_flow_kind flow;
+  double flow_speed;
+  double rho0, cp, alpha, beta;
+  /* [forcing] */
+  double heat_flux;
+  /* [initial] */
+  char initial_file[MM_STR_MAX];
+  char initial_restart[MM_STR_MAX];
+  mm_init_pattern initial_pattern;
+  long initial_mode;
+  double t_surface, t_bottom;
+  /* [solver] */
+  mm_backend_kind backend;
+  char tdma[MM_STR_MAX];
+  /* [output] */
+  char output_dir[MM_STR_MAX];
+  long output_interval;
+  long restart_interval;
+  long deflate;
+  long timing_stride;
+  long progress_interval;
+  /* where each key was set: "file:line", "--set" or "" for the default */
+  char origin[64][MM_STR_MAX];
+} mm_config;
+
+/* One --set SECTION.KEY=VALUE override. */
+typedef struct {
+  const char *text;
+} mm_config_override;
+
+/* Fill defaults, parse path, apply overrides, validate. On error returns
+ * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
+mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override *overrides,
+                      int n_overrides);
+/* Defaults only. */
+void mm_config_defaults(mm_config *cfg);
+/* Parse INI text from a buffer (for tests and fuzzing); name labels messages. */
+mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
+                             const mm_config_override *overrides, int n_overrides);
+
+/* Write the resolved configuration as INI text (all keys, defaults filled in). */
+void mm_config_write(const mm_config *cfg, FILE *out);
+/* The same into a malloc'd string (caller frees); NULL on allocation failure. */
+char *mm_config_to_string(const mm_config *cfg);
+/* 64-bit FNV-1a hash of the keys that determine the solution (see docs/output.md). */
+uint64_t mm_config_solution_hash(const mm_config *cfg);
+
+/* Markdown reference of every key, one table per section (docs/configuration.md). */
+void mm_config_write_markdown(FILE *out);
+
+#endif

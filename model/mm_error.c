@@ -1,0 +1,39 @@
+#include "mm_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The one record of the current error on this rank. */
+static struct {
+  mm_err code;
+  char message[1024];
+  char where[512];
+} mm_error_record;
+
+mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...) {
+  if (mm_error_record.code != MM_OK) return mm_error_trace(code, file, line);
+  mm_error_record.code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(mm_error_record.message, sizeof mm_error_record.message, fmt, ap);
+  va_end(ap);
+  snprintf(mm_error_record.where, sizeof mm_error_record.where, "%s:%d", file, line);
+  return code;
+}
+
+mm_err mm_error_trace(mm_err code, const char *file, int line) {
+  size_t used = strlen(mm_error_record.where);
+  if (used + 64 < sizeof mm_error_record.where)
+    snprintf(mm_error_record.where + used, sizeof mm_error_record.where - used,
+             " <- %s:%d", file, line);
+  return code;
+}
+
+const char *mm_error_message(void) { return mm_error_record.message; }
+const char *mm_error_where(void) { return mm_error_record.where; }
+
+void mm_error_clear(void) {
+  mm_error_record.code = MM_OK;
+  mm_error_record.message[0] = '\0';
+  mm_error_record.where[0] = '\0';
+}

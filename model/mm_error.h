@@ -1,0 +1,51 @@
+/* Error handling: every fallible call returns an mm_err code and goes through
+ * MM_CHECK, which records file and line; preconditions through MM_REQUIRE with
+ * a formatted message. The error unwinds to main, which reports it. */
+#ifndef MM_ERROR_H
+#define MM_ERROR_H
+
+#include <stdarg.h>
+
+/* Error codes double as the program's exit status. */
+typedef enum {
+  MM_OK = 0,
+  MM_ERR_RUN = 1,    /* failure while running (I/O, blow-up, allocation) */
+  MM_ERR_INPUT = 2,  /* usage, configuration or input-file error */
+} mm_err;
+
+/* Record an error (first one wins until mm_error_clear) and return code. */
+mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Append a frame "file:line" to the record as the error unwinds. */
+mm_err mm_error_trace(mm_err code, const char *file, int line);
+/* The recorded message (empty if none) and trace. */
+const char *mm_error_message(void);
+const char *mm_error_where(void);
+void mm_error_clear(void);
+
+#define MM_ERROR(code, ...) mm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
+
+#define MM_CHECK(call)                                                         \
+  do {                                                                         \
+    mm_err mm_check_err_ = (call);                                             \
+    if (mm_check_err_ != MM_OK)                                                \
+      return mm_error_trace(mm_check_err_, __FILE__, __LINE__);                \
+  } while (0)
+
+/* Precondition: if !cond, record code with the message and return it. */
+#define MM_REQUIRE(cond, code, ...)                                            \
+  do {                                                                         \
+    if (!(cond)) return MM_ERROR((code), __VA_ARGS__);                         \
+  } while (0)
+
+/* Allocation that fails with a message naming what and how much. */
+#define MM_ALLOC(ptr, count)                                                   \
+  do {                                                                         \
+    size_t mm_alloc_n_ = (size_t)(count);                                      \
+    (ptr) = mm_alloc_n_ ? calloc(mm_alloc_n_, sizeof(*(ptr))) : NULL;          \
+    if (mm_alloc_n_ && !(ptr))                                                 \
+      return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)",   \
+                      #ptr, mm_alloc_n_ * sizeof(*(ptr)));                     \
+  } while (0)
+
+#endif

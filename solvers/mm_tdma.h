@@ -1,0 +1,101 @@
+/* Batched tridiagonal solvers for water columns.
+ *
+ * Knows nothing of MPI or the model. A batch is `ncol` columns stored
+ * column-contiguous: level k of column c is element [c * nz + k]. Column c has
+ * depth[c] wet levels (0 = land, skipped); levels at and below depth[c] are
+ * never read or written. Every right-hand side is solved in place.
+ *
+ * Backends are rows of one table (mm_tdma_backends in tdma.c), chosen at run
+ * time by name; "auto" picks the fastest correct one for the machine. All CPU
+ * backends except `lapack` give results bitwise identical to `reference`.
+ *
+ * Return values: 0 on success, a positive MM_TDMA_E* code otherwise. */
+#ifndef MM_TDMA_H
+#define MM_TDMA_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  MM_TDMA_OK = 0,
+  MM_TDMA_EINVAL = 1,   /* bad argument (nz, depth > nz, nrhs) */
+  MM_TDMA_ENOMEM = 2,   /* workspace allocation failed */
+  MM_TDMA_ENOTSUP = 3,  /* backend lacks this operation or precision */
+  MM_TDMA_EDEVICE = 4,  /* no usable GPU, or a CUDA error */
+  MM_TDMA_ESINGULAR = 5 /* zero pivot */
+};
+const char *mm_tdma_strerror(int code);
+
+/* Maximum number of right-hand sides per call. */
+#define MM_TDMA_MAX_RHS 8
+
+typedef struct {
+  size_t ncol;      /* columns in the batch */
+  int nz;           /* levels per column (stride between columns) */
+  const int *depth; /* [ncol] wet levels of each column, 0 <= depth <= nz */
+} mm_tdma_batch;
+
+/* Per-level geometry of the fused solve (docs/physics.md, vertical step):
+ * the coefficients of level k of a column are
+ *   alpha_k = kappa[k] * g[k]                 (interface below level k)
+ *   a_k = -alpha_{k-1} * inv_h[k], c_k = -alpha_k * inv_h[k], b_k = 1 - a_k - c_k
+ * with alpha_{-1} = alpha_{depth-1} = 0. kappa is column-contiguous like the
+ * tracers; g and inv_h have nz entries. */
+typedef struct {
+  const double *inv_h; /* [nz] 1 / layer thickness (1/m) */
+  const double *g;     /* [nz] dt / distance between centres k and k+1 (s/m) */
+} mm_tdma_geometry;
+typedef struct {
+  const float *inv_h;
+  const float *g;
+} mm_tdma_geometry_f;
+
+/* One backend: a row of the table. Operations a backend lacks are NULL. */
+typedef struct mm_tdma_backend {
+  const char *name;
+  const char *description;
+  int device_memory; /* 1: pointers passed to it are GPU device pointers */
+  int exact;         /* 1: bitwise identical to reference */
+  int (*available)(void);
+  int (*create)(void **ctx, int nz);
+  void (*destroy)(void *ctx);
+  int (*solve)(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
+               const double *c, double *const *rhs, int nrhs);
+  int (*solve_f)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
+                 const float *c, float *const *rhs, int nrhs);
+  int (*fused)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+               const double *kappa, double *const *rhs, int nrhs);
+  int (*fused_f)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
+                 const float *kappa, float *const *rhs, int nrhs);
+} mm_tdma_backend;
+
+/* Every compiled-in backend, NULL-terminated. */
+const mm_tdma_backend *const *mm_tdma_backends(void);
+/* Look a backend up by name (not "auto"); NULL if unknown. */
+const mm_tdma_backend *mm_tdma_find(const char *name);
+
+/* A solver: a backend with its workspace for columns of up to nz levels. */
+typedef struct mm_tdma mm_tdma;
+
+/* name: a backend name or "auto" (for_device selects among GPU backends).
+ * Unknown name: MM_TDMA_EINVAL; known but unusable here: MM_TDMA_EDEVICE. */
+int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out);
+void mm_tdma_destroy(mm_tdma *s);
+const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s);
+
+int mm_tdma_solve(mm_tdma *s, const mm_tdma_batch *bt, const double *a, const double *b,
+                  const double *c, double *const *rhs, int nrhs);
+int mm_tdma_solve_f(mm_tdma *s, const mm_tdma_batch *bt, const float *a, const float *b,
+                    const float *c, float *const *rhs, int nrhs);
+int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                  const double *kappa, double *const *rhs, int nrhs);
+int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
+                    const float *kappa, float *const *rhs, int nrhs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

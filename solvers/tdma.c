@@ -1,0 +1,128 @@
+/* The backend table and the solver object around it. */
+#include "mm_tdma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each backend file defines one of these; add a line here and one in
+ * CMakeLists.txt to add a backend. Order: fastest first (what auto tries). */
+extern const mm_tdma_backend mm_tdma_reference;
+#ifdef MINIMODEL_HAVE_LAPACKE
+extern const mm_tdma_backend mm_tdma_lapack;
+#endif
+
+static const mm_tdma_backend *const mm_tdma_table[] = {
+    &mm_tdma_reference,
+#ifdef MINIMODEL_HAVE_LAPACKE
+    &mm_tdma_lapack,
+#endif
+    NULL,
+};
+
+/* Preference of auto, fastest first; names absent from the build are skipped. */
+static const char *const mm_tdma_auto_cpu[] = {"reference", NULL};
+static const char *const mm_tdma_auto_gpu[] = {NULL};
+
+struct mm_tdma {
+  const mm_tdma_backend *backend;
+  void *ctx;
+  int nz;
+};
+
+const char *mm_tdma_strerror(int code) {
+  switch (code) {
+  case MM_TDMA_OK: return "success";
+  case MM_TDMA_EINVAL: return "invalid argument";
+  case MM_TDMA_ENOMEM: return "out of memory";
+  case MM_TDMA_ENOTSUP: return "operation not supported by this backend";
+  case MM_TDMA_EDEVICE: return "no usable GPU device, or a CUDA error";
+  case MM_TDMA_ESINGULAR: return "zero pivot";
+  default: return "unknown error";
+  }
+}
+
+const mm_tdma_backend *const *mm_tdma_backends(void) { return mm_tdma_table; }
+
+const mm_tdma_backend *mm_tdma_find(const char *name) {
+  for (const mm_tdma_backend *const *b = mm_tdma_table; *b; b++)
+    if (!strcmp((*b)->name, name)) return *b;
+  return NULL;
+}
+
+int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out) {
+  *out = NULL;
+  if (nz < 1) return MM_TDMA_EINVAL;
+  const mm_tdma_backend *be = NULL;
+  if (!strcmp(name, "auto")) {
+    for (const char *const *p = for_device ? mm_tdma_auto_gpu : mm_tdma_auto_cpu; *p && !be; p++) {
+      const mm_tdma_backend *cand = mm_tdma_find(*p);
+      if (cand && (!cand->available || cand->available())) be = cand;
+    }
+    if (!be) return MM_TDMA_EDEVICE;
+  } else {
+    be = mm_tdma_find(name);
+    if (!be) return MM_TDMA_EINVAL;
+    if (be->available && !be->available()) return MM_TDMA_EDEVICE;
+    if (be->device_memory != (for_device != 0)) return MM_TDMA_ENOTSUP;
+  }
+  mm_tdma *s = calloc(1, sizeof *s);
+  if (!s) return MM_TDMA_ENOMEM;
+  s->backend = be;
+  s->nz = nz;
+  if (be->create) {
+    int rc = be->create(&s->ctx, nz);
+    if (rc) {
+      free(s);
+      return rc;
+    }
+  }
+  *out = s;
+  return MM_TDMA_OK;
+}
+
+void mm_tdma_destroy(mm_tdma *s) {
+  if (!s) return;
+  if (s->backend->destroy) s->backend->destroy(s->ctx);
+  free(s);
+}
+
+const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s) { return s->backend; }
+
+static int check_batch(const mm_tdma *s, const mm_tdma_batch *bt, int nrhs) {
+  if (!bt || bt->nz < 1 || bt->nz > s->nz || nrhs < 1 || nrhs > MM_TDMA_MAX_RHS)
+    return MM_TDMA_EINVAL;
+  if (bt->ncol > 0 && !bt->depth) return MM_TDMA_EINVAL;
+  return MM_TDMA_OK;
+}
+
+int mm_tdma_solve(mm_tdma *s, const mm_tdma_batch *bt, const double *a, const double *b,
+                  const double *c, double *const *rhs, int nrhs) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->solve) return MM_TDMA_ENOTSUP;
+  return s->backend->solve(s->ctx, bt, a, b, c, rhs, nrhs);
+}
+
+int mm_tdma_solve_f(mm_tdma *s, const mm_tdma_batch *bt, const float *a, const float *b,
+                    const float *c, float *const *rhs, int nrhs) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->solve_f) return MM_TDMA_ENOTSUP;
+  return s->backend->solve_f(s->ctx, bt, a, b, c, rhs, nrhs);
+}
+
+int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                  const double *kappa, double *const *rhs, int nrhs) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->fused) return MM_TDMA_ENOTSUP;
+  return s->backend->fused(s->ctx, bt, geo, kappa, rhs, nrhs);
+}
+
+int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
+                    const float *kappa, float *const *rhs, int nrhs) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->fused_f) return MM_TDMA_ENOTSUP;
+  return s->backend->fused_f(s->ctx, bt, geo, kappa, rhs, nrhs);
+}
