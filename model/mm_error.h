@@ -5,6 +5,9 @@
 #define MM_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 /* Error codes double as the program's exit status. */
 typedef enum {
@@ -42,6 +45,9 @@ void mm_error_clear(void);
 #define MM_ALLOC(ptr, count)                                                   \
   do {                                                                         \
     size_t mm_alloc_n_ = (size_t)(count);                                      \
+    if (mm_alloc_n_ > (size_t)PTRDIFF_MAX / sizeof(*(ptr)))                    \
+      return MM_ERROR(MM_ERR_RUN, "allocation of %s too large (%zu elements)", \
+                      #ptr, mm_alloc_n_);                                      \
     (ptr) = mm_alloc_n_ ? calloc(mm_alloc_n_, sizeof(*(ptr))) : NULL;          \
     if (mm_alloc_n_ && !(ptr))                                                 \
       return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)",   \

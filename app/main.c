@@ -1,0 +1,142 @@
+/* minimodel: an ocean tracer mini-app. Command line and the loop over cases.
+ *
+ * Exit status: 0 success; 2 usage, configuration or input error; 1 failure
+ * while running. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_config.h"
+#include "mm_error.h"
+#include "mm_run.h"
+
+#ifndef MINIMODEL_VERSION
+#define MINIMODEL_VERSION "unknown"
+#endif
+
+static const char usage[] =
+    "usage: minimodel [--help] [--version] [--dry-run] [--quiet] [--set SECTION.KEY=VALUE]...\n"
+    "                 CONFIG.ini [CONFIG.ini...]\n"
+    "\n"
+    "Runs each configuration file as a case, one after another, on all MPI ranks:\n"
+    "  mpirun -np 4 build/minimodel configs/*.ini\n"
+    "\n"
+    "  --set S.K=V   override key K of section S in every case (repeatable)\n"
+    "  --dry-run     validate, print the resolved configuration, the decomposition and\n"
+    "                the memory each rank would use, and exit\n"
+    "  --quiet       no progress output\n"
+    "  --config-reference  print the table of every configuration key (markdown)\n"
+    "  --version     print the version\n"
+    "\n"
+    "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running.\n"
+    "Keys: docs/configuration.md. Output: <output.dir>/<run.name>.nc and friends.\n";
+
+/* Report the recorded error once per distinct message: rank 0 for errors all
+ * ranks share, otherwise each failing rank prefixes its rank. */
+static void report_error(mm_err err, int rank, int shared) {
+  if (err == MM_OK) return;
+  const char *msg = mm_error_message();
+  if (shared) {
+    if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
+  } else if (msg[0] && strncmp(msg, "error on another rank", 21) != 0) {
+    fprintf(stderr, "minimodel: error (rank %d): %s\n", rank, msg);
+  }
+  if (getenv("MINIMODEL_DEBUG") && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+  mm_run_options opt = {.version = MINIMODEL_VERSION};
+  mm_config_override *ovr = calloc((size_t)argc, sizeof *ovr);
+  const char **files = calloc((size_t)argc, sizeof *files);
+  int n_ovr = 0, n_files = 0;
+  mm_err err = MM_OK;
+  int done = 0;
+  if (!ovr || !files) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+
+  for (int a = 1; a < argc && err == MM_OK && !done; a++) {
+    const char *arg = argv[a];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      if (rank == 0) fputs(usage, stdout);
+      done = 1;
+    } else if (!strcmp(arg, "--version")) {
+      if (rank == 0) printf("minimodel %s\n", MINIMODEL_VERSION);
+      done = 1;
+    } else if (!strcmp(arg, "--config-reference")) {
+      if (rank == 0) mm_config_write_markdown(stdout);
+      done = 1;
+    } else if (!strcmp(arg, "--dry-run")) {
+      opt.dry_run = true;
+    } else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+      opt.quiet = true;
+    } else if (!strcmp(arg, "--set") || !strncmp(arg, "--set=", 6)) {
+      const char *v = arg[5] == '=' ? arg + 6 : (a + 1 < argc ? argv[++a] : NULL);
+      if (!v)
+        err = MM_ERROR(MM_ERR_INPUT, "--set needs SECTION.KEY=VALUE");
+      else
+        ovr[n_ovr++].text = v;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      err = MM_ERROR(MM_ERR_INPUT, "unknown option %s (see --help)", arg);
+    } else {
+      files[n_files++] = arg;
+    }
+  }
+  if (err == MM_OK && !done && n_files == 0)
+    err = MM_ERROR(MM_ERR_INPUT, "no configuration file given (see --help)");
+
+  /* every case is validated before any computation */
+  mm_config *cfgs = NULL;
+  if (err == MM_OK && !done) {
+    cfgs = calloc((size_t)n_files, sizeof *cfgs);
+    if (!cfgs) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+    for (int f = 0; f < n_files && err == MM_OK; f++)
+      err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr);
+  }
+  err = mm_agree(MPI_COMM_WORLD, err);
+  if (err != MM_OK && rank == 0 && !done) {
+    report_error(err, rank, 1);
+    if (err == MM_ERR_INPUT && strstr(mm_error_message(), "--help") == NULL &&
+        (n_files == 0 || strncmp(mm_error_message(), "unknown option", 14) == 0))
+      fputs(usage, stderr);
+  }
+
+  int failed = 0, first_code = MM_OK;
+  mm_run_summary *sums = NULL;
+  if (err == MM_OK && !done) {
+    sums = calloc((size_t)n_files, sizeof *sums);
+    for (int f = 0; f < n_files; f++) {
+      mm_error_clear();
+      mm_err e = mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]);
+      e = mm_agree(MPI_COMM_WORLD, e);
+      if (e != MM_OK) {
+        report_error(e, rank, 1);
+        failed++;
+        if (first_code == MM_OK) first_code = e;
+        sums[f].steps = -(long)e;
+      }
+    }
+    if (rank == 0 && !opt.dry_run && n_files > 1) {
+      printf("\nsummary of %d cases on %d ranks:\n", n_files, nranks);
+      for (int f = 0; f < n_files; f++) {
+        if (sums[f].steps < 0)
+          printf("  %-32s FAILED (exit %ld)\n", files[f], -sums[f].steps);
+        else
+          printf("  %-32s ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%  -> %s\n", files[f],
+                 sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
+                 100.0 * sums[f].solve_share, sums[f].history);
+      }
+    }
+    err = (mm_err)first_code;
+  }
+  free(sums);
+  free(cfgs);
+  free(files);
+  free(ovr);
+  MPI_Finalize();
+  return (int)err;
+}

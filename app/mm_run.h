@@ -1,0 +1,35 @@
+/* One case of a run: set-up, the time loop with its output schedule, and the
+ * report. */
+#ifndef MM_RUN_H
+#define MM_RUN_H
+
+#include <stdbool.h>
+
+#include "mm_config.h"
+#include "mm_diag.h"
+#include "mm_timer.h"
+
+typedef struct {
+  bool quiet;
+  bool dry_run;
+  const char *version;
+} mm_run_options;
+
+/* What a case reports for the summary line. */
+typedef struct {
+  long steps;
+  double wall_s;
+  double points_per_s;
+  double solve_share;
+  mm_diag last;
+  char history[2 * MM_STR_MAX];
+} mm_run_summary;
+
+mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
+                   mm_run_summary *summary);
+
+/* Agree on an error across comm: the worst code wins on every rank; a rank
+ * without its own message gets "error on rank R". */
+mm_err mm_agree(MPI_Comm comm, mm_err err);
+
+#endif

@@ -1,0 +1,198 @@
+#include "mm_grid.h"
+
+#include <stdio.h>
+
+#include "mm_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mm_grid_levels(const mm_config *cfg, double *h, double *z_w, double *z_t) {
+  const int nz = (int)cfg->nz;
+  if (cfg->dz_surface > 0) {
+    /* thickness grows linearly: h_k = h_s + k g, sum = depth */
+    const double hs = cfg->dz_surface;
+    const double g = nz > 1 ? 2.0 * (cfg->depth - nz * hs) / ((double)nz * (double)(nz - 1)) : 0.0;
+    for (int k = 0; k < nz; k++) h[k] = nz > 1 ? hs + k * g : cfg->depth;
+  } else {
+    for (int k = 0; k < nz; k++) h[k] = cfg->depth / nz;
+  }
+  z_w[0] = 0.0;
+  for (int k = 0; k < nz; k++) {
+    z_w[k + 1] = z_w[k] + h[k];
+    z_t[k] = z_w[k] + 0.5 * h[k];
+  }
+}
+
+double mm_bathymetry_depth(const mm_config *cfg, int ig, int jg) {
+  const double xi = (ig + 0.5) / (double)cfg->nx, eta = (jg + 0.5) / (double)cfg->ny;
+  const double rx = (xi - 0.5) / 0.5, ry = (eta - 0.5) / 0.5;
+  const double r2 = rx * rx + ry * ry;
+  switch (cfg->bathymetry) {
+  case MM_BATHY_FLAT: return cfg->depth;
+  case MM_BATHY_BOWL: return cfg->depth * (1.0 - r2);
+  case MM_BATHY_SEAMOUNT: return cfg->depth * (1.0 - 0.8 * exp(-r2 / 0.1));
+  case MM_BATHY_SLOPE: return cfg->depth * fmin(1.0, 1.5 * xi - 0.1);
+  }
+  return cfg->depth;
+}
+
+/* Wet levels under sea-floor depth D: levels whose centre lies above it. */
+static int kmt_of_depth(const double *z_t, int nz, double depth) {
+  int k = 0;
+  while (k < nz && z_t[k] < depth) k++;
+  return k;
+}
+
+int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
+  if (ig < 0 || ig >= g->nx) {
+    if (!g->periodic_x) return -1;
+    ig = ((ig % g->nx) + g->nx) % g->nx;
+  }
+  if (jg < 0 || jg >= g->ny) {
+    if (!g->periodic_y) return -1;
+    jg = ((jg % g->ny) + g->ny) % g->ny;
+  }
+  return kmt_of_depth(g->z_t, g->nz, mm_bathymetry_depth(cfg, ig, jg));
+}
+
+/* Memory a rank may use: MemAvailable shared by the ranks of this node, or
+ * MINIMODEL_MEMORY_LIMIT (bytes per rank) when set. */
+static double available_bytes(MPI_Comm comm) {
+  const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
+  if (limit && *limit) return strtod(limit, NULL);
+  double avail = 0.0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) {
+        avail *= 1024.0;
+        break;
+      }
+    fclose(f);
+  }
+  if (avail <= 0.0) return INFINITY;
+  MPI_Comm node;
+  int local = 1;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  return avail / local;
+}
+
+/* Refuse, before allocating, a block that would not fit in memory. */
+static mm_err mm_grid_check_memory(const mm_grid *g) {
+  /* the largest block of any rank */
+  const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
+  const double need = mm_model_bytes(nxl, nyl, g->nz), avail = available_bytes(g->cart);
+  MM_REQUIRE(need <= avail, MM_ERR_INPUT,
+             "grid %d x %d x %d on %d ranks needs about %.3g GB per rank but %.3g GB are "
+             "available; use more ranks or a smaller grid",
+             g->nx, g->ny, g->nz, g->nranks, need / 1e9, avail / 1e9);
+  return MM_OK;
+}
+
+/* Split n cells over p ranks, the remainder spread over the first ranks. */
+static void split(int n, int p, int c, int *start, int *count) {
+  int base = n / p, rem = n % p;
+  *count = base + (c < rem);
+  *start = c * base + (c < rem ? c : rem);
+}
+
+mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
+  memset(g, 0, sizeof *g);
+  g->cart = MPI_COMM_NULL;
+  g->nx = (int)cfg->nx;
+  g->ny = (int)cfg->ny;
+  g->nz = (int)cfg->nz;
+  g->dx = cfg->dx;
+  g->dy = cfg->dy;
+  g->periodic_x = cfg->periodic_x;
+  g->periodic_y = cfg->periodic_y;
+  const int nz = g->nz;
+
+  MM_ALLOC(g->h, nz);
+  MM_ALLOC(g->z_w, nz + 1);
+  MM_ALLOC(g->z_t, nz);
+  MM_ALLOC(g->dzw, nz);
+  MM_ALLOC(g->vol, nz);
+  mm_grid_levels(cfg, g->h, g->z_w, g->z_t);
+  for (int k = 0; k < nz; k++) {
+    g->dzw[k] = k + 1 < nz ? g->z_t[k + 1] - g->z_t[k] : 0.0;
+    g->vol[k] = g->h[k] * g->dx * g->dy;
+  }
+
+  /* decomposition: dims (py, px), rank order row-major (x fastest) */
+  int nranks;
+  MPI_Comm_size(comm, &nranks);
+  int dims[2] = {(int)cfg->ranks_y, (int)cfg->ranks_x};
+  if (dims[0] > 0 && dims[1] > 0)
+    MM_REQUIRE((long)dims[0] * dims[1] == nranks, MM_ERR_INPUT,
+               "grid.ranks_x x grid.ranks_y = %d x %d = %d but the run has %d ranks", dims[1],
+               dims[0], dims[0] * dims[1], nranks);
+  else
+    MM_REQUIRE((dims[0] == 0 || nranks % dims[0] == 0) && (dims[1] == 0 || nranks % dims[1] == 0),
+               MM_ERR_INPUT, "grid.ranks_%s = %d does not divide the %d ranks of the run",
+               dims[1] && nranks % dims[1] ? "x" : "y", dims[1] && nranks % dims[1] ? dims[1] : dims[0],
+               nranks);
+  MPI_Dims_create(nranks, 2, dims);
+  g->py = dims[0];
+  g->px = dims[1];
+  MM_REQUIRE(g->px <= g->nx && g->py <= g->ny, MM_ERR_INPUT,
+             "decomposition %d x %d ranks does not fit the grid of %d x %d columns", g->px, g->py,
+             g->nx, g->ny);
+  int periods[2] = {g->periodic_y, g->periodic_x};
+  MPI_Cart_create(comm, 2, dims, periods, 0, &g->cart);
+  MPI_Comm_rank(g->cart, &g->rank);
+  g->nranks = nranks;
+  int coords[2];
+  MPI_Cart_coords(g->cart, g->rank, 2, coords);
+  g->cy = coords[0];
+  g->cx = coords[1];
+  MPI_Cart_shift(g->cart, 1, 1, &g->west, &g->east);
+  MPI_Cart_shift(g->cart, 0, 1, &g->south, &g->north);
+  split(g->nx, g->px, g->cx, &g->i0, &g->nxl);
+  split(g->ny, g->py, g->cy, &g->j0, &g->nyl);
+  /* A halo strip must come from one neighbour: each block needs >= MM_HALO
+   * columns in a direction where it has neighbours (or wraps onto itself). */
+  int min_nx = g->nx / g->px, min_ny = g->ny / g->py;
+  MM_REQUIRE(min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x), MM_ERR_INPUT,
+             "grid.nx = %d over %d ranks in x gives blocks of %d columns; need at least %d "
+             "(use fewer ranks in x or set grid.ranks_x)",
+             g->nx, g->px, min_nx, MM_HALO);
+  MM_REQUIRE(min_ny >= MM_HALO || (g->py == 1 && !g->periodic_y), MM_ERR_INPUT,
+             "grid.ny = %d over %d ranks in y gives blocks of %d rows; need at least %d "
+             "(use fewer ranks in y or set grid.ranks_y)",
+             g->ny, g->py, min_ny, MM_HALO);
+
+  MM_CHECK(mm_grid_check_memory(g));
+  g->nxh = g->nxl + 2 * MM_HALO;
+  g->nyh = g->nyl + 2 * MM_HALO;
+  g->ncol_h = (size_t)g->nxh * (size_t)g->nyh;
+  MM_ALLOC(g->kmt, g->ncol_h);
+  MM_ALLOC(g->kmt_solve, g->ncol_h);
+  for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
+    for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
+      int kmt = mm_grid_kmt_global(cfg, g, g->i0 + i, g->j0 + j);
+      size_t c = mm_col(g, i, j);
+      g->kmt[c] = kmt < 0 ? 0 : kmt;
+      bool inside = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
+      g->kmt_solve[c] = inside ? g->kmt[c] : 0;
+    }
+  return MM_OK;
+}
+
+void mm_grid_destroy(mm_grid *g) {
+  free(g->h);
+  free(g->z_w);
+  free(g->z_t);
+  free(g->dzw);
+  free(g->vol);
+  free(g->kmt);
+  free(g->kmt_solve);
+  if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
+  memset(g, 0, sizeof *g);
+  g->cart = MPI_COMM_NULL;
+}

@@ -1,0 +1,60 @@
+#include "mm_halo.h"
+
+#include <string.h>
+
+mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
+  memset(h, 0, sizeof *h);
+  h->comm = g->cart;
+  h->west = g->west;
+  h->east = g->east;
+  h->south = g->south;
+  h->north = g->north;
+  const int nz = g->nz;
+  /* x strip: for each of the nyl interior rows, MM_HALO adjacent columns */
+  MPI_Type_vector(g->nyl, MM_HALO * nz, g->nxh * nz, MPI_DOUBLE, &h->xstrip);
+  MPI_Type_commit(&h->xstrip);
+  /* y strip: MM_HALO rows of the nxl interior columns */
+  MPI_Type_vector(MM_HALO, g->nxl * nz, g->nxh * nz, MPI_DOUBLE, &h->ystrip);
+  MPI_Type_commit(&h->ystrip);
+  /* what goes west is our first interior columns; it fills the east halo of
+   * the west neighbour, and so on */
+  h->off_send[0] = mm_col(g, 0, 0) * nz;
+  h->off_send[1] = mm_col(g, g->nxl - MM_HALO, 0) * nz;
+  h->off_send[2] = mm_col(g, 0, 0) * nz;
+  h->off_send[3] = mm_col(g, 0, g->nyl - MM_HALO) * nz;
+  h->off_recv[0] = mm_col(g, -MM_HALO, 0) * nz;
+  h->off_recv[1] = mm_col(g, g->nxl, 0) * nz;
+  h->off_recv[2] = mm_col(g, 0, -MM_HALO) * nz;
+  h->off_recv[3] = mm_col(g, 0, g->nyl) * nz;
+  return MM_OK;
+}
+
+void mm_halo_destroy(mm_halo *h) {
+  if (h->xstrip) MPI_Type_free(&h->xstrip);
+  if (h->ystrip) MPI_Type_free(&h->ystrip);
+  memset(h, 0, sizeof *h);
+}
+
+mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield) {
+  MM_REQUIRE(nfield <= MM_HALO_MAX_FIELDS && h->nreq == 0, MM_ERR_RUN,
+             "halo exchange of %d fields (at most %d, none in flight)", nfield,
+             MM_HALO_MAX_FIELDS);
+  const int nbr[4] = {h->west, h->east, h->south, h->north};
+  /* the message received from direction d was sent towards opposite(d) */
+  const int opposite[4] = {1, 0, 3, 2};
+  for (int f = 0; f < nfield; f++)
+    for (int d = 0; d < 4; d++) {
+      MPI_Datatype t = d < 2 ? h->xstrip : h->ystrip;
+      int tag_recv = 4 * f + opposite[d], tag_send = 4 * f + d;
+      MPI_Irecv(fields[f] + h->off_recv[d], 1, t, nbr[d], tag_recv, h->comm, &h->req[h->nreq++]);
+      MPI_Isend(fields[f] + h->off_send[d], 1, t, nbr[d], tag_send, h->comm, &h->req[h->nreq++]);
+    }
+  return MM_OK;
+}
+
+mm_err mm_halo_finish(mm_halo *h) {
+  int rc = MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE);
+  h->nreq = 0;
+  MM_REQUIRE(rc == MPI_SUCCESS, MM_ERR_RUN, "halo exchange failed (MPI error %d)", rc);
+  return MM_OK;
+}

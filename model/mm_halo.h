@@ -1,0 +1,28 @@
+/* Halo exchange of whole columns with non-blocking sends and receives.
+ * The stencils are a cross (x and y separately), so no corners are needed:
+ * x strips (MM_HALO columns of each interior row) and y strips (MM_HALO
+ * interior rows, each one contiguous block) go out at once. */
+#ifndef MM_HALO_H
+#define MM_HALO_H
+
+#include "mm_grid.h"
+
+#define MM_HALO_MAX_FIELDS 4
+
+typedef struct {
+  MPI_Comm comm;
+  MPI_Datatype xstrip, ystrip; /* MM_HALO columns x nyl rows; nxl columns x MM_HALO rows */
+  int east, west, north, south;
+  size_t off_send[4], off_recv[4]; /* element offsets: 0 west, 1 east, 2 south, 3 north */
+  MPI_Request req[8 * MM_HALO_MAX_FIELDS];
+  int nreq;
+} mm_halo;
+
+mm_err mm_halo_create(const mm_grid *g, mm_halo *h);
+void mm_halo_destroy(mm_halo *h);
+/* Post the exchange of nfield column-contiguous fields (each ncol_h * nz). */
+mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield);
+/* Wait for the exchange posted by mm_halo_start. */
+mm_err mm_halo_finish(mm_halo *h);
+
+#endif

@@ -1,0 +1,242 @@
+#include "mm_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_flow.h"
+#include "mm_physics.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+double mm_model_bytes(long nxl, long nyl, long nz) {
+  const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
+  /* 9 column fields (T, S, T*, S*, ue, vn, kappa_w, last good T and S), 2 int maps, one output
+   * record of T and S in file order, solver workspace */
+  return cols * (double)nz * 8.0 * 9.0 + cols * 8.0 + (double)nxl * nyl * nz * 8.0 +
+         64.0 * nz * 8.0 * 64.0;
+}
+
+/* Analytic initial state (docs/physics.md, "Initial state"). */
+static void initial_state(mm_model *m) {
+  const mm_grid *g = &m->grid;
+  const mm_config *cfg = &m->cfg;
+  const int nz = g->nz;
+  const double ts = cfg->t_surface, tb = cfg->t_bottom;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j);
+      const int n = g->kmt[c];
+      const int ig = g->i0 + i, jg = g->j0 + j;
+      const double xi = (ig + 0.5) / (double)g->nx, eta = (jg + 0.5) / (double)g->ny;
+      double *t = m->temp + c * nz, *s = m->salt + c * nz;
+      for (int k = 0; k < n; k++) {
+        const double z = g->z_t[k];
+        switch (cfg->initial_pattern) {
+        case MM_INIT_STRATIFIED: {
+          const double e = exp(-z / 500.0);
+          t[k] = tb + (ts - tb) * e + 0.5 * sin(2.0 * M_PI * xi) * sin(M_PI * eta) * e;
+          s[k] = 35.0 - 0.5 * exp(-z / 1000.0);
+          break;
+        }
+        case MM_INIT_STEP: {
+          const int inside = xi >= 0.25 && xi < 0.5 && eta >= 0.25 && eta < 0.5;
+          t[k] = inside ? ts : tb;
+          s[k] = 35.0;
+          break;
+        }
+        case MM_INIT_MODE: {
+          const double v = cos((double)cfg->initial_mode * M_PI * (k + 0.5) / n);
+          t[k] = v;
+          s[k] = 35.0 + v;
+          break;
+        }
+        case MM_INIT_UNIFORM:
+          t[k] = ts;
+          s[k] = 35.0;
+          break;
+        }
+      }
+    }
+}
+
+/* Courant numbers of the explicit part; refuse a dt beyond the limits. */
+static mm_err check_stability(mm_model *m) {
+  const mm_grid *g = &m->grid;
+  const mm_config *cfg = &m->cfg;
+  const int nz = g->nz;
+  double smax = 0.0; /* max over wet cells of |ue_e| + |ue_w| + |vn_n| + |vn_s| */
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j);
+      const double *ee = m->ue + c * nz, *ew = m->ue + mm_col(g, i - 1, j) * nz;
+      const double *nn = m->vn + c * nz, *ns = m->vn + mm_col(g, i, j - 1) * nz;
+      for (int k = 0; k < g->kmt[c]; k++)
+        smax = fmax(smax, fabs(ee[k]) + fabs(ew[k]) + fabs(nn[k]) + fabs(ns[k]));
+    }
+  double gmax;
+  MPI_Allreduce(&smax, &gmax, 1, MPI_DOUBLE, MPI_MAX, g->cart);
+  const double dt = cfg->run_dt, area = g->dx * g->dy;
+  m->courant_adv = cfg->advection == MM_ADV_NONE ? 0.0 : dt * gmax / (2.0 * area);
+  const double inv2 = 1.0 / (g->dx * g->dx) + 1.0 / (g->dy * g->dy);
+  m->courant_dif = 2.0 * cfg->kappa_h * dt * inv2;
+  const double adv_limit = cfg->advection == MM_ADV_SUPERBEE ? 0.5 : 1.0;
+  if (m->courant_adv > adv_limit) {
+    const double dt_max = adv_limit * 2.0 * area / gmax;
+    return MM_ERROR(MM_ERR_INPUT,
+                    "run.dt = %g s breaks the advective stability limit: Courant number %.3g > "
+                    "%g for %s advection; use run.dt <= %.4g s (e.g. %.4g)",
+                    dt, m->courant_adv, adv_limit,
+                    cfg->advection == MM_ADV_SUPERBEE ? "superbee" : "upwind", dt_max,
+                    0.9 * dt_max);
+  }
+  if (m->courant_dif > 1.0) {
+    const double dt_max = 1.0 / (2.0 * cfg->kappa_h * inv2);
+    return MM_ERROR(MM_ERR_INPUT,
+                    "run.dt = %g s breaks the diffusive stability limit: 2 kappa_h dt (1/dx^2 + "
+                    "1/dy^2) = %.3g > 1; use run.dt <= %.4g s (e.g. %.4g)",
+                    dt, m->courant_dif, dt_max, 0.9 * dt_max);
+  }
+  return MM_OK;
+}
+
+static mm_err create_solver(mm_model *m) {
+  const mm_config *cfg = &m->cfg;
+  const int on_device = cfg->backend == MM_BACKEND_CUDA;
+  int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
+  if (rc == MM_TDMA_OK) return MM_OK;
+  if (rc == MM_TDMA_EINVAL || rc == MM_TDMA_ENOTSUP) {
+    char names[512] = "auto";
+    for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
+      if ((*b)->device_memory == on_device && strlen(names) + strlen((*b)->name) + 3 < sizeof names)
+        strcat(strcat(names, ", "), (*b)->name);
+    return MM_ERROR(MM_ERR_INPUT, "solver.tdma = %s: not a %s solver variant (available: %s)",
+                    cfg->tdma, on_device ? "cuda" : "cpu", names);
+  }
+  if (rc == MM_TDMA_EDEVICE)
+    return MM_ERROR(MM_ERR_INPUT,
+                    "solver.backend = %s, solver.tdma = %s: no usable device for it on this "
+                    "machine (%s)",
+                    on_device ? "cuda" : "cpu", cfg->tdma,
+                    on_device ? "no CUDA device, or minimodel was built without CUDA"
+                              : "not available in this build");
+  return MM_ERROR(MM_ERR_RUN, "solver %s: %s", cfg->tdma, mm_tdma_strerror(rc));
+}
+
+mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
+  *out = NULL;
+  mm_model *m = calloc(1, sizeof *m);
+  MM_REQUIRE(m, MM_ERR_RUN, "out of memory");
+  *out = m; /* so that the caller destroys what was built on error */
+  m->cfg = *cfg;
+  m->grid.cart = MPI_COMM_NULL;
+  MM_CHECK(mm_grid_create(cfg, comm, &m->grid));
+  const mm_grid *g = &m->grid;
+  MM_CHECK(mm_halo_create(g, &m->halo));
+  const size_t n = g->ncol_h * (size_t)g->nz;
+  MM_ALLOC(m->temp, n);
+  MM_ALLOC(m->salt, n);
+  MM_ALLOC(m->temp_next, n);
+  MM_ALLOC(m->salt_next, n);
+  MM_ALLOC(m->ue, n);
+  MM_ALLOC(m->vn, n);
+  MM_ALLOC(m->kappa_w, n);
+  MM_ALLOC(m->g_dt, g->nz);
+  MM_ALLOC(m->inv_h, g->nz);
+  MM_CHECK(mm_flow_create(cfg, g, m->ue, m->vn));
+  MM_CHECK(check_stability(m));
+
+  const double dt = cfg->run_dt;
+  for (int k = 0; k < g->nz; k++) {
+    m->g_dt[k] = k + 1 < g->nz ? dt / g->dzw[k] : 0.0;
+    m->inv_h[k] = 1.0 / g->h[k];
+  }
+  m->dt_area = dt / (g->dx * g->dy);
+  m->kh_x = cfg->kappa_h * g->dy / g->dx;
+  m->kh_y = cfg->kappa_h * g->dx / g->dy;
+  m->q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * g->h[0]);
+  m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
+  MM_CHECK(create_solver(m));
+  initial_state(m);
+  return MM_OK;
+}
+
+void mm_model_destroy(mm_model *m) {
+  if (!m) return;
+  mm_tdma_destroy(m->solver);
+  mm_halo_destroy(&m->halo);
+  mm_grid_destroy(&m->grid);
+  free(m->temp);
+  free(m->salt);
+  free(m->temp_next);
+  free(m->salt_next);
+  free(m->ue);
+  free(m->vn);
+  free(m->kappa_w);
+  free(m->g_dt);
+  free(m->inv_h);
+  free(m);
+}
+
+mm_err mm_model_step(mm_model *m, mm_timers *tm) {
+  const mm_grid *g = &m->grid;
+  const int nx = g->nxl, ny = g->nyl;
+
+  /* 1. horizontal step, with the halo exchange overlapped with the interior:
+   * cells at least MM_HALO from the block edge need no halo values. */
+  mm_timer_start(tm, MM_PHASE_HALO);
+  double *fields[2] = {m->temp, m->salt};
+  MM_CHECK(mm_halo_start(&m->halo, fields, 2));
+  mm_timer_stop(tm, MM_PHASE_HALO);
+
+  mm_timer_start(tm, MM_PHASE_HORIZONTAL);
+  const int h = MM_HALO;
+  const int inner = nx > 2 * h && ny > 2 * h;
+  if (inner) mm_horizontal_step(m, h, nx - h, h, ny - h);
+  mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
+
+  mm_timer_start(tm, MM_PHASE_HALO);
+  MM_CHECK(mm_halo_finish(&m->halo));
+  mm_timer_stop(tm, MM_PHASE_HALO);
+
+  mm_timer_start(tm, MM_PHASE_HORIZONTAL);
+  if (inner) {
+    mm_horizontal_step(m, 0, nx, 0, h);           /* south frame */
+    mm_horizontal_step(m, 0, nx, ny - h, ny);     /* north frame */
+    mm_horizontal_step(m, 0, h, h, ny - h);       /* west frame */
+    mm_horizontal_step(m, nx - h, nx, h, ny - h); /* east frame */
+  } else {
+    mm_horizontal_step(m, 0, nx, 0, ny);
+  }
+  mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
+
+  /* 2. convective diffusivity from T*, S* */
+  mm_timer_start(tm, MM_PHASE_MIXING);
+  mm_convective_kappa(m);
+  mm_timer_stop(tm, MM_PHASE_MIXING);
+
+  /* 3. implicit vertical diffusion with the surface flux */
+  mm_timer_start(tm, MM_PHASE_SOLVE);
+  mm_err err = mm_vertical_step(m);
+  mm_timer_stop(tm, MM_PHASE_SOLVE);
+  MM_CHECK(err);
+
+  /* the new state becomes the current one */
+  double *t = m->temp, *s = m->salt;
+  m->temp = m->temp_next;
+  m->salt = m->salt_next;
+  m->temp_next = t;
+  m->salt_next = s;
+  m->step++;
+  m->time = (double)m->step * m->cfg.run_dt;
+  return MM_OK;
+}
+
+void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
+  mm_diag_compute(&m->grid, m->temp, m->salt, m->cfg.rho0, m->cfg.cp, d);
+  d->step = m->step;
+  d->time = m->time;
+}

@@ -1,0 +1,61 @@
+/* The model: state, set-up and the time step (docs/physics.md).
+ *
+ * One step: halo exchange (overlapped with the interior of the horizontal
+ * step), explicit horizontal advection and diffusion, the convective
+ * diffusivity, then the implicit vertical diffusion: one tridiagonal solve per
+ * water column, temperature and salinity sharing one factorisation. */
+#ifndef MM_MODEL_H
+#define MM_MODEL_H
+
+#include "mm_config.h"
+#include "mm_diag.h"
+#include "mm_grid.h"
+#include "mm_halo.h"
+#include "mm_tdma.h"
+#include "mm_timer.h"
+
+typedef struct mm_model {
+  mm_config cfg;
+  mm_grid grid;
+  mm_halo halo;
+
+  /* State, column-contiguous [ncol_h * nz], halo included, 0 on land. */
+  double *temp;      /* potential temperature (degC) */
+  double *salt;      /* salinity (g/kg) */
+  double *temp_next; /* work: T* after the horizontal step (degC) */
+  double *salt_next; /* work: S* (g/kg) */
+  /* Prescribed flow and mixing, column-contiguous [ncol_h * nz]. */
+  double *ue;        /* transport per unit depth through the east face (m2/s) */
+  double *vn;        /* transport per unit depth through the north face (m2/s) */
+  double *kappa_w;   /* vertical diffusivity on the interface below level k (m2/s) */
+  /* Per-level factors of the vertical step [nz]. */
+  double *g_dt;      /* dt / distance between centres k and k+1 (s/m) */
+  double *inv_h;     /* 1 / layer thickness (1/m) */
+
+  mm_tdma *solver;
+  long step;         /* steps done */
+  double time;       /* model time (s) */
+
+  /* constants of the step */
+  double dt_area;    /* dt / (dx dy) (s/m2) */
+  double kh_x, kh_y; /* kappa_h dy/dx, kappa_h dx/dy (m2/s) */
+  double q_top;      /* dt Q / (rho0 cp h_0): surface heating of the top cell per step (degC) */
+  double kappa_mix;  /* kappa_v + kappa_convect (m2/s) */
+  double courant_adv, courant_dif; /* stability numbers of the explicit part */
+} mm_model;
+
+/* Build grid, decomposition, flow, solver and the analytic initial state
+ * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */
+mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
+void mm_model_destroy(mm_model *m);
+
+/* Estimated bytes per rank of a model with a local block of nxl x nyl columns. */
+double mm_model_bytes(long nxl, long nyl, long nz);
+
+/* Advance one time step; timers may be NULL. */
+mm_err mm_model_step(mm_model *m, mm_timers *timers);
+
+/* Diagnostics of the current state (collective). */
+void mm_model_diagnostics(const mm_model *m, mm_diag *d);
+
+#endif

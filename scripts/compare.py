@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Compare the variables of two NetCDF files.
+
+    compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--quiet]
+
+Every variable present in both files (or only those named by --vars) is
+compared element by element; a value passes when
+
+    |a - b| <= atol + rtol * |b|
+
+(defaults rtol = 0, atol = 0: bitwise equality of the values). One line per
+variable gives the largest absolute and relative difference, |a - b| / |b|,
+and where the largest relative difference occurs, as named indices
+(time=3,z=0,y=5,x=7).
+
+- Masked entries (_FillValue) must coincide: a mask mismatch is a failure.
+- NaN equals NaN at the same place; NaN against a number is a failure.
+- A shape mismatch is a failure.
+- String and character variables are compared for equality.
+- Variables in one file only are listed as a note and are not a failure
+  (unless named with --vars).
+- Global attributes are not compared.
+
+Exit status: 0 all within tolerance, 1 some difference, 2 usage error or
+unreadable file.
+"""
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def fmt_index(dims, idx):
+    """Index as named dimensions, e.g. time=3,z=0,y=5,x=7."""
+    if not idx:
+        return "()"
+    return ",".join(f"{d}={i}" for d, i in zip(dims, idx))
+
+
+def read(var):
+    """All values of a variable as a masked array (mask: _FillValue)."""
+    var.set_auto_maskandscale(True)
+    return np.ma.asarray(var[...])
+
+
+def is_text(dtype):
+    return dtype == str or np.dtype(dtype).kind in "SUO"
+
+
+def compare_text(name, va, vb):
+    """Compare a string or char variable; returns (ok, line)."""
+    va.set_auto_chartostring(True)
+    vb.set_auto_chartostring(True)
+    a, b = np.asarray(va[...]), np.asarray(vb[...])
+    if a.shape != b.shape:
+        return False, f"{name}: shape {a.shape} vs {b.shape}"
+    ok = bool(np.array_equal(a.astype(str), b.astype(str)))
+    if ok:
+        return True, f"{name}: text, equal"
+    diff = np.argwhere(a.astype(str) != b.astype(str))
+    where = fmt_index(va.dimensions, tuple(diff[0])) if diff.size else "()"
+    return False, f"{name}: text, {len(diff) or 1} element(s) differ, first at {where}"
+
+
+def compare_numeric(name, va, vb, rtol, atol):
+    """Compare a numeric variable; returns (ok, line)."""
+    dims = va.dimensions
+    a, b = read(va), read(vb)
+    if a.shape != b.shape:
+        return False, (f"{name}: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
+                       f"{dict(zip(vb.dimensions, b.shape))}")
+    ma, mb = np.ma.getmaskarray(a), np.ma.getmaskarray(b)
+    problems = []
+    mask_diff = ma != mb
+    if mask_diff.any():
+        first = tuple(int(i) for i in np.argwhere(mask_diff)[0])
+        problems.append(f"mask differs at {int(mask_diff.sum())} element(s), first at "
+                        f"{fmt_index(dims, first)}")
+    both = ~(ma | mb)
+    # Integers exactly (as Python ints would), anything else in float64.
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        ad = np.ma.getdata(a).astype(np.int64)
+        bd = np.ma.getdata(b).astype(np.int64)
+        absdiff = np.abs(ad - bd).astype(np.float64)
+        bd = bd.astype(np.float64)
+        nan_diff = np.zeros(a.shape, bool)
+    else:
+        ad = np.ma.getdata(a).astype(np.float64)
+        bd = np.ma.getdata(b).astype(np.float64)
+        na, nb = np.isnan(ad), np.isnan(bd)
+        nan_diff = (na != nb) & both
+        same = (ad == bd) | (na & nb)  # equal values, equal infinities, NaN = NaN
+        with np.errstate(invalid="ignore", over="ignore"):
+            absdiff = np.where(same, 0.0, np.abs(ad - bd))
+    absdiff = np.where(both, absdiff, 0.0)
+    absdiff = np.where(nan_diff, np.inf, absdiff)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(absdiff == 0, 0.0, absdiff / np.abs(bd))
+    rel = np.where(np.isnan(rel), np.inf, rel)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bad = both & ~(absdiff <= atol + rtol * np.abs(bd))
+    if nan_diff.any():
+        first = tuple(int(i) for i in np.argwhere(nan_diff)[0])
+        problems.append(f"NaN in one file only at {int(nan_diff.sum())} element(s), first at "
+                        f"{fmt_index(dims, first)}")
+    if bad.any():
+        problems.append(f"{int(bad.sum())} of {int(both.sum())} element(s) beyond tolerance")
+    if a.size:
+        where = np.unravel_index(int(np.argmax(rel)), a.shape) if rel.max() > 0 else None
+        if where is None and absdiff.max() > 0:  # differences only where b is 0
+            where = np.unravel_index(int(np.argmax(absdiff)), a.shape)
+        max_abs, max_rel = float(absdiff.max()), float(rel.max())
+    else:
+        where, max_abs, max_rel = None, 0.0, 0.0
+    loc = fmt_index(dims, tuple(int(i) for i in where)) if where is not None else "-"
+    line = f"{name}: max_abs={max_abs:.6g} max_rel={max_rel:.6g} at {loc}"
+    if problems:
+        line += "  FAIL: " + "; ".join(problems)
+    return not problems, line
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="compare.py",
+        description="Compare the variables of two NetCDF files within |a-b| <= atol + rtol*|b| "
+                    "(default: bitwise). Exit 0 when all agree, 1 otherwise, 2 on errors.")
+    ap.add_argument("a", help="first file")
+    ap.add_argument("b", help="second file (the reference of the relative difference)")
+    ap.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
+    ap.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
+    ap.add_argument("--vars", help="comma-separated variables to compare (default: all shared)")
+    ap.add_argument("--quiet", action="store_true", help="print only failures")
+    args = ap.parse_args(argv)
+    if not (args.rtol >= 0 and args.atol >= 0):
+        ap.error("--rtol and --atol must be >= 0")
+
+    import netCDF4
+
+    datasets = []
+    for path in (args.a, args.b):
+        try:
+            datasets.append(netCDF4.Dataset(path, "r"))
+        except (OSError, RuntimeError, ValueError) as e:
+            print(f"compare.py: {path}: cannot read: {e}", file=sys.stderr)
+            return 2
+    da, db = datasets
+    failed = False
+    out = []
+    try:
+        va_all, vb_all = da.variables, db.variables
+        if args.vars is not None:
+            names = [v for v in args.vars.split(",") if v]
+            if not names:
+                ap.error("--vars: no variable named")
+            for name in names:
+                if name not in va_all or name not in vb_all:
+                    missing = [p for p, d in ((args.a, va_all), (args.b, vb_all)) if name not in d]
+                    out.append((False, f"{name}: FAIL: not in {', '.join(missing)}"))
+                    failed = True
+            names = [n for n in names if n in va_all and n in vb_all]
+        else:
+            names = [n for n in va_all if n in vb_all]
+            for path, mine, other in ((args.a, va_all, vb_all), (args.b, vb_all, va_all)):
+                for n in mine:
+                    if n not in other:
+                        out.append((True, f"{n}: note: only in {path}"))
+        for name in names:
+            va, vb = va_all[name], vb_all[name]
+            try:
+                if is_text(va.dtype) or is_text(vb.dtype):
+                    if is_text(va.dtype) != is_text(vb.dtype):
+                        ok, line = False, f"{name}: FAIL: text in one file, numbers in the other"
+                    else:
+                        ok, line = compare_text(name, va, vb)
+                else:
+                    ok, line = compare_numeric(name, va, vb, args.rtol, args.atol)
+            except (OSError, RuntimeError, ValueError, TypeError) as e:
+                ok, line = False, f"{name}: FAIL: cannot compare: {e}"
+            failed |= not ok
+            out.append((ok, line))
+    finally:
+        da.close()
+        db.close()
+    for ok, line in out:
+        if not args.quiet or not ok:
+            print(line)
+    if not args.quiet:
+        n_bad = sum(1 for ok, _ in out if not ok)
+        tol = f"rtol={args.rtol:g} atol={args.atol:g}"
+        print(f"compare.py: {len(names)} variable(s) compared ({tol}): "
+              + (f"{n_bad} failure(s)" if failed else "all agree"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

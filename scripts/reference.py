@@ -1,0 +1,877 @@
+#!/usr/bin/env python3
+"""NumPy reference implementation of minimodel (docs/physics.md).
+
+    reference.py CONFIG.ini [--set SECTION.KEY=VALUE ...] [--output FILE] [--quiet]
+
+Integrates the same case as the C model on the whole global grid (no MPI, no
+decomposition) and writes a history file with the layout of docs/output.md,
+by default <output.dir>/<run.name>.reference.nc.
+
+This file is the specification in executable form. Each function mirrors a
+section of docs/physics.md and evaluates every floating-point expression in
+the order that page prescribes (the C model is built with -ffp-contract=off,
+NumPy never fuses), so that the two agree to rtol 1e-12 and normally bitwise.
+Where the page gives a formula without an order, it is evaluated as written,
+left to right, as C would. Transcendental functions (sin, cos, exp) are taken
+from Python's `math` module, i.e. the C library the model links, and applied
+to 1-D vectors only; NumPy's own SIMD versions may differ in the last bit.
+
+Array layout: tracers are (nz, ny, nx) arrays indexed [k, j, i]; land cells
+(k >= kmt) hold 0. Horizontal neighbours come from copies padded with a halo
+of HALO cells (wrapped on periodic edges, land beyond walls).
+
+Exit status: 0 success, 1 failure while running (non-finite state, I/O),
+2 usage, configuration or input-file error (as the C model).
+"""
+
+import argparse
+import configparser
+import datetime
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+HALO = 2  # superbee needs two cells upstream of a face
+FILL_VALUE = 9.96920996838687e36  # NetCDF default fill of doubles (docs/output.md)
+
+
+class ConfigError(Exception):
+    """Usage, configuration or input-file error: exit status 2."""
+
+
+class RunError(Exception):
+    """Failure while running: exit status 1."""
+
+
+# ---------------------------------------------------------------------------
+# Configuration: the table of model/mm_config.c (mm_keys), same defaults and
+# ranges. (section, key, type, default, min, max, min_open, choices)
+# Types: int, real, bool, str, enum. Ranges are closed unless min_open.
+# ---------------------------------------------------------------------------
+BIG = 1e300
+KEYS = [
+    ("run", "name", "str", "minimodel", None, None, False, None),
+    ("run", "steps", "int", "10", 0, 1e9, False, None),
+    ("run", "dt", "real", "600", 0, 1e8, True, None),
+    ("grid", "nx", "int", "32", 1, 1e6, False, None),
+    ("grid", "ny", "int", "32", 1, 1e6, False, None),
+    ("grid", "nz", "int", "20", 1, 10000, False, None),
+    ("grid", "dx", "real", "10000", 0, 1e8, True, None),
+    ("grid", "dy", "real", "10000", 0, 1e8, True, None),
+    ("grid", "depth", "real", "4000", 0, 12000, True, None),
+    ("grid", "dz_surface", "real", "0", 0, 12000, False, None),
+    ("grid", "bathymetry", "enum", "flat", None, None, False, "flat|bowl|seamount|slope"),
+    ("grid", "periodic_x", "bool", "false", None, None, False, None),
+    ("grid", "periodic_y", "bool", "false", None, None, False, None),
+    ("grid", "ranks_x", "int", "0", 0, 1e6, False, None),
+    ("grid", "ranks_y", "int", "0", 0, 1e6, False, None),
+    ("physics", "kappa_v", "real", "1e-5", 0, 10, False, None),
+    ("physics", "kappa_convect", "real", "0", 0, 1000, False, None),
+    ("physics", "kappa_h", "real", "0", 0, 1e7, False, None),
+    ("physics", "advection", "enum", "superbee", None, None, False, "none|upwind|superbee"),
+    ("physics", "flow", "enum", "none", None, None, False, "none|uniform|gyre"),
+    ("physics", "flow_speed", "real", "0.1", 0, 100, False, None),
+    ("physics", "rho0", "real", "1025", 0, 1e5, True, None),
+    ("physics", "cp", "real", "3992", 0, 1e5, True, None),
+    ("physics", "alpha", "real", "2e-4", 0, 1, False, None),
+    ("physics", "beta", "real", "7.6e-4", 0, 1, False, None),
+    ("forcing", "heat_flux", "real", "0", -1e5, 1e5, False, None),
+    ("initial", "file", "str", "", None, None, False, None),
+    ("initial", "restart", "str", "", None, None, False, None),
+    ("initial", "pattern", "enum", "stratified", None, None, False,
+     "stratified|step|mode|uniform"),
+    ("initial", "mode", "int", "1", 0, 10000, False, None),
+    ("initial", "t_surface", "real", "20", -5, 100, False, None),
+    ("initial", "t_bottom", "real", "4", -5, 100, False, None),
+    ("solver", "backend", "enum", "cpu", None, None, False, "cpu|cuda"),
+    ("solver", "tdma", "str", "auto", None, None, False, None),
+    ("output", "dir", "str", "output", None, None, False, None),
+    ("output", "interval", "int", "0", 0, 1e9, False, None),
+    ("output", "restart_interval", "int", "0", 0, 1e9, False, None),
+    ("output", "deflate", "int", "0", 0, 9, False, None),
+    ("output", "timing_stride", "int", "0", 0, 1e9, False, None),
+    ("output", "progress_interval", "int", "0", 0, 1e9, False, None),
+]
+KEY_TABLE = {(k[0], k[1]): k for k in KEYS}
+SECTIONS = ["run", "grid", "physics", "forcing", "initial", "solver", "output"]
+DEFAULTS = {f"{s}.{k}": d for (s, k, _t, d, *_rest) in KEYS}  # as written in a file
+STR_MAX = 256  # MM_STR_MAX: strings hold at most 255 characters
+
+# Keys whose value the reference cannot honour (non-default refused, exit 2).
+UNSUPPORTED = {"initial.restart": ""}
+
+_INT_RE = re.compile(r"^\s*[+-]?[0-9]+$")
+_REAL_RE = re.compile(r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_BOOL = {"true": True, "yes": True, "on": True, "1": True,
+         "false": False, "no": False, "off": False, "0": False}
+
+
+def _range_text(typ, lo, hi, min_open):
+    what = "an integer" if typ == "int" else "a number"
+    return f"must be {what} in {'(' if min_open else '['}{lo:.10g}, {hi:.10g}]"
+
+
+def parse_value(section, key, text):
+    """Parse one value as set_value() in model/mm_config.c does; raise
+    ValueError with the reason."""
+    _s, _k, typ, _d, lo, hi, min_open, choices = KEY_TABLE[(section, key)]
+    if typ == "int":
+        if not _INT_RE.match(text):
+            raise ValueError(_range_text(typ, lo, hi, min_open))
+        v = int(text)
+    elif typ == "real":
+        try:
+            v = float.fromhex(text) if "0x" in text.lower() else float(text)
+        except ValueError:
+            v = None
+        if v is None or not (_REAL_RE.match(text) or "0x" in text.lower()):
+            if text.strip().lower() in ("inf", "+inf", "-inf", "infinity", "nan", "+nan",
+                                        "-nan"):
+                raise ValueError("must be finite; " + _range_text(typ, lo, hi, min_open))
+            raise ValueError(_range_text(typ, lo, hi, min_open))
+        if not math.isfinite(v):
+            raise ValueError("out of the range of a double; " + _range_text(typ, lo, hi, min_open))
+        v = v + 0.0  # -0 becomes +0
+    elif typ == "bool":
+        if text not in _BOOL:
+            raise ValueError("must be true or false")
+        return _BOOL[text]
+    elif typ == "enum":
+        names = choices.split("|")
+        if text not in names:
+            raise ValueError("must be one of " + ",".join(names))
+        return text
+    else:  # str
+        if len(text) >= STR_MAX:
+            raise ValueError(f"too long ({len(text)} characters, at most {STR_MAX - 1})")
+        return text
+    if v < lo or v > hi or (min_open and v <= lo):
+        raise ValueError(_range_text(typ, lo, hi, min_open))
+    return v
+
+
+def load_config(path=None, overrides=(), text=None):
+    """Resolved configuration as a flat dict {"section.key": value}: defaults,
+    then the INI file (path or text), then --set overrides, then the checks
+    that involve several keys (validate() in model/mm_config.c)."""
+    name = path if path is not None else "<string>"
+    cfg = {f"{s}.{k}": parse_value(s, k, d) for (s, k, _t, d, *_r) in KEYS}
+    if text is None:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read(1 << 20 + 1)
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
+        if len(raw) > 1 << 20:
+            raise ConfigError(f"{path}: larger than {1 << 20} bytes: not a configuration file")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not valid UTF-8 text") from None
+    parser = configparser.ConfigParser(
+        interpolation=None, strict=True, empty_lines_in_values=False,
+        inline_comment_prefixes=(";",), default_section="\x00none")
+    parser.optionxform = str  # keys are case-sensitive, as in the C model
+    try:
+        parser.read_string(text, source=name)
+    except configparser.Error as e:
+        raise ConfigError(f"{name}: {e.message if hasattr(e, 'message') else e}") from None
+    for section in parser.sections():
+        if section not in SECTIONS:
+            raise ConfigError(f"{name}: [{section}]: unknown section (known: "
+                              + ", ".join(SECTIONS) + ")")
+        for key, value in parser.items(section):
+            if (section, key) not in KEY_TABLE:
+                raise ConfigError(f"{name}: {section}.{key}: unknown key")
+            try:
+                cfg[f"{section}.{key}"] = parse_value(section, key, value)
+            except ValueError as e:
+                raise ConfigError(f"{name}: {section}.{key} = {value}: {e}") from None
+    for ov in overrides:
+        dot, eq = ov.find("."), ov.find("=")
+        if dot < 0 or eq < 0 or dot > eq:
+            raise ConfigError(f"--set {ov}: expected SECTION.KEY=VALUE")
+        section, key, value = ov[:dot], ov[dot + 1:eq], ov[eq + 1:]
+        if section not in SECTIONS:
+            raise ConfigError(f"--set {ov}: [{section}]: unknown section")
+        if (section, key) not in KEY_TABLE:
+            raise ConfigError(f"--set {ov}: {section}.{key}: unknown key")
+        try:
+            cfg[f"{section}.{key}"] = parse_value(section, key, value)
+        except ValueError as e:
+            raise ConfigError(f"--set: {section}.{key} = {value}: {e}") from None
+    validate_config(cfg, name)
+    return cfg
+
+
+def validate_config(cfg, name):
+    """Checks across keys (validate() in model/mm_config.c) and the keys the
+    reference does not implement."""
+    run_name = cfg["run.name"]
+    if not re.fullmatch(r"[A-Za-z0-9._-]*", run_name):
+        raise ConfigError(f"{name}: run.name = {run_name}: must hold only letters, digits, "
+                          "'-', '_', '.'")
+    if run_name == "" or run_name.startswith("."):
+        raise ConfigError(f"{name}: run.name = '{run_name}': must not be empty or start with '.'")
+    if cfg["output.dir"] == "":
+        raise ConfigError(f"{name}: output.dir: must not be empty")
+    if cfg["grid.dz_surface"] > 0:
+        uniform = cfg["grid.depth"] / cfg["grid.nz"]
+        if cfg["grid.dz_surface"] > uniform:
+            raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: must be "
+                              f"<= grid.depth / grid.nz = {uniform:g}")
+    if cfg["initial.pattern"] == "mode" and cfg["initial.mode"] < 1:
+        raise ConfigError(f"{name}: initial.mode = {cfg['initial.mode']}: must be >= 1 for the "
+                          "mode pattern")
+    cells = float(cfg["grid.nx"]) * float(cfg["grid.ny"]) * float(cfg["grid.nz"])
+    if cells > 4e12:
+        raise ConfigError(f"{name}: grid {cfg['grid.nx']} x {cfg['grid.ny']} x "
+                          f"{cfg['grid.nz']} = {cells:.3g} cells: at most 4e12")
+    for key, supported in UNSUPPORTED.items():
+        if cfg[key] != supported:
+            raise ConfigError(f"{name}: {key} = {cfg[key]}: not supported by reference.py")
+
+
+def format_value(value):
+    """A value as format_value() in model/mm_config.c writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "%.17g" % value
+    return str(value)
+
+
+def config_text(cfg):
+    """The resolved configuration as INI text (mm_config_write)."""
+    lines, section = [], None
+    for (s, k, *_rest) in KEYS:
+        if s != section:
+            lines.append(("\n" if section else "") + f"[{s}]")
+            section = s
+        lines.append(f"{k} = {format_value(cfg[f'{s}.{k}'])}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Grid"
+# ---------------------------------------------------------------------------
+def levels(cfg):
+    """Layer thicknesses h_k, interfaces z_w, centres z_k and centre distances
+    dzw_k = z_{k+1} - z_k (dzw_{nz-1} = 0)."""
+    nz, depth, hs = cfg["grid.nz"], cfg["grid.depth"], cfg["grid.dz_surface"]
+    if hs > 0:
+        g = 2.0 * (depth - nz * hs) / (nz * (nz - 1)) if nz > 1 else 0.0
+        h = np.array([hs + k * g for k in range(nz)])
+    else:
+        h = np.full(nz, depth / nz)
+    z_w = np.zeros(nz + 1)
+    for k in range(nz):  # sequential sums, as in C
+        z_w[k + 1] = z_w[k] + h[k]
+    z = z_w[:nz] + 0.5 * h
+    dzw = np.zeros(nz)
+    dzw[:-1] = z[1:] - z[:-1]
+    return h, z_w, z, dzw
+
+
+def centre_coordinates(cfg):
+    """Normalised centre coordinates xi_i = (i + 1/2)/nx, eta_j = (j + 1/2)/ny."""
+    nx, ny = cfg["grid.nx"], cfg["grid.ny"]
+    xi = (np.arange(nx) + 0.5) / nx
+    eta = (np.arange(ny) + 0.5) / ny
+    return xi, eta
+
+
+def bathymetry_depth(cfg):
+    """Sea-floor depth D(j, i) >= 0 of every column (land where negative)."""
+    depth, kind = cfg["grid.depth"], cfg["grid.bathymetry"]
+    xi, eta = centre_coordinates(cfg)
+    a = (xi - 0.5) / 0.5
+    b = (eta - 0.5) / 0.5
+    r2 = a[None, :] * a[None, :] + b[:, None] * b[:, None]  # ((xi-1/2)/(1/2))^2 + (...)^2
+    ny, nx = r2.shape
+    if kind == "flat":
+        return np.full((ny, nx), depth)
+    if kind == "bowl":
+        return depth * (1.0 - r2)  # negative where r > 1: land
+    if kind == "seamount":
+        e = np.array([math.exp(-v / 0.1) for v in r2.ravel()]).reshape(r2.shape)
+        return depth * (1.0 - 0.8 * e)
+    if kind == "slope":
+        s = np.minimum(1.0, 1.5 * xi - 0.1)  # negative at the western edge: land
+        return np.broadcast_to(depth * s, (ny, nx)).copy()
+    raise ConfigError(f"grid.bathymetry = {kind}: unknown")
+
+
+class Grid:
+    """Geometry and land mask of the whole domain (docs/physics.md, Grid)."""
+
+    def __init__(self, cfg):
+        self.nx, self.ny, self.nz = cfg["grid.nx"], cfg["grid.ny"], cfg["grid.nz"]
+        self.dx, self.dy = cfg["grid.dx"], cfg["grid.dy"]
+        self.periodic_x, self.periodic_y = cfg["grid.periodic_x"], cfg["grid.periodic_y"]
+        self.h, self.z_w, self.z, self.dzw = levels(cfg)
+        # kmt: count of levels whose centre lies above the sea floor, z_k < D.
+        D = bathymetry_depth(cfg)
+        self.kmt = np.sum(self.z[:, None, None] < D[None, :, :], axis=0).astype(np.int32)
+        k = np.arange(self.nz)[:, None, None]
+        self.wet = k < self.kmt[None, :, :]  # (nz, ny, nx)
+        # Cell volumes (h_k dx) dy, as in the diagnostics.
+        self.vol = (self.h * self.dx) * self.dy
+
+    def pad(self, a, fill=0, before=HALO, after=HALO):
+        """Pad the last two axes (y, x): wrap on periodic edges, `fill` beyond walls."""
+        width = [(0, 0)] * (a.ndim - 2)
+        a = np.pad(a, width + [(0, 0), (before, after)],
+                   mode="wrap" if self.periodic_x else "constant",
+                   **({} if self.periodic_x else {"constant_values": fill}))
+        a = np.pad(a, width + [(before, after), (0, 0)],
+                   mode="wrap" if self.periodic_y else "constant",
+                   **({} if self.periodic_y else {"constant_values": fill}))
+        return a
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Prescribed flow (C-grid)"
+# ---------------------------------------------------------------------------
+def streamfunction(cfg, grid):
+    """psi-hat at the corners (J, I), J = 0..ny, I = 0..nx, rounded to a
+    multiple of q = 2^(e - 40)."""
+    kind, U = cfg["physics.flow"], cfg["physics.flow_speed"]
+    nx, ny, dx, dy = grid.nx, grid.ny, grid.dx, grid.dy
+    Lx, Ly = nx * dx, ny * dy
+    x = np.arange(nx + 1) * dx
+    y = np.arange(ny + 1) * dy
+    if kind == "none":
+        psi = np.zeros((ny + 1, nx + 1))
+    elif kind == "uniform":
+        psi = np.broadcast_to((-U * y)[:, None], (ny + 1, nx + 1)).copy()
+    elif kind == "gyre":
+        psi0 = U * Ly / math.pi
+        sx = np.array([math.sin(math.pi * v / Lx) for v in x])
+        sy = np.array([math.sin(math.pi * v / Ly) for v in y])
+        psi = (psi0 * sx[None, :]) * sy[:, None]
+    else:
+        raise ConfigError(f"physics.flow = {kind}: unknown")
+    _m, e = math.frexp(U * max(Lx, Ly))
+    q = math.ldexp(1.0, e - 40)
+    return np.rint(psi / q) * q
+
+
+def transports(grid, psi_hat):
+    """Masked volume transports per unit depth (m2/s) through the east and
+    north faces of every cell: (U_east, V_north), each (nz, ny, nx)."""
+    nz, ny, nx = grid.nz, grid.ny, grid.nx
+    # Cells touching corner (J, I) are (J-1..J, I-1..I), wrapped on periodic
+    # edges; cells beyond a wall do not count (padded with a level count
+    # larger than any k). The corner is kept at level k when k < min kmt.
+    kp = grid.pad(grid.kmt, fill=nz + 1, before=1, after=1)
+    kmin = np.minimum(np.minimum(kp[:-1, :-1], kp[:-1, 1:]), np.minimum(kp[1:, :-1], kp[1:, 1:]))
+    k = np.arange(nz)[:, None, None]
+    psi_k = np.where(k < kmin[None, :, :], psi_hat[None, :, :], 0.0)  # (nz, ny+1, nx+1)
+    U = -(psi_k[:, 1:, 1:] - psi_k[:, :-1, 1:])
+    V = psi_k[:, 1:, 1:] - psi_k[:, 1:, :-1]
+    # A face is wet when the cells on both sides are wet; any other face
+    # carries no transport. (Masking psi-hat does not zero the faces on a
+    # wall for the uniform flow, so this is applied explicitly.)
+    wet_e, wet_n = wet_faces(grid)
+    U = np.where(_interior_east(grid, wet_e), U, 0.0)
+    V = np.where(_interior_north(grid, wet_n), V, 0.0)
+    return U, V
+
+
+def wet_faces(grid):
+    """Face wetness on the padded grid: wet_e[k, jp, p] for the face between
+    padded cells p and p+1 in x (p = 0..nx+2H-2), wet_n[k, q, ip] likewise
+    between padded rows q and q+1."""
+    kp = grid.pad(grid.kmt)  # 0 beyond walls: land
+    k = np.arange(grid.nz)[:, None, None]
+    wet = k < kp[None, :, :]
+    wet_e = wet[:, :, :-1] & wet[:, :, 1:]
+    wet_n = wet[:, :-1, :] & wet[:, 1:, :]
+    return wet_e, wet_n
+
+
+def _interior_east(grid, wet_e):
+    """East faces of the interior cells from the padded face array."""
+    return wet_e[:, HALO:HALO + grid.ny, HALO:HALO + grid.nx]
+
+
+def _interior_north(grid, wet_n):
+    """North faces of the interior cells from the padded face array."""
+    return wet_n[:, HALO:HALO + grid.ny, HALO:HALO + grid.nx]
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Stability of the explicit part"
+# ---------------------------------------------------------------------------
+def check_stability(cfg, grid, U, V):
+    """Raise ConfigError when the advective Courant number or the diffusive
+    number breaks its limit, naming the largest dt that passes (90 %)."""
+    dt, dx, dy = cfg["run.dt"], grid.dx, grid.dy
+    scheme = cfg["physics.advection"]
+    if scheme != "none" and grid.wet.any():
+        aU, aV = np.abs(U), np.abs(V)
+        # |U_e| + |U_w| + |V_n| + |V_s| of every wet cell.
+        # West face of cell i = east face of cell i-1 (wrapped, or 0 beyond a
+        # wall); south face likewise.
+        Uw = grid.pad(aU, before=1, after=0)[:, 1:, :-1]
+        Vs = grid.pad(aV, before=1, after=0)[:, :-1, 1:]
+        total = ((aU + Uw) + aV) + Vs
+        c_adv = dt * float(total[grid.wet].max()) / (2 * dx * dy)
+        limit = 1.0 if scheme == "upwind" else 0.5
+        if c_adv > limit:
+            raise ConfigError(
+                f"advective Courant number {c_adv:.6g} exceeds {limit:g} ({scheme}); "
+                f"largest run.dt that passes: {0.9 * dt * limit / c_adv:.6g} s")
+    c_dif = 2 * cfg["physics.kappa_h"] * dt * (1 / (dx * dx) + 1 / (dy * dy))
+    if c_dif > 1.0:
+        raise ConfigError(f"diffusive number {c_dif:.6g} exceeds 1; "
+                          f"largest run.dt that passes: {0.9 * dt / c_dif:.6g} s")
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Initial state"
+# ---------------------------------------------------------------------------
+def initial_state(cfg, grid):
+    """(T, S) on wet cells, 0 on land."""
+    if cfg["initial.file"]:
+        return read_initial_file(cfg["initial.file"], grid)
+    nz, ny, nx = grid.nz, grid.ny, grid.nx
+    pattern = cfg["initial.pattern"]
+    ts, tb = cfg["initial.t_surface"], cfg["initial.t_bottom"]
+    xi, eta = centre_coordinates(cfg)
+    shape = (nz, ny, nx)
+    if pattern == "stratified":
+        e500 = np.array([math.exp(-zk / 500) for zk in grid.z])[:, None, None]
+        e1000 = np.array([math.exp(-zk / 1000) for zk in grid.z])[:, None, None]
+        sx = np.array([math.sin(2 * math.pi * v) for v in xi])[None, None, :]
+        sy = np.array([math.sin(math.pi * v) for v in eta])[None, :, None]
+        T = (tb + (ts - tb) * e500) + ((0.5 * sx) * sy) * e500
+        S = 35 - 0.5 * e1000
+    elif pattern == "step":
+        inside = ((0.25 <= eta) & (eta < 0.5))[:, None] & ((0.25 <= xi) & (xi < 0.5))[None, :]
+        T = np.where(inside[None, :, :], ts, tb)
+        S = np.full(shape, 35.0)
+    elif pattern == "mode":
+        m = cfg["initial.mode"]
+        table = {}  # cos(m pi (k + 1/2) / kmt) for each (k, kmt) that occurs
+        T = np.zeros(shape)
+        for n in np.unique(grid.kmt):
+            if n == 0:
+                continue
+            col = np.array([math.cos(m * math.pi * (k + 0.5) / int(n)) for k in range(n)])
+            table[int(n)] = col
+            sel = grid.kmt == n
+            T[:n, sel] = col[:, None]
+        S = 35 + T
+    elif pattern == "uniform":
+        T = np.full(shape, ts)
+        S = np.full(shape, 35.0)
+    else:
+        raise ConfigError(f"initial.pattern = {pattern}: unknown")
+    T = np.where(grid.wet, np.broadcast_to(T, shape), 0.0)
+    S = np.where(grid.wet, np.broadcast_to(S, shape), 0.0)
+    return T, S
+
+
+def read_initial_file(path, grid):
+    """initial.file (docs/output.md): temp and salt of dimensions (z, y, x)
+    exactly (nz, ny, nx); land ignored; non-finite wet values refused."""
+    import netCDF4
+    try:
+        ds = netCDF4.Dataset(path, "r")
+    except (OSError, RuntimeError) as e:
+        raise ConfigError(f"initial.file = {path}: cannot read: {e}") from None
+    with ds:
+        out = []
+        for name in ("temp", "salt"):
+            if name not in ds.variables:
+                raise ConfigError(f"initial.file = {path}: no variable {name}")
+            var = ds.variables[name]
+            if var.dimensions != ("z", "y", "x") or var.shape != (grid.nz, grid.ny, grid.nx):
+                raise ConfigError(f"initial.file = {path}: {name} is {var.dimensions} "
+                                  f"{var.shape}, expected ('z', 'y', 'x') "
+                                  f"{(grid.nz, grid.ny, grid.nx)}")
+            var.set_auto_mask(False)
+            a = np.asarray(var[...], dtype=np.float64)
+            if not np.all(np.isfinite(a[grid.wet])):
+                raise ConfigError(f"initial.file = {path}: {name} has non-finite wet values")
+            out.append(np.where(grid.wet, a, 0.0))
+    return out[0], out[1]
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Horizontal step"
+# ---------------------------------------------------------------------------
+def superbee_limiter(a, b):
+    """B(a, b) = 0 if a b <= 0, else sign(b) max(min(2|a|, |b|), min(|a|, 2|b|))."""
+    aa, ab = np.abs(a), np.abs(b)
+    mag = np.maximum(np.minimum(2 * aa, ab), np.minimum(aa, 2 * ab))
+    return np.where(a * b <= 0, 0.0, np.copysign(mag, b))
+
+
+def face_fluxes(Tp, wet, Uf, scheme, cfac, kdiff):
+    """Advective and diffusive fluxes through the faces along the last axis.
+
+    Tp:  tracer padded by HALO along the last axis, (..., n + 2 HALO);
+    wet: wetness of the face between padded cells p and p+1, (..., n + 2 HALO - 1);
+    Uf:  masked transport through the same faces (positive towards +p).
+    Returns (Fa, Fd) for the n + 1 faces from the west face of cell 0 to the
+    east face of cell n-1: face f lies between cells f-1 and f.
+    """
+    n = Tp.shape[-1] - 2 * HALO
+    p = slice(HALO - 1, HALO + n)              # face between cells p and p+1
+    sl = lambda off: slice(HALO - 1 + off, HALO + n + off)  # noqa: E731
+    TP, TE = Tp[..., sl(0)], Tp[..., sl(1)]
+    TW, TEE = Tp[..., sl(-1)], Tp[..., sl(2)]
+    U, w = Uf[..., p], wet[..., p]
+    # Diffusive flux F^d = -(kappa_h dy / dx) (T_E - T_P), on wet faces only.
+    Fd = np.where(w, -kdiff * (TE - TP), 0.0)
+    if scheme == "none":
+        return np.zeros_like(Fd), Fd
+    pos = U >= 0
+    Tu = np.where(pos, TP, TE)
+    if scheme == "upwind":
+        Tface = Tu
+    else:  # superbee
+        Td = np.where(pos, TE, TP)
+        Tuu = np.where(pos, TW, TEE)
+        wet_up = np.where(pos, wet[..., sl(-1)], wet[..., sl(1)])
+        d_dn = Td - Tu
+        d_up = np.where(wet_up, Tu - Tuu, 0.0)
+        c = np.abs(U) * cfac
+        Tface = Tu + (0.5 * (1 - c)) * superbee_limiter(d_up, d_dn)
+    Fa = np.where(w, U * Tface, 0.0)
+    return Fa, Fd
+
+
+class HorizontalOperator:
+    """Everything the horizontal step needs that does not change in time."""
+
+    def __init__(self, cfg, grid, U, V):
+        self.grid = grid
+        self.scheme = cfg["physics.advection"]
+        dt, dx, dy, kh = cfg["run.dt"], grid.dx, grid.dy, cfg["physics.kappa_h"]
+        self.fac = dt / (dx * dy)       # also the Courant factor of superbee
+        self.kx = kh * dy / dx          # kappa_h dy / dx, computed once
+        self.ky = kh * dx / dy          # kappa_h dx / dy
+        ny, nx = grid.ny, grid.nx
+        wet_e, wet_n = wet_faces(grid)
+        rows, cols = slice(HALO, HALO + ny), slice(HALO, HALO + nx)
+        # x faces of the interior rows; y faces of the interior columns,
+        # transposed so that both directions run along the last axis.
+        self.wet_x = wet_e[:, rows, :]
+        self.wet_y = wet_n[:, :, cols].transpose(0, 2, 1)
+        self.U_x = grid.pad(U, before=HALO, after=HALO - 1)[:, rows, :]
+        self.V_y = grid.pad(V, before=HALO, after=HALO - 1)[:, :, cols].transpose(0, 2, 1)
+
+    def step(self, T):
+        """T* = T + (dt / (dx dy)) (adv + dif) on wet cells."""
+        g = self.grid
+        ny, nx = g.ny, g.nx
+        Tp = g.pad(T)
+        Tx = Tp[:, HALO:HALO + ny, :]                             # (nz, ny, nx + 2H)
+        Ty = Tp[:, :, HALO:HALO + nx].transpose(0, 2, 1)          # (nz, nx, ny + 2H)
+        Fa, Fd = face_fluxes(Tx, self.wet_x, self.U_x, self.scheme, self.fac, self.kx)
+        Ga, Gd = face_fluxes(Ty, self.wet_y, self.V_y, self.scheme, self.fac, self.ky)
+        Ga, Gd = Ga.transpose(0, 2, 1), Gd.transpose(0, 2, 1)    # (nz, ny + 1, nx)
+        adv = (Fa[:, :, :-1] - Fa[:, :, 1:]) + (Ga[:, :-1, :] - Ga[:, 1:, :])
+        dif = (Fd[:, :, :-1] - Fd[:, :, 1:]) + (Gd[:, :-1, :] - Gd[:, 1:, :])
+        return np.where(g.wet, T + self.fac * (adv + dif), 0.0)
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Convective diffusivity"
+# ---------------------------------------------------------------------------
+def convective_kappa(cfg, grid, T, S):
+    """kappa at the interfaces k+1/2, k = 0..nz-2, shape (nz-1, ny, nx); 0
+    where k+1 >= kmt (no flux through the bottom of the deepest wet cell)."""
+    alpha, beta = cfg["physics.alpha"], cfg["physics.beta"]
+    kv = cfg["physics.kappa_v"]
+    kvc = kv + cfg["physics.kappa_convect"]  # computed once
+    unstable = -alpha * (T[:-1] - T[1:]) + beta * (S[:-1] - S[1:]) > 0
+    kappa = np.where(unstable, kvc, kv)
+    k = np.arange(grid.nz - 1)[:, None, None]
+    return np.where(k + 1 < grid.kmt[None, :, :], kappa, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Surface forcing" and "Vertical step"
+# ---------------------------------------------------------------------------
+def surface_flux(cfg, grid, T):
+    """T*_0 += (dt Q) / ((rho0 cp) h_0) in every wet column (in place)."""
+    dt, Q = cfg["run.dt"], cfg["forcing.heat_flux"]
+    inc = (dt * Q) / ((cfg["physics.rho0"] * cfg["physics.cp"]) * grid.h[0])
+    T[0] = np.where(grid.kmt > 0, T[0] + inc, T[0])
+
+
+def thomas(a, b, c, rhs):
+    """Thomas algorithm (docs/physics.md, Vertical step), vectorised over the
+    columns, looping over levels. a, b, c: (nz, ncol); rhs: list of (nz, ncol)
+    arrays. Levels below a column's kmt must hold a = c = 0, b = 1, rhs = 0:
+    they then solve to 0 and, since c = 0 at the deepest wet level, do not
+    feed into the wet ones. Returns the solutions."""
+    nz = b.shape[0]
+    cp = np.empty_like(b)
+    d = [np.empty_like(r) for r in rhs]
+    m = 1 / b[0]
+    cp[0] = c[0] * m
+    for dd, r in zip(d, rhs):
+        dd[0] = r[0] * m
+    for k in range(1, nz):
+        m = 1 / (b[k] - a[k] * cp[k - 1])
+        cp[k] = c[k] * m
+        for dd, r in zip(d, rhs):
+            dd[k] = (r[k] - a[k] * dd[k - 1]) * m
+    for k in range(nz - 2, -1, -1):
+        for dd in d:
+            dd[k] = dd[k] - cp[k] * dd[k + 1]
+    return d
+
+
+class VerticalOperator:
+    """Backward-Euler vertical diffusion of T and S with a shared matrix."""
+
+    def __init__(self, cfg, grid):
+        self.grid = grid
+        dt = cfg["run.dt"]
+        nz = grid.nz
+        # g_k = dt / dzw_k per level (g_{nz-1} = 0), inv_h_k = 1 / h_k.
+        self.g = np.zeros(nz)
+        self.g[:-1] = dt / grid.dzw[:-1]
+        self.inv_h = 1 / grid.h
+
+    def step(self, T, S, kappa):
+        g, nz = self.grid, self.grid.nz
+        shape = (nz, g.ny * g.nx)
+        # alpha_{k+1/2} = kappa * g_k, 0 at the bottom of the deepest wet cell.
+        alpha = kappa * self.g[:-1, None, None]
+        inv_h = self.inv_h[:, None, None]
+        a = np.zeros((nz, g.ny, g.nx))
+        c = np.zeros((nz, g.ny, g.nx))
+        a[1:] = -alpha * inv_h[1:]     # a_k = -alpha_{k-1} * inv_h_k
+        c[:-1] = -alpha * inv_h[:-1]   # c_k = -alpha_k * inv_h_k
+        a[0] = -0.0 * inv_h[0]         # alpha_{-1/2} = 0
+        c[-1] = -0.0 * inv_h[-1]       # alpha below the last level = 0
+        b = (1 - a) - c
+        Tn, Sn = thomas(a.reshape(shape), b.reshape(shape), c.reshape(shape),
+                        [T.reshape(shape), S.reshape(shape)])
+        wet = g.wet
+        return (np.where(wet, Tn.reshape(T.shape), 0.0),
+                np.where(wet, Sn.reshape(S.shape), 0.0))
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Time step"
+# ---------------------------------------------------------------------------
+class Model:
+    """The whole model: grid, flow, operators and state (T, S) at step n."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.grid = Grid(cfg)
+        self.psi_hat = streamfunction(cfg, self.grid)
+        self.U, self.V = transports(self.grid, self.psi_hat)
+        check_stability(cfg, self.grid, self.U, self.V)
+        self.horizontal = HorizontalOperator(cfg, self.grid, self.U, self.V)
+        self.vertical = VerticalOperator(cfg, self.grid)
+        self.T, self.S = initial_state(cfg, self.grid)
+        self.n = 0
+
+    @property
+    def time(self):
+        return self.n * self.cfg["run.dt"]
+
+    def step(self):
+        """One Lie-split step: horizontal (forward Euler), convective kappa from
+        T*, S*, surface flux into T*_0, vertical (backward Euler)."""
+        Ts = self.horizontal.step(self.T)
+        Ss = self.horizontal.step(self.S)
+        kappa = convective_kappa(self.cfg, self.grid, Ts, Ss)
+        surface_flux(self.cfg, self.grid, Ts)
+        self.T, self.S = self.vertical.step(Ts, Ss, kappa)
+        self.n += 1
+        if not (np.all(np.isfinite(self.T)) and np.all(np.isfinite(self.S))):
+            bad = np.argwhere(~(np.isfinite(self.T) & np.isfinite(self.S)))[0]
+            raise RunError(f"step {self.n}: non-finite tracer at k={bad[0]}, j={bad[1]}, "
+                           f"i={bad[2]}")
+
+
+# ---------------------------------------------------------------------------
+# docs/physics.md, "Diagnostics"
+# ---------------------------------------------------------------------------
+def diagnostics(cfg, grid, T, S):
+    """Heat and salt content (accurately rounded sums) and wet extrema."""
+    wet = grid.wet
+    vol = grid.vol[:, None, None]
+    rho0, cp = cfg["physics.rho0"], cfg["physics.cp"]
+    heat_sum = math.fsum((T * vol)[wet].tolist())
+    salt_sum = math.fsum((S * vol)[wet].tolist())
+    d = {"heat_content": rho0 * cp * heat_sum, "salt_content": rho0 / 1000 * salt_sum}
+    if wet.any():
+        Tw, Sw = T[wet], S[wet]
+        d.update(temp_min=Tw.min(), temp_max=Tw.max(), salt_min=Sw.min(), salt_max=Sw.max())
+    else:  # no wet cell at all
+        d.update(temp_min=np.nan, temp_max=np.nan, salt_min=np.nan, salt_max=np.nan)
+    return d
+
+
+# ---------------------------------------------------------------------------
+# docs/output.md: records and the history file
+# ---------------------------------------------------------------------------
+def record_steps(steps, interval):
+    """Steps written: n >= 1 with n mod interval = 0, and always the last step;
+    interval 0 = last only; 0 steps = the initial state as step 0."""
+    if steps == 0:
+        return [0]
+    rec = [n for n in range(1, steps + 1) if interval > 0 and n % interval == 0]
+    if not rec or rec[-1] != steps:
+        rec.append(steps)
+    return rec
+
+
+class History:
+    """The history file of docs/output.md, written a record at a time."""
+
+    def __init__(self, path, cfg, grid):
+        import netCDF4
+        self.ds = ds = netCDF4.Dataset(path, "w", format="NETCDF4")
+        nz, ny, nx = grid.nz, grid.ny, grid.nx
+        ds.createDimension("time", None)
+        ds.createDimension("z", nz)
+        ds.createDimension("y", ny)
+        ds.createDimension("x", nx)
+        ds.createDimension("nv", 2)
+        ds.Conventions = "CF-1.8"
+        ds.title = f"minimodel reference run {cfg['run.name']}"
+        ds.source = "minimodel reference.py"
+        ds.history = (datetime.datetime.now(datetime.timezone.utc)
+                      .strftime("%Y-%m-%dT%H:%M:%SZ") + " reference.py")
+        ds.configuration = config_text(cfg)
+
+        def var(name, dtype, dims, units, **attrs):
+            v = ds.createVariable(name, dtype, dims, **attrs.pop("create", {}))
+            v.units = units
+            for k, a in attrs.items():
+                setattr(v, k, a)
+            return v
+
+        t = var("time", "f8", ("time",), "s", long_name="time since start", axis="T")
+        var("x", "f8", ("x",), "m", axis="X", standard_name="projection_x_coordinate")[:] = \
+            (np.arange(nx) + 0.5) * grid.dx
+        var("y", "f8", ("y",), "m", axis="Y", standard_name="projection_y_coordinate")[:] = \
+            (np.arange(ny) + 0.5) * grid.dy
+        var("z", "f8", ("z",), "m", positive="down", axis="Z", standard_name="depth",
+            bounds="z_bnds")[:] = grid.z
+        var("z_bnds", "f8", ("z", "nv"), "m")[:] = np.stack([grid.z_w[:-1], grid.z_w[1:]], 1)
+        var("kmt", "i4", ("y", "x"), "1", long_name="number of wet levels")[:] = grid.kmt
+        # One record per chunk, capped at about 4 MiB by splitting in y.
+        cy = max(1, min(ny, (4 << 20) // (8 * nz * nx)))
+        create = {"fill_value": FILL_VALUE, "chunksizes": (1, nz, cy, nx)}
+        if cfg["output.deflate"] > 0:
+            create.update(zlib=True, complevel=cfg["output.deflate"])
+        var("temp", "f8", ("time", "z", "y", "x"), "degC", create=create,
+            standard_name="sea_water_potential_temperature")
+        var("salt", "f8", ("time", "z", "y", "x"), "g/kg", create=create,
+            standard_name="sea_water_salinity")
+        var("step", "i4", ("time",), "1")
+        var("heat_content", "f8", ("time",), "J")
+        var("salt_content", "f8", ("time",), "kg")
+        for name, units in (("temp", "degC"), ("salt", "g/kg")):
+            var(f"{name}_min", "f8", ("time",), units)
+            var(f"{name}_max", "f8", ("time",), units)
+        self.land = ~grid.wet
+        self.n = 0
+        del t
+
+    def write(self, step, time, T, S, diag):
+        ds, r = self.ds, self.n
+        ds["time"][r] = time
+        ds["step"][r] = step
+        ds["temp"][r] = np.ma.masked_array(T, mask=self.land)
+        ds["salt"][r] = np.ma.masked_array(S, mask=self.land)
+        for name, value in diag.items():
+            ds[name][r] = value
+        self.n += 1
+
+    def close(self):
+        self.ds.close()
+
+
+def run(cfg, output=None, quiet=True, log=sys.stdout):
+    """Run the case of cfg; write the history file to output (None: no file).
+    Returns the list of records (step, time, T, S, diagnostics)."""
+    model = Model(cfg)
+    steps = cfg["run.steps"]
+    wanted = set(record_steps(steps, cfg["output.interval"]))
+    history = None
+    if output is not None:
+        try:
+            history = History(output, cfg, model.grid)
+        except OSError as e:
+            raise RunError(f"{output}: cannot create: {e}") from None
+    records = []
+    try:
+        def record():
+            d = diagnostics(cfg, model.grid, model.T, model.S)
+            records.append((model.n, model.time, model.T.copy(), model.S.copy(), d))
+            if history:
+                history.write(model.n, model.time, model.T, model.S, d)
+            if not quiet:
+                print(f"step {model.n:8d}  t = {model.time:.6g} s  H = {d['heat_content']:.17g} J"
+                      f"  T in [{d['temp_min']:.6g}, {d['temp_max']:.6g}]", file=log)
+
+        if 0 in wanted:
+            record()
+        for _ in range(steps):
+            model.step()
+            if model.n in wanted:
+                record()
+    finally:
+        if history:
+            history.close()
+    return records
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="reference.py",
+        description="NumPy reference implementation of docs/physics.md: runs a minimodel "
+                    "case on the global grid and writes its history file.")
+    ap.add_argument("config", help="INI configuration file")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override a configuration key (repeatable)")
+    ap.add_argument("--output", metavar="FILE",
+                    help="history file (default <output.dir>/<run.name>.reference.nc)")
+    ap.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_config(args.config, args.set)
+        for key in ("output.restart_interval",):
+            if cfg[key] and not args.quiet:
+                print(f"reference.py: note: {key} ignored (no restart files)", file=sys.stderr)
+        output = args.output
+        if output is None:
+            outdir = cfg["output.dir"]
+            try:
+                os.makedirs(outdir, exist_ok=True)
+            except OSError as e:
+                raise RunError(f"output.dir = {outdir}: cannot create: {e.strerror}") from None
+            output = os.path.join(outdir, cfg["run.name"] + ".reference.nc")
+        records = run(cfg, output, quiet=args.quiet)
+    except ConfigError as e:
+        print(f"reference.py: {e}", file=sys.stderr)
+        return 2
+    except RunError as e:
+        print(f"reference.py: {e}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(f"reference.py: wrote {output} ({len(records)} records)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+/* Minimal assertions for the C tests: count failures, report file:line. */
+#ifndef MM_TEST_H
+#define MM_TEST_H
+
+#include <stdio.h>
+
+static int mm_test_failures = 0;
+
+#define TEST_CHECK(cond, ...)                                                  \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      mm_test_failures++;                                                      \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fputc('\n', stderr);                                                     \
+    }                                                                          \
+  } while (0)
+
+#endif
