@@ -222,7 +222,15 @@ static void format_value(const mm_config *cfg, const mm_key *k, char *buf, size_
   const void *field = (const char *)cfg + k->offset;
   switch (k->type) {
   case T_INT: snprintf(buf, n, "%ld", *(const long *)field); break;
-  case T_REAL: snprintf(buf, n, "%.17g", *(const double *)field); break;
+  case T_REAL: {
+    /* the shortest text that reads back as the same double */
+    const double v = *(const double *)field;
+    for (int digits = 6; digits <= 17; digits++) {
+      snprintf(buf, n, "%.*g", digits, v);
+      if (strtod(buf, NULL) == v) break;
+    }
+    break;
+  }
   case T_BOOL: snprintf(buf, n, "%s", *(const bool *)field ? "true" : "false"); break;
   case T_STRING: snprintf(buf, n, "%s", (const char *)field); break;
   case T_ENUM: {
@@ -255,6 +263,7 @@ typedef struct {
   const char *text;
   size_t pos, len;
   int line;
+  int section_line; /* line of the last [section] header */
   mm_config *cfg;
   bool seen[MM_NKEYS];
   int seen_line[MM_NKEYS];
@@ -307,6 +316,9 @@ static char *reader(char *str, int num, void *stream) {
                       p->line, content, num - 2);
     return NULL;
   }
+  size_t lead = 0;
+  while (lead < content && (start[lead] == ' ' || start[lead] == '\t')) lead++;
+  if (lead < content && start[lead] == '[') p->section_line = p->line;
   memcpy(str, start, content);
   str[content] = '\n';
   str[content + 1] = '\0';
@@ -318,7 +330,7 @@ static int handler(void *user, const char *section, const char *name, const char
   if (!known_section(section)) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: [%s]: unknown section (known: run, grid, physics, "
                                     "forcing, initial, solver, output)",
-                      p->name, p->line, section);
+                      p->name, p->section_line ? p->section_line : p->line, section);
     return 0;
   }
   const mm_key *k = find_key(section, name);

@@ -103,8 +103,10 @@ STR_MAX = 256  # MM_STR_MAX: strings hold at most 255 characters
 # Keys whose value the reference cannot honour (non-default refused, exit 2).
 UNSUPPORTED = {"initial.restart": ""}
 
-_INT_RE = re.compile(r"^\s*[+-]?[0-9]+$")
-_REAL_RE = re.compile(r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_INT_RE = re.compile(r"\s*[+-]?[0-9]+")  # strtol, base 10
+_REAL_RE = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # strtod, decimal
+_HEX_RE = re.compile(r"\s*[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
+_NONFINITE_RE = re.compile(r"\s*[+-]?(inf|infinity|nan)", re.IGNORECASE)
 _BOOL = {"true": True, "yes": True, "on": True, "1": True,
          "false": False, "no": False, "off": False, "0": False}
 
@@ -119,18 +121,17 @@ def parse_value(section, key, text):
     ValueError with the reason."""
     _s, _k, typ, _d, lo, hi, min_open, choices = KEY_TABLE[(section, key)]
     if typ == "int":
-        if not _INT_RE.match(text):
+        if not _INT_RE.fullmatch(text):
             raise ValueError(_range_text(typ, lo, hi, min_open))
         v = int(text)
     elif typ == "real":
-        try:
-            v = float.fromhex(text) if "0x" in text.lower() else float(text)
-        except ValueError:
-            v = None
-        if v is None or not (_REAL_RE.match(text) or "0x" in text.lower()):
-            if text.strip().lower() in ("inf", "+inf", "-inf", "infinity", "nan", "+nan",
-                                        "-nan"):
-                raise ValueError("must be finite; " + _range_text(typ, lo, hi, min_open))
+        if _REAL_RE.fullmatch(text):
+            v = float(text)
+        elif _HEX_RE.fullmatch(text):
+            v = float.fromhex(text.strip())
+        elif _NONFINITE_RE.fullmatch(text):
+            raise ValueError("must be finite; " + _range_text(typ, lo, hi, min_open))
+        else:
             raise ValueError(_range_text(typ, lo, hi, min_open))
         if not math.isfinite(v):
             raise ValueError("out of the range of a double; " + _range_text(typ, lo, hi, min_open))
@@ -158,11 +159,11 @@ def load_config(path=None, overrides=(), text=None):
     then the INI file (path or text), then --set overrides, then the checks
     that involve several keys (validate() in model/mm_config.c)."""
     name = path if path is not None else "<string>"
-    cfg = {f"{s}.{k}": parse_value(s, k, d) for (s, k, _t, d, *_r) in KEYS}
+    cfg = {key: parse_value(*key.split("."), value) for key, value in DEFAULTS.items()}
     if text is None:
         try:
             with open(path, "rb") as f:
-                raw = f.read(1 << 20 + 1)
+                raw = f.read((1 << 20) + 1)
         except OSError as e:
             raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
         if len(raw) > 1 << 20:
@@ -262,9 +263,14 @@ def levels(cfg):
     """Layer thicknesses h_k, interfaces z_w, centres z_k and centre distances
     dzw_k = z_{k+1} - z_k (dzw_{nz-1} = 0)."""
     nz, depth, hs = cfg["grid.nz"], cfg["grid.depth"], cfg["grid.dz_surface"]
-    if hs > 0:
-        g = 2.0 * (depth - nz * hs) / (nz * (nz - 1)) if nz > 1 else 0.0
+    if hs > 0 and nz > 1:
+        # stretched: h_k = h_s + k g, g = 2 (depth - nz h_s) / (nz (nz - 1))
+        g = 2.0 * (depth - nz * hs) / (nz * (nz - 1))
         h = np.array([hs + k * g for k in range(nz)])
+    elif hs > 0:
+        # nz = 1: the page's g = 0 would give h_0 = h_s, breaking sum h = depth;
+        # the single level spans the depth (as model/mm_grid.c does).
+        h = np.array([depth])
     else:
         h = np.full(nz, depth / nz)
     z_w = np.zeros(nz + 1)
@@ -363,7 +369,7 @@ def streamfunction(cfg, grid):
 def transports(grid, psi_hat):
     """Masked volume transports per unit depth (m2/s) through the east and
     north faces of every cell: (U_east, V_north), each (nz, ny, nx)."""
-    nz, ny, nx = grid.nz, grid.ny, grid.nx
+    nz = grid.nz
     # Cells touching corner (J, I) are (J-1..J, I-1..I), wrapped on periodic
     # edges; cells beyond a wall do not count (padded with a level count
     # larger than any k). The corner is kept at level k when k < min kmt.
@@ -457,13 +463,12 @@ def initial_state(cfg, grid):
         S = np.full(shape, 35.0)
     elif pattern == "mode":
         m = cfg["initial.mode"]
-        table = {}  # cos(m pi (k + 1/2) / kmt) for each (k, kmt) that occurs
         T = np.zeros(shape)
-        for n in np.unique(grid.kmt):
+        for n in np.unique(grid.kmt):  # cos(m pi (k + 1/2) / kmt), per column depth
+            n = int(n)
             if n == 0:
                 continue
-            col = np.array([math.cos(m * math.pi * (k + 0.5) / int(n)) for k in range(n)])
-            table[int(n)] = col
+            col = np.array([math.cos(m * math.pi * (k + 0.5) / n) for k in range(n)])
             sel = grid.kmt == n
             T[:n, sel] = col[:, None]
         S = 35 + T
@@ -714,8 +719,8 @@ def diagnostics(cfg, grid, T, S):
     if wet.any():
         Tw, Sw = T[wet], S[wet]
         d.update(temp_min=Tw.min(), temp_max=Tw.max(), salt_min=Sw.min(), salt_max=Sw.max())
-    else:  # no wet cell at all
-        d.update(temp_min=np.nan, temp_max=np.nan, salt_min=np.nan, salt_max=np.nan)
+    else:  # no wet cell at all: the extrema of an empty set
+        d.update(temp_min=math.inf, temp_max=-math.inf, salt_min=math.inf, salt_max=-math.inf)
     return d
 
 
@@ -759,7 +764,7 @@ class History:
                 setattr(v, k, a)
             return v
 
-        t = var("time", "f8", ("time",), "s", long_name="time since start", axis="T")
+        var("time", "f8", ("time",), "s", long_name="time since start", axis="T")
         var("x", "f8", ("x",), "m", axis="X", standard_name="projection_x_coordinate")[:] = \
             (np.arange(nx) + 0.5) * grid.dx
         var("y", "f8", ("y",), "m", axis="Y", standard_name="projection_y_coordinate")[:] = \
@@ -785,7 +790,6 @@ class History:
             var(f"{name}_max", "f8", ("time",), units)
         self.land = ~grid.wet
         self.n = 0
-        del t
 
     def write(self, step, time, T, S, diag):
         ds, r = self.ds, self.n
