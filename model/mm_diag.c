@@ -21,12 +21,14 @@ static void normalise(mm_rsum *s) {
 }
 
 void mm_rsum_add(mm_rsum *s, double x) {
+  /* limb weights and their inverses: multiplying by a power of two is exact */
+  static const double weight[MM_RSUM_LIMBS] = {0x1p92, 0x1p46, 1.0, 0x1p-46, 0x1p-92, 0x1p-138};
+  static const double inverse[MM_RSUM_LIMBS] = {0x1p-92, 0x1p-46, 1.0, 0x1p46, 0x1p92, 0x1p138};
   double r = x;
   for (int i = 0; i < MM_RSUM_LIMBS; i++) {
-    const int e = LIMB_BITS * (2 - i);
-    const double q = trunc(ldexp(r, -e)); /* |q| < 2^46 after the first limb */
+    const double q = trunc(r * inverse[i]); /* |q| < 2^46 after the first limb */
     s->limb[i] += (int64_t)q;
-    r -= ldexp(q, e); /* exact: removes the leading bits */
+    r -= q * weight[i]; /* exact: removes the leading bits */
   }
   if (++s->pending >= NORMALISE_EVERY) normalise(s);
 }

@@ -13,7 +13,7 @@ static inline double superbee(double a, double b) {
 /* Advective flux (per unit depth) through the face between cells L and R,
  * transport U > 0 towards R. tLL / tRR are the cells beyond L and R;
  * wet_LL / wet_RR say whether the faces LL|L and R|RR are wet. */
-static inline double advective_flux(mm_advection scheme, double U, double cfac, double tLL,
+static inline __attribute__((always_inline)) double advective_flux(mm_advection scheme, double U, double cfac, double tLL,
                                     double tL, double tR, double tRR, int wet_LL, int wet_RR) {
   if (scheme == MM_ADV_NONE) return 0.0;
   double tu, td, d_up;
@@ -34,10 +34,12 @@ static inline double advective_flux(mm_advection scheme, double U, double cfac, 
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
-void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
+/* The kernel, inlined once per advection scheme so that the scheme is a
+ * constant inside the loops. */
+static inline __attribute__((always_inline)) void
+horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection scheme) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
-  const mm_advection scheme = m->cfg.advection;
   const double cfac = m->dt_area, kh_x = m->kh_x, kh_y = m->kh_y;
   const long sx = nz, sy = (long)g->nxh * nz; /* strides to the east and north neighbours */
   double *const state[2] = {m->temp, m->salt};
@@ -93,6 +95,14 @@ void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
         }
       }
     }
+}
+
+void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
+  switch (m->cfg.advection) {
+  case MM_ADV_NONE: horizontal_block(m, ib, ie, jb, je, MM_ADV_NONE); break;
+  case MM_ADV_UPWIND: horizontal_block(m, ib, ie, jb, je, MM_ADV_UPWIND); break;
+  case MM_ADV_SUPERBEE: horizontal_block(m, ib, ie, jb, je, MM_ADV_SUPERBEE); break;
+  }
 }
 
 void mm_convective_kappa(mm_model *m) {
