@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
         sums[f].steps = -(long)e;
       }
     }
-    if (rank == 0 && !opt.dry_run && n_files > 1) {
+    if (rank == 0 && !opt.dry_run) {
       printf("\nsummary of %d cases on %d ranks:\n", n_files, nranks);
       for (int f = 0; f < n_files; f++) {
         if (sums[f].steps < 0)
