@@ -1,0 +1,372 @@
+/* The history file `<output.dir>/<run.name>.nc` (docs/output.md): NetCDF-4,
+ * CF-1.8, written in parallel, each rank its own hyperslab, collective
+ * MPI-IO. */
+#include "mm_io.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "layout.h"
+#include "nc_util.h"
+
+/* Target size of a temp/salt chunk (bytes): one record, split in y (and in x
+ * only when one row of levels is already larger). */
+#define MM_HISTORY_CHUNK_BYTES ((size_t)4 << 20)
+
+/* The per-record diagnostics: variable name, units, long_name, field of mm_diag. */
+static const struct {
+  const char *name, *units, *long_name;
+  size_t offset;
+} mm_diag_vars[] = {
+    {"heat_content", "J", "heat content rho0 cp sum(T dV) over wet cells",
+     offsetof(mm_diag, heat_content)},
+    {"salt_content", "kg", "salt content rho0 sum(S/1000 dV) over wet cells",
+     offsetof(mm_diag, salt_content)},
+    {"temp_min", "degC", "minimum of temperature over wet cells", offsetof(mm_diag, temp_min)},
+    {"temp_max", "degC", "maximum of temperature over wet cells", offsetof(mm_diag, temp_max)},
+    {"salt_min", "g/kg", "minimum of salinity over wet cells", offsetof(mm_diag, salt_min)},
+    {"salt_max", "g/kg", "maximum of salinity over wet cells", offsetof(mm_diag, salt_max)},
+};
+enum { MM_NDIAG = sizeof mm_diag_vars / sizeof mm_diag_vars[0] };
+
+struct mm_history {
+  MPI_Comm comm; /* the grid's ranks without topology (mm_io_comm) */
+  int rank;      /* this rank in comm; rank 0 writes the 1-D variables */
+  int ncid;      /* the open file */
+  int var_time, var_step, var_temp, var_salt;
+  int var_x, var_y, var_z, var_z_bnds, var_kmt;
+  int var_diag[MM_NDIAG];    /* ids of mm_diag_vars */
+  size_t nrec;               /* records written so far */
+  double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
+  double record_bytes;       /* size of one record uncompressed, with room for metadata */
+  char dir[MM_STR_MAX];      /* output.dir, for the free-space check */
+  char path[MM_IO_PATH_MAX]; /* the file, for messages */
+};
+
+/* Text attributes of a variable: name, value pairs, NULL-terminated. */
+static int mm_put_texts(int nc, int var, const char *const *attributes) {
+  for (const char *const *a = attributes; a[0]; a += 2) {
+    int s = nc_put_att_text(nc, var, a[0], strlen(a[1]), a[1]);
+    if (s != NC_NOERR) return s;
+  }
+  return NC_NOERR;
+}
+
+/* Define a variable and its text attributes. */
+static int mm_def_var(int nc, const char *name, nc_type type, int ndims, const int *dims, int *var,
+                      const char *const *attributes) {
+  int s = nc_def_var(nc, name, type, ndims, dims, var);
+  return s != NC_NOERR ? s : mm_put_texts(nc, *var, attributes);
+}
+
+/* Split n into the fewest parts of at most max_part (>= 1), all about equal:
+ * the length of a part. */
+static size_t mm_even_part(size_t n, size_t max_part) {
+  if (max_part < 1) max_part = 1;
+  const size_t parts = (n + max_part - 1) / max_part;
+  return (n + parts - 1) / parts;
+}
+
+/* Chunk of a temp/salt record (1, nz, cy, cx) of at most about
+ * MM_HISTORY_CHUNK_BYTES, split evenly in y (and in x when one row of
+ * columns is larger than that already). */
+static void mm_history_chunk(const mm_grid *g, size_t chunk[4]) {
+  const size_t column = (size_t)g->nz * sizeof(double); /* bytes of one column */
+  const size_t row = column * (size_t)g->nx;            /* bytes of one y row */
+  size_t cy, cx = (size_t)g->nx;
+  if (row <= MM_HISTORY_CHUNK_BYTES) {
+    cy = mm_even_part((size_t)g->ny, MM_HISTORY_CHUNK_BYTES / row);
+  } else {
+    cy = 1;
+    cx = mm_even_part((size_t)g->nx, MM_HISTORY_CHUNK_BYTES / column);
+  }
+  chunk[0] = 1;
+  chunk[1] = (size_t)g->nz;
+  chunk[2] = cy;
+  chunk[3] = cx;
+}
+
+/* Everything of define mode (this rank alone; every rank makes the same calls).
+ * created: creation time, ISO 8601 UTC, the same on every rank. */
+static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
+                                const char *version, const char *created) {
+  mm_err err = MM_OK;
+  const int nc = h->ncid;
+  const char *p = h->path;
+  int d_time = -1, d_z = -1, d_y = -1, d_x = -1, d_nv = -1;
+#define DEF(what, call) MM_NC_LOCAL(err, MM_ERR_RUN, p, what, call)
+  DEF("defining dimension time", nc_def_dim(nc, "time", NC_UNLIMITED, &d_time));
+  DEF("defining dimension z", nc_def_dim(nc, "z", (size_t)g->nz, &d_z));
+  DEF("defining dimension y", nc_def_dim(nc, "y", (size_t)g->ny, &d_y));
+  DEF("defining dimension x", nc_def_dim(nc, "x", (size_t)g->nx, &d_x));
+  DEF("defining dimension nv", nc_def_dim(nc, "nv", 2, &d_nv));
+
+  DEF("defining time", mm_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
+                                  (const char *const[]){"units", "s", "long_name",
+                                                        "time since start", "axis", "T", NULL}));
+  DEF("defining x",
+      mm_def_var(nc, "x", NC_DOUBLE, 1, &d_x, &h->var_x,
+                 (const char *const[]){"units", "m", "long_name", "x of cell centres", "axis", "X",
+                                       "standard_name", "projection_x_coordinate", NULL}));
+  DEF("defining y",
+      mm_def_var(nc, "y", NC_DOUBLE, 1, &d_y, &h->var_y,
+                 (const char *const[]){"units", "m", "long_name", "y of cell centres", "axis", "Y",
+                                       "standard_name", "projection_y_coordinate", NULL}));
+  DEF("defining z",
+      mm_def_var(nc, "z", NC_DOUBLE, 1, &d_z, &h->var_z,
+                 (const char *const[]){"units", "m", "long_name", "depth of cell centres",
+                                       "positive", "down", "axis", "Z", "standard_name", "depth",
+                                       "bounds", "z_bnds", NULL}));
+  DEF("defining z_bnds",
+      mm_def_var(nc, "z_bnds", NC_DOUBLE, 2, (const int[]){d_z, d_nv}, &h->var_z_bnds,
+                 (const char *const[]){"units", "m", "long_name",
+                                       "depth of the interfaces above and below each level",
+                                       NULL}));
+  DEF("defining kmt", mm_def_var(nc, "kmt", NC_INT, 2, (const int[]){d_y, d_x}, &h->var_kmt,
+                                 (const char *const[]){"units", "1", "long_name",
+                                                       "number of wet levels; 0 = land", NULL}));
+
+  /* temp, salt: one record per chunk, fill on land, optional deflate */
+  const int dims4[4] = {d_time, d_z, d_y, d_x};
+  size_t chunk[4];
+  mm_history_chunk(g, chunk);
+  const double fill = MM_IO_FILL;
+  DEF("defining temp",
+      mm_def_var(nc, "temp", NC_DOUBLE, 4, dims4, &h->var_temp,
+                 (const char *const[]){"units", "degC", "long_name", "potential temperature",
+                                       "standard_name", "sea_water_potential_temperature", NULL}));
+  DEF("defining salt",
+      mm_def_var(nc, "salt", NC_DOUBLE, 4, dims4, &h->var_salt,
+                 (const char *const[]){"units", "g/kg", "long_name", "salinity", "standard_name",
+                                       "sea_water_salinity", NULL}));
+  const int fields[2] = {h->var_temp, h->var_salt};
+  for (int f = 0; f < 2; f++) {
+    DEF("setting chunks", nc_def_var_chunking(nc, fields[f], NC_CHUNKED, chunk));
+    DEF("setting _FillValue", nc_def_var_fill(nc, fields[f], NC_FILL, &fill));
+    if (cfg->deflate > 0)
+      DEF("setting deflate", nc_def_var_deflate(nc, fields[f], 1, 1, (int)cfg->deflate));
+  }
+
+  DEF("defining step", mm_def_var(nc, "step", NC_INT, 1, &d_time, &h->var_step,
+                                  (const char *const[]){"units", "1", "long_name",
+                                                        "time-step number of the record", NULL}));
+  for (int v = 0; v < MM_NDIAG; v++)
+    DEF("defining diagnostics",
+        mm_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
+                   (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
+                                         mm_diag_vars[v].long_name, NULL}));
+
+  /* global attributes */
+  char title[MM_STR_MAX + 32], source[MM_STR_MAX + 32], history[MM_STR_MAX + 96];
+  char decomposition[32];
+  snprintf(title, sizeof title, "minimodel history of %s", cfg->run_name);
+  snprintf(source, sizeof source, "minimodel %s", version ? version : "unknown");
+  snprintf(history, sizeof history, "%s: created by %s", created, source);
+  snprintf(decomposition, sizeof decomposition, "%dx%d", g->px, g->py);
+  char *configuration = mm_config_to_string(cfg);
+  if (!configuration && err == MM_OK)
+    err = MM_ERROR(MM_ERR_RUN, "%s: out of memory formatting the configuration", p);
+  DEF("writing global attributes",
+      mm_put_texts(nc, NC_GLOBAL,
+                   (const char *const[]){"Conventions", "CF-1.8", "title", title, "source", source,
+                                         "history", history, "configuration",
+                                         configuration ? configuration : "", "decomposition",
+                                         decomposition, NULL}));
+  DEF("writing global attributes",
+      nc_put_att_int(nc, NC_GLOBAL, "mpi_ranks", NC_INT, 1, &g->nranks));
+  free(configuration);
+#undef DEF
+  return err;
+}
+
+/* Write x, y, z, z_bnds (rank 0, the others take part with nothing) and each
+ * rank's block of kmt; collective. */
+static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
+  mm_err err = MM_OK;
+  const int nc = h->ncid;
+  const char *p = h->path;
+  const bool root = h->rank == 0;
+  const int vars[] = {h->var_time, h->var_step, h->var_temp,   h->var_salt, h->var_x,
+                      h->var_y,    h->var_z,    h->var_z_bnds, h->var_kmt};
+  for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, p, "setting collective access",
+                nc_var_par_access(nc, vars[v], NC_COLLECTIVE));
+  for (int v = 0; v < MM_NDIAG; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, p, "setting collective access",
+                nc_var_par_access(nc, h->var_diag[v], NC_COLLECTIVE));
+  /* the same on all ranks: an error here stops all before the collective writes */
+  err = mm_io_agree(h->comm, err, p);
+  if (err != MM_OK) return err;
+
+  /* coordinates: rank 0 only, from h->buf (at least nx, ny and 2 nz long) */
+  const size_t zero = 0, n_x = root ? (size_t)g->nx : 0, n_y = root ? (size_t)g->ny : 0;
+  const size_t n_z = root ? (size_t)g->nz : 0;
+  double *c = h->buf;
+  for (size_t i = 0; i < n_x; i++)
+    c[i] = ((double)i + 0.5) * g->dx;
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing x", nc_put_vara_double(nc, h->var_x, &zero, &n_x, c));
+  for (size_t j = 0; j < n_y; j++)
+    c[j] = ((double)j + 0.5) * g->dy;
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing y", nc_put_vara_double(nc, h->var_y, &zero, &n_y, c));
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing z",
+             nc_put_vara_double(nc, h->var_z, &zero, &n_z, g->z_t));
+  for (size_t k = 0; k < n_z; k++) {
+    c[2 * k] = g->z_w[k];
+    c[2 * k + 1] = g->z_w[k + 1];
+  }
+  const size_t start2[2] = {0, 0}, count2[2] = {n_z, 2};
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing z_bnds",
+             nc_put_vara_double(nc, h->var_z_bnds, start2, count2, c));
+
+  /* kmt: each rank its block, packed into the front of h->buf */
+  int *kmt = (int *)(void *)h->buf;
+  mm_io_pack_kmt(g, kmt);
+  const size_t start_k[2] = {(size_t)g->j0, (size_t)g->i0};
+  const size_t count_k[2] = {(size_t)g->nyl, (size_t)g->nxl};
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing kmt",
+             nc_put_vara_int(nc, h->var_kmt, start_k, count_k, kmt));
+  return mm_io_agree(h->comm, err, p);
+}
+
+/* Creation time, ISO 8601 UTC, taken on rank 0 so that all ranks agree. */
+static void mm_creation_time(MPI_Comm comm, int rank, char text[32]) {
+  memset(text, 0, 32);
+  if (rank == 0) {
+    time_t now = time(NULL);
+    struct tm utc;
+    if (!gmtime_r(&now, &utc) || !strftime(text, 32, "%Y-%m-%dT%H:%M:%SZ", &utc))
+      strcpy(text, "unknown time");
+  }
+  MPI_Bcast(text, 32, MPI_CHAR, 0, comm);
+}
+
+static void mm_history_free(mm_history *h) {
+  if (!h) return;
+  if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
+  free(h->buf);
+  free(h);
+}
+
+mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
+                         mm_history **out) {
+  *out = NULL;
+  mm_history *h = calloc(1, sizeof *h);
+  MPI_Comm comm = MPI_COMM_NULL;
+  mm_io_comm(g->cart, &comm);
+  mm_err err = MM_OK;
+  if (!h) {
+    err = MM_ERROR(MM_ERR_RUN, "out of memory creating the history file");
+  } else {
+    h->comm = comm;
+    h->rank = g->rank;
+    h->ncid = -1;
+    /* one field of the block; also holds coordinates and kmt at creation */
+    size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl;
+    size_t n_static = (size_t)(g->nx > g->ny ? g->nx : g->ny);
+    if (n_static < 2 * (size_t)g->nz) n_static = 2 * (size_t)g->nz;
+    if (n < n_static) n = n_static;
+    snprintf(h->dir, sizeof h->dir, "%s", cfg->output_dir);
+    const double cells = (double)g->nx * (double)g->ny * (double)g->nz;
+    h->record_bytes = 2.0 * cells * sizeof(double) + MM_IO_SPACE_MARGIN;
+    err = mm_io_path(h->path, cfg, ".nc");
+    if (err == MM_OK && !(h->buf = malloc(n * sizeof *h->buf)))
+      err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, n * sizeof *h->buf);
+    if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, h->path);
+  }
+  const char *p = h ? h->path : "history file";
+  err = mm_io_agree(comm, err, p);
+  if (err == MM_OK) {
+    /* header: coordinates, kmt, the configuration text */
+    const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
+    err = mm_io_check_space(comm, h->dir, header, p);
+  }
+  if (err != MM_OK) {
+    if (h)
+      mm_history_free(h);
+    else
+      MPI_Comm_free(&comm);
+    return err;
+  }
+
+  char created[32];
+  mm_creation_time(comm, g->rank, created);
+
+  int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
+  if (s != NC_NOERR) err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "cannot create", s);
+  err = mm_io_agree(comm, err, p);
+  if (err != MM_OK) {
+    if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
+    mm_history_free(h);
+    return err;
+  }
+
+  err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created), p);
+  if (err != MM_OK) {
+    nc_abort(h->ncid);
+    mm_history_free(h);
+    return err;
+  }
+  MM_NC_COLL(err, MM_ERR_RUN, p, "cannot write the header", nc_enddef(h->ncid));
+  err = mm_io_agree(comm, err, p);
+  if (err == MM_OK) err = mm_history_write_static(h, g);
+  if (err != MM_OK) {
+    nc_close(h->ncid);
+    mm_history_free(h);
+    return err;
+  }
+  *out = h;
+  return MM_OK;
+}
+
+mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
+                        const mm_diag *d) {
+  const int nc = h->ncid;
+  const char *p = h->path;
+  mm_err err = mm_io_check_space(h->comm, h->dir, h->record_bytes, p);
+  if (err != MM_OK) return err;
+  /* 1-D variables: rank 0 writes the record, the others take part with nothing */
+  const size_t rec = h->nrec, one = h->rank == 0 ? 1 : 0;
+  const double time = d->time; /* s */
+  const int step = (int)d->step;
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing time",
+             nc_put_vara_double(nc, h->var_time, &rec, &one, &time));
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing step",
+             nc_put_vara_int(nc, h->var_step, &rec, &one, &step));
+  for (int v = 0; v < MM_NDIAG; v++) {
+    double value;
+    memcpy(&value, (const char *)d + mm_diag_vars[v].offset, sizeof value);
+    MM_NC_COLL(err, MM_ERR_RUN, p, "writing diagnostics",
+               nc_put_vara_double(nc, h->var_diag[v], &rec, &one, &value));
+  }
+
+  /* temp, salt: each rank its block, one put each */
+  const size_t start[4] = {rec, 0, (size_t)g->j0, (size_t)g->i0};
+  const size_t count[4] = {1, (size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
+  mm_io_pack(g, temp, MM_IO_FILL, h->buf);
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing temp",
+             nc_put_vara_double(nc, h->var_temp, start, count, h->buf));
+  mm_io_pack(g, salt, MM_IO_FILL, h->buf);
+  MM_NC_COLL(err, MM_ERR_RUN, p, "writing salt",
+             nc_put_vara_double(nc, h->var_salt, start, count, h->buf));
+  err = mm_io_agree(h->comm, err, p);
+  /* flushed, so that the records so far survive a killed run (only when all
+   * wrote: a flush failing on one rank leaves the others waiting) */
+  if (err == MM_OK) {
+    MM_NC_COLL(err, MM_ERR_RUN, p, "flushing", nc_sync(nc));
+    err = mm_io_agree(h->comm, err, p);
+  }
+  if (err == MM_OK) h->nrec++;
+  return err;
+}
+
+mm_err mm_history_close(mm_history *h) {
+  if (!h) return MM_OK;
+  mm_err err = MM_OK;
+  MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
+  err = mm_io_agree(h->comm, err, h->path);
+  mm_history_free(h);
+  return err;
+}

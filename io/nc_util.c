@@ -1,0 +1,168 @@
+#include "nc_util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
+                  const char *what, int status) {
+  return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
+}
+
+mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  /* {largest code, -(lowest failing rank)} in one reduction */
+  int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
+  MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+  if (out[0] == MM_OK) return MM_OK;
+
+  const int root = -out[1]; /* the lowest rank that failed */
+  char message[1024] = "";
+  if (rank == root) snprintf(message, sizeof message, "%s", mm_error_message());
+  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, root, comm);
+  if (local == MM_OK) {
+    if (message[0])
+      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s (reported by rank %d)", message, root);
+    else
+      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s: error on another rank (%d)", path,
+                   root);
+  }
+  return (mm_err)out[0];
+}
+
+void mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
+  int rank;
+  MPI_Comm_rank(cart, &rank);
+  MPI_Comm_split(cart, 0, rank, plain);
+}
+
+mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix) {
+  int n = snprintf(path, MM_IO_PATH_MAX, "%s/%s%s", cfg->output_dir, cfg->run_name, suffix);
+  MM_REQUIRE(n >= 0 && n < MM_IO_PATH_MAX, MM_ERR_INPUT,
+             "output.dir + run.name: file name longer than %d bytes", MM_IO_PATH_MAX - 1);
+  return MM_OK;
+}
+
+mm_err mm_io_check_dir(const char *dir, const char *path) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    if (errno == ENOENT)
+      return MM_ERROR(MM_ERR_RUN, "%s: cannot create: directory '%s' does not exist", path, dir);
+    return MM_ERROR(MM_ERR_RUN, "%s: cannot create: directory '%s': %s", path, dir,
+                    strerror(errno));
+  }
+  MM_REQUIRE(S_ISDIR(st.st_mode), MM_ERR_RUN, "%s: cannot create: '%s' is not a directory", path,
+             dir);
+  MM_REQUIRE(access(dir, W_OK | X_OK) == 0, MM_ERR_RUN,
+             "%s: cannot create: directory '%s' is not writable: %s", path, dir, strerror(errno));
+  return MM_OK;
+}
+
+mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  mm_err err = MM_OK;
+  struct statvfs fs;
+  if (rank == 0 && statvfs(dir, &fs) == 0) {
+    const double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize; /* for unprivileged use */
+    if (free_bytes < bytes)
+      err = MM_ERROR(MM_ERR_RUN,
+                     "%s: not enough space on the file system of '%s': need up to %.2f MiB, "
+                     "%.2f MiB free",
+                     path, dir, bytes / 1048576.0, free_bytes / 1048576.0);
+  }
+  return mm_io_agree(comm, err, path);
+}
+
+/* Little-endian unsigned integer of n bytes (n <= 8). */
+static uint64_t mm_le(const unsigned char *b, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--)
+    v = (v << 8) | b[i];
+  return v;
+}
+
+/* Check the HDF5 superblock at offset `at` of f (size bytes long): the file
+ * must reach the end-of-file address the superblock records. Superblock
+ * versions 0/1 keep the addresses (base, free space, end of file, ...) at
+ * byte 24/28 with the size of offsets at byte 13; versions 2/3 keep them
+ * (base, extension, end of file, ...) at byte 12 with the size at byte 9. */
+static mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
+  unsigned char b[64];
+  if (fseeko(f, (off_t)at, SEEK_SET) != 0) return MM_ERROR(MM_ERR_INPUT, "%s: cannot read", path);
+  const size_t n = fread(b, 1, sizeof b, f);
+  if (n < 16) return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
+  int offset_size, addr_at;
+  switch (b[8]) {
+  case 0:
+    offset_size = b[13];
+    addr_at = 24;
+    break;
+  case 1:
+    offset_size = b[13];
+    addr_at = 28;
+    break;
+  case 2:
+  case 3:
+    offset_size = b[9];
+    addr_at = 12;
+    break;
+  default: return MM_OK; /* a future version: leave the check to HDF5 */
+  }
+  if (offset_size != 2 && offset_size != 4 && offset_size != 8) return MM_OK;
+  if ((size_t)(addr_at + 3 * offset_size) > n)
+    return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
+  const uint64_t undefined = offset_size == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * offset_size)) - 1;
+  const uint64_t base = mm_le(b + addr_at, offset_size);
+  const uint64_t eof = mm_le(b + addr_at + 2 * offset_size, offset_size);
+  if (base == undefined || eof == undefined) return MM_OK;
+  if ((uint64_t)size < base + eof)
+    return MM_ERROR(MM_ERR_INPUT, "%s: truncated: %lld bytes, but the file says %llu", path, size,
+                    (unsigned long long)(base + eof));
+  return MM_OK;
+}
+
+mm_err mm_io_check_hdf5(const char *path) {
+  static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  FILE *f = fopen(path, "rb");
+  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  mm_err err = MM_OK;
+  if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+    err = MM_ERROR(MM_ERR_INPUT, "%s: cannot read: not a file", path);
+    goto done;
+  }
+  const long long size = (long long)st.st_size; /* bytes */
+  unsigned char head[8] = {0};
+  const size_t n = fread(head, 1, sizeof head, f);
+  if (n == 0) {
+    err = MM_ERROR(MM_ERR_INPUT, "%s: empty or unreadable: not a NetCDF file", path);
+    goto done;
+  }
+  if (n >= 4 && memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5)) {
+    err = MM_ERROR(MM_ERR_INPUT,
+                   "%s: classic NetCDF format; this file must be NetCDF-4 (HDF5) to be read in "
+                   "parallel",
+                   path);
+    goto done;
+  }
+  /* the signature is at 0 or, after a user block, at 512, 1024, 2048, ... */
+  for (long long at = 0; at + 8 <= size; at = at ? 2 * at : 512) {
+    unsigned char sig[8];
+    if (fseeko(f, (off_t)at, SEEK_SET) != 0 || fread(sig, 1, sizeof sig, f) != sizeof sig) break;
+    if (memcmp(sig, hdf5_signature, sizeof sig) == 0) {
+      err = mm_check_superblock(f, path, at, size);
+      goto done;
+    }
+  }
+  err = MM_ERROR(MM_ERR_INPUT, "%s: not a NetCDF-4 file (no HDF5 signature)", path);
+done:
+  fclose(f);
+  return err;
+}

@@ -1,0 +1,85 @@
+/* Internal helpers of the io library: netCDF error checking, agreement of
+ * the ranks on an error, file-name building, checks made before a collective
+ * open. */
+#ifndef MM_NC_UTIL_H
+#define MM_NC_UTIL_H
+
+#include <mpi.h>
+#include <netcdf.h>
+#include <netcdf_par.h>
+#include <stddef.h>
+
+#include "mm_config.h"
+#include "mm_error.h"
+#include "mm_grid.h"
+
+/* Longest file name built from output.dir and run.name, with a suffix. */
+#define MM_IO_PATH_MAX (2 * MM_STR_MAX + 64)
+
+/* Room (bytes) left for HDF5 metadata when checking free space. */
+#define MM_IO_SPACE_MARGIN (1024.0 * 1024.0)
+
+/* Value written on land cells of the history file: NetCDF's default fill
+ * for doubles, 9.96920996838687e+36. */
+#define MM_IO_FILL NC_FILL_DOUBLE
+
+/* Record a failed netCDF call: message "<path>: <what>: <nc_strerror>".
+ * Returns code. */
+mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
+                  const char *what, int status);
+
+/* A netCDF call made by this rank alone (define mode, inquiries, serial
+ * files): skipped once err is set, else on failure err = code with a message
+ * "<path>: <what>: <nc_strerror>" recorded at this file and line. */
+#define MM_NC_LOCAL(err, code, path, what, call)                                                   \
+  do {                                                                                             \
+    if ((err) == MM_OK) {                                                                          \
+      int mm_nc_status_ = (call);                                                                  \
+      if (mm_nc_status_ != NC_NOERR)                                                               \
+        (err) = mm_nc_fail((code), __FILE__, __LINE__, (path), (what), mm_nc_status_);             \
+    }                                                                                              \
+  } while (0)
+
+/* A collective netCDF call: made even after an earlier local failure, so
+ * that every rank makes the same sequence of collective calls; the first
+ * failure is kept in err. Follow a run of them by mm_io_agree. */
+#define MM_NC_COLL(err, code, path, what, call)                                                    \
+  do {                                                                                             \
+    int mm_nc_status_ = (call);                                                                    \
+    if (mm_nc_status_ != NC_NOERR && (err) == MM_OK)                                               \
+      (err) = mm_nc_fail((code), __FILE__, __LINE__, (path), (what), mm_nc_status_);               \
+  } while (0)
+
+/* Agree on the outcome of a phase (collective over comm): returns the largest
+ * error code of all ranks. A rank that did not fail takes over the message
+ * of the lowest failing rank, "(reported by rank r)" appended. */
+mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path);
+
+/* A communicator for parallel files: the ranks of cart, in the same order,
+ * without its Cartesian topology (collective; free with MPI_Comm_free).
+ * Open MPI's OMPIO (the default MPI-IO of Open MPI 4.1 up to 4.1.6) can
+ * corrupt collective HDF5 writes on a communicator with a Cartesian topology
+ * (open-mpi/ompi#12718; seen here with 3 ranks); a plain one is not affected. */
+void mm_io_comm(MPI_Comm cart, MPI_Comm *plain);
+
+/* "<dir>/<name><suffix>" into path (MM_IO_PATH_MAX bytes). */
+mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix);
+
+/* Before creating path: dir exists, is a directory and is writable.
+ * MM_ERR_RUN naming path and dir otherwise. */
+mm_err mm_io_check_dir(const char *dir, const char *path);
+
+/* Before writing about `bytes` more to path in dir: rank 0 checks that the
+ * file system has that much space free, and the ranks agree (collective).
+ * HDF5 writes its metadata from rank 0 alone, and a flush that fails there
+ * (a full disk) leaves the other ranks waiting in MPI_File_sync: refusing
+ * beforehand keeps a full disk from hanging the run. MM_ERR_RUN naming path,
+ * the space needed and the space free. */
+mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
+
+/* Before a parallel open of path: it exists, is readable, is an HDF5
+ * (NetCDF-4) file and is not shorter than its superblock says.
+ * MM_ERR_INPUT naming the reason otherwise. */
+mm_err mm_io_check_hdf5(const char *path);
+
+#endif

@@ -1,0 +1,371 @@
+/* Restart and crash files (docs/output.md): the bitwise state temp, salt on
+ * (z, y, x), 0 on land, with kmt and the attributes step, time, config_hash,
+ * nx, ny, nz. Written in parallel to `<file>.tmp`, then renamed. */
+#include "mm_io.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "mm_fault.h"
+#include "nc_util.h"
+
+/* The configuration hash as written: 16 lower-case hex digits and a NUL. */
+static void mm_hash_text(const mm_config *cfg, char text[17]) {
+  snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
+}
+
+/* Variable ids of a state file. */
+typedef struct {
+  int temp, salt, kmt;
+} mm_state_vars;
+
+/* Define mode of a state file (this rank alone; the same on every rank). */
+static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+                              long step, double time, mm_state_vars *v) {
+  mm_err err = MM_OK;
+  int d_z = -1, d_y = -1, d_x = -1;
+#define DEF(what, call) MM_NC_LOCAL(err, MM_ERR_RUN, p, what, call)
+  DEF("defining dimension z", nc_def_dim(nc, "z", (size_t)g->nz, &d_z));
+  DEF("defining dimension y", nc_def_dim(nc, "y", (size_t)g->ny, &d_y));
+  DEF("defining dimension x", nc_def_dim(nc, "x", (size_t)g->nx, &d_x));
+  const int dims3[3] = {d_z, d_y, d_x}, dims2[2] = {d_y, d_x};
+  DEF("defining temp", nc_def_var(nc, "temp", NC_DOUBLE, 3, dims3, &v->temp));
+  DEF("defining salt", nc_def_var(nc, "salt", NC_DOUBLE, 3, dims3, &v->salt));
+  DEF("defining kmt", nc_def_var(nc, "kmt", NC_INT, 2, dims2, &v->kmt));
+  /* every value is written: contiguous, no fill pass */
+  const int vars[3] = {v->temp, v->salt, v->kmt};
+  for (int i = 0; i < 3; i++) {
+    DEF("setting storage", nc_def_var_chunking(nc, vars[i], NC_CONTIGUOUS, NULL));
+    DEF("setting storage", nc_def_var_fill(nc, vars[i], NC_NOFILL, NULL));
+  }
+  DEF("writing attributes", nc_put_att_text(nc, v->temp, "units", 4, "degC"));
+  DEF("writing attributes", nc_put_att_text(nc, v->salt, "units", 4, "g/kg"));
+
+  char hash[17];
+  mm_hash_text(cfg, hash);
+  const long long step_ll = step;
+  const int nx = g->nx, ny = g->ny, nz = g->nz;
+  DEF("writing attributes", nc_put_att_longlong(nc, NC_GLOBAL, "step", NC_INT64, 1, &step_ll));
+  DEF("writing attributes", nc_put_att_double(nc, NC_GLOBAL, "time", NC_DOUBLE, 1, &time));
+  DEF("writing attributes", nc_put_att_text(nc, NC_GLOBAL, "config_hash", 16, hash));
+  DEF("writing attributes", nc_put_att_int(nc, NC_GLOBAL, "nx", NC_INT, 1, &nx));
+  DEF("writing attributes", nc_put_att_int(nc, NC_GLOBAL, "ny", NC_INT, 1, &ny));
+  DEF("writing attributes", nc_put_att_int(nc, NC_GLOBAL, "nz", NC_INT, 1, &nz));
+#undef DEF
+  return err;
+}
+
+/* Write the state to final_path via final_path.tmp (collective). */
+static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const double *temp,
+                             const double *salt, long step, double time, const char *suffix) {
+  char path[MM_IO_PATH_MAX], tmp[MM_IO_PATH_MAX + 8];
+  MM_CHECK(mm_io_path(path, cfg, suffix)); /* the same on every rank */
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  MPI_Comm comm;
+  mm_io_comm(g->cart, &comm);
+
+  const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
+  double *buf = malloc(n * sizeof *buf);                            /* one field, file order */
+  int *kmt = malloc((size_t)g->nyl * (size_t)g->nxl * sizeof *kmt); /* kmt block */
+  mm_err err = MM_OK;
+  if (!buf || !kmt)
+    err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", tmp, n * sizeof *buf);
+  if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, path);
+  err = mm_io_agree(comm, err, tmp);
+  if (err == MM_OK) {
+    const double cells = (double)g->nx * (double)g->ny; /* columns */
+    const double bytes = cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int));
+    err = mm_io_check_space(comm, cfg->output_dir, bytes + MM_IO_SPACE_MARGIN, tmp);
+  }
+  if (err != MM_OK) goto done;
+
+  int nc = -1;
+  int s = nc_create_par(tmp, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &nc);
+  if (s != NC_NOERR) err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, "cannot create", s);
+  err = mm_io_agree(comm, err, tmp);
+  if (err != MM_OK) {
+    if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
+    goto done;
+  }
+
+  mm_state_vars v = {-1, -1, -1};
+  err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, step, time, &v), tmp);
+  if (err != MM_OK) {
+    nc_abort(nc);
+    goto remove_tmp;
+  }
+  MM_NC_COLL(err, MM_ERR_RUN, tmp, "cannot write the header", nc_enddef(nc));
+  err = mm_io_agree(comm, err, tmp);
+  if (err == MM_OK) {
+    const int vars[3] = {v.temp, v.salt, v.kmt};
+    for (int i = 0; i < 3; i++)
+      MM_NC_LOCAL(err, MM_ERR_RUN, tmp, "setting collective access",
+                  nc_var_par_access(nc, vars[i], NC_COLLECTIVE));
+    err = mm_io_agree(comm, err, tmp);
+  }
+  if (err == MM_OK) {
+    const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
+    const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
+    mm_io_pack_kmt(g, kmt);
+    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing kmt",
+               nc_put_vara_int(nc, v.kmt, start + 1, count + 1, kmt));
+    mm_io_pack(g, temp, 0.0, buf);
+    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing temp",
+               nc_put_vara_double(nc, v.temp, start, count, buf));
+    mm_io_pack(g, salt, 0.0, buf);
+    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing salt",
+               nc_put_vara_double(nc, v.salt, start, count, buf));
+    /* fault injection for tests (model/mm_fault.h): the fault rank dies here,
+     * the .tmp half written and not renamed */
+    if (!strcmp(suffix, ".restart.nc")) mm_fault_kill_in_restart(g->rank);
+    err = mm_io_agree(comm, err, tmp);
+  }
+  {
+    mm_err close_err = MM_OK;
+    MM_NC_COLL(close_err, MM_ERR_RUN, tmp, "cannot close", nc_close(nc));
+    close_err = mm_io_agree(comm, close_err, tmp);
+    if (err == MM_OK) err = close_err;
+  }
+  if (err != MM_OK) goto remove_tmp;
+
+  /* Every rank has closed the file (the agreement above is a barrier):
+   * rank 0 renames it over the old one; the agreement after the rename is
+   * the final barrier, so no rank goes on before the file is in place. */
+  MPI_Barrier(comm);
+  if (g->rank == 0 && rename(tmp, path) != 0)
+    err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+  err = mm_io_agree(comm, err, path);
+  if (err == MM_OK) goto done;
+
+remove_tmp:
+  if (g->rank == 0) remove(tmp); /* no half-written file left behind */
+done:
+  free(buf);
+  free(kmt);
+  MPI_Comm_free(&comm);
+  return err;
+}
+
+mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *temp,
+                        const double *salt, long step, double time) {
+  return mm_state_write(g, cfg, temp, salt, step, time, ".restart.nc");
+}
+
+mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
+                      const double *salt, long step, double time) {
+  return mm_state_write(g, cfg, temp, salt, step, time, ".crash.nc");
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* Id of variable name, or MM_ERR_INPUT "missing variable". */
+static mm_err mm_find_var(int nc, const char *p, const char *name, int *var) {
+  int s = nc_inq_varid(nc, name, var);
+  MM_REQUIRE(s != NC_ENOTVAR, MM_ERR_INPUT, "%s: not a restart file: missing variable '%s'", p,
+             name);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+  return MM_OK;
+}
+
+/* A global attribute of one value of a numeric type (or, for NC_CHAR,
+ * of at most max_len characters): type and length, or "missing attribute". */
+static mm_err mm_find_att(int nc, const char *p, const char *name, bool text, size_t max_len,
+                          size_t *len) {
+  nc_type type;
+  int s = nc_inq_att(nc, NC_GLOBAL, name, &type, len);
+  MM_REQUIRE(s != NC_ENOTATT, MM_ERR_INPUT, "%s: not a restart file: missing attribute '%s'", p,
+             name);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+  const bool is_text = type == NC_CHAR;
+  MM_REQUIRE(is_text == text && *len >= 1 && *len <= max_len, MM_ERR_INPUT,
+             "%s: attribute '%s' is not a %s", p, name, text ? "string" : "single number");
+  return MM_OK;
+}
+
+/* The shape of a variable: exactly ndims dimensions of lengths want[],
+ * type `type`; a grid mismatch names the dimensions that differ. */
+static mm_err mm_check_shape(int nc, const char *p, int var, const char *name, nc_type type,
+                             int ndims, const int *want) {
+  static const char *const grid_names[3] = {"nz", "ny", "nx"};
+  const char *const *names = grid_names + (3 - ndims); /* (nz, ny, nx) or (ny, nx) */
+  int nd = 0, dims[NC_MAX_VAR_DIMS];
+  nc_type t;
+  int s = nc_inq_var(nc, var, NULL, &t, &nd, dims, NULL);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+  MM_REQUIRE(nd == ndims, MM_ERR_INPUT, "%s: %s has %d dimensions, expected %d", p, name, nd,
+             ndims);
+  MM_REQUIRE(t == type, MM_ERR_INPUT, "%s: %s is not of type %s", p, name,
+             type == NC_DOUBLE ? "double" : "int");
+  size_t len[3] = {0, 0, 0};
+  char differ[64] = "";
+  int n_differ = 0;
+  for (int d = 0; d < nd; d++) {
+    s = nc_inq_dimlen(nc, dims[d], &len[d]);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+    if (len[d] != (size_t)want[d]) {
+      size_t used = strlen(differ);
+      snprintf(differ + used, sizeof differ - used, "%s%s", n_differ ? ", " : "", names[d]);
+      n_differ++;
+    }
+  }
+  if (n_differ == 0) return MM_OK;
+  if (nd == 3)
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: written for another grid: %s is (nz, ny, nx) = (%zu, %zu, %zu), this grid "
+                    "(%d, %d, %d): %s %s",
+                    p, name, len[0], len[1], len[2], want[0], want[1], want[2], differ,
+                    n_differ > 1 ? "differ" : "differs");
+  return MM_ERROR(MM_ERR_INPUT,
+                  "%s: written for another grid: %s is (ny, nx) = (%zu, %zu), this grid (%d, %d): "
+                  "%s %s",
+                  p, name, len[0], len[1], want[0], want[1], differ,
+                  n_differ > 1 ? "differ" : "differs");
+}
+
+/* Everything of the file but the fields (this rank alone; the same result on
+ * every rank, as all read the same file). */
+static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+                               mm_state_vars *v, long *step, double *time) {
+  MM_CHECK(mm_find_var(nc, p, "temp", &v->temp));
+  MM_CHECK(mm_find_var(nc, p, "salt", &v->salt));
+  MM_CHECK(mm_find_var(nc, p, "kmt", &v->kmt));
+  const int grid3[3] = {g->nz, g->ny, g->nx};
+  MM_CHECK(mm_check_shape(nc, p, v->temp, "temp", NC_DOUBLE, 3, grid3));
+  MM_CHECK(mm_check_shape(nc, p, v->salt, "salt", NC_DOUBLE, 3, grid3));
+  MM_CHECK(mm_check_shape(nc, p, v->kmt, "kmt", NC_INT, 2, grid3 + 1));
+
+  size_t len;
+  const char *const sizes[3] = {"nz", "ny", "nx"};
+  for (int d = 0; d < 3; d++) {
+    int value;
+    MM_CHECK(mm_find_att(nc, p, sizes[d], false, 1, &len));
+    int s = nc_get_att_int(nc, NC_GLOBAL, sizes[d], &value);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, sizes[d], s);
+    MM_REQUIRE(value == grid3[d], MM_ERR_INPUT,
+               "%s: written for another grid: attribute %s = %d, this grid %d", p, sizes[d], value,
+               grid3[d]);
+  }
+
+  char want[17], have[33] = "";
+  mm_hash_text(cfg, want);
+  MM_CHECK(mm_find_att(nc, p, "config_hash", true, 32, &len));
+  int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
+  have[len] = '\0';
+  MM_REQUIRE(strcmp(have, want) == 0, MM_ERR_INPUT,
+             "%s: written for another configuration (config_hash %s, this configuration %s): "
+             "a key that determines the solution differs",
+             p, have, want);
+
+  long long step_ll;
+  MM_CHECK(mm_find_att(nc, p, "step", false, 1, &len));
+  s = nc_get_att_longlong(nc, NC_GLOBAL, "step", &step_ll);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
+  MM_REQUIRE(step_ll >= 0 && step_ll <= 1000000000LL, MM_ERR_INPUT,
+             "%s: attribute step = %lld is out of range", p, step_ll);
+  MM_CHECK(mm_find_att(nc, p, "time", false, 1, &len));
+  s = nc_get_att_double(nc, NC_GLOBAL, "time", time);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "time", s);
+  MM_REQUIRE(isfinite(*time), MM_ERR_INPUT, "%s: attribute time = %g is not finite", p, *time);
+  *step = (long)step_ll;
+  return MM_OK;
+}
+
+/* A bad value found in a field, as an error on this rank. */
+static mm_err mm_bad_value(const char *p, const char *name, mm_io_bad bad) {
+  return MM_ERROR(MM_ERR_INPUT, "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): %s", p, name,
+                  bad.value, bad.i, bad.j, bad.k,
+                  bad.found == 1 ? "not finite" : "the _FillValue (missing data)");
+}
+
+mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path, double *temp,
+                       double *salt, long *step, double *time) {
+  const char *p = path;
+  /* refuse what is not a whole HDF5 file before the collective open */
+  mm_err err = mm_io_agree(g->cart, mm_io_check_hdf5(p), p);
+  if (err != MM_OK) return err;
+
+  MPI_Comm comm;
+  mm_io_comm(g->cart, &comm);
+  int nc = -1;
+  int s = nc_open_par(p, NC_NOWRITE, comm, MPI_INFO_NULL, &nc);
+  if (s != NC_NOERR)
+    err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
+                     "cannot open (unreadable, not NetCDF-4 or damaged)", s);
+  err = mm_io_agree(comm, err, p);
+  if (err != MM_OK) {
+    if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
+    MPI_Comm_free(&comm);
+    return err;
+  }
+
+  mm_state_vars v = {-1, -1, -1};
+  long step_file = 0;
+  double time_file = 0.0; /* s */
+  err = mm_io_agree(comm, mm_state_inquire(nc, p, g, cfg, &v, &step_file, &time_file), p);
+
+  const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl;
+  double *buf = NULL;
+  int *kmt = NULL;
+  if (err == MM_OK) {
+    buf = malloc(n * sizeof *buf);
+    kmt = malloc((size_t)g->nyl * (size_t)g->nxl * sizeof *kmt);
+    if (!buf || !kmt) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, n * 8);
+    const int vars[3] = {v.temp, v.salt, v.kmt};
+    for (int i = 0; i < 3; i++)
+      MM_NC_LOCAL(err, MM_ERR_INPUT, p, "setting collective access",
+                  nc_var_par_access(nc, vars[i], NC_COLLECTIVE));
+    err = mm_io_agree(comm, err, p);
+  }
+  if (err == MM_OK) {
+    const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
+    const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
+    /* the land mask must be this grid's */
+    int s_kmt = nc_get_vara_int(nc, v.kmt, start + 1, count + 1, kmt);
+    if (s_kmt != NC_NOERR)
+      err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "reading kmt (truncated?)", s_kmt);
+    for (int j = 0; s_kmt == NC_NOERR && err == MM_OK && j < g->nyl; j++)
+      for (int i = 0; i < g->nxl; i++) {
+        const int here = g->kmt[mm_col(g, i, j)], there = kmt[(size_t)j * g->nxl + i];
+        if (here != there) {
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "%s: written for another land mask: kmt(i=%d, j=%d) is %d in the file, "
+                         "%d on this grid",
+                         p, g->i0 + i, g->j0 + j, there, here);
+          break;
+        }
+      }
+    /* the fields; every rank makes both reads */
+    const char *names[2] = {"temp", "salt"};
+    const int ids[2] = {v.temp, v.salt};
+    double *dst[2] = {temp, salt};
+    for (int f = 0; f < 2; f++) {
+      int sf = nc_get_vara_double(nc, ids[f], start, count, buf);
+      if (sf != NC_NOERR && err == MM_OK)
+        err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
+                         f ? "reading salt (truncated?)" : "reading temp (truncated?)", sf);
+      if (err != MM_OK) continue;
+      mm_io_bad bad = mm_io_unpack(g, buf, NULL, dst[f]);
+      if (bad.found) err = mm_bad_value(p, names[f], bad);
+    }
+    err = mm_io_agree(comm, err, p);
+  }
+  mm_err close_err = MM_OK;
+  MM_NC_COLL(close_err, MM_ERR_INPUT, p, "cannot close", nc_close(nc));
+  close_err = mm_io_agree(comm, close_err, p);
+  if (err == MM_OK) err = close_err;
+  free(buf);
+  free(kmt);
+  MPI_Comm_free(&comm);
+  if (err == MM_OK) {
+    *step = step_file;
+    *time = time_file;
+  }
+  return err;
+}

@@ -1,0 +1,170 @@
+/* Initial-state file: read from NetCDF-4 and classic files (land ignored,
+ * set to 0; dimension names free), refused with MM_ERR_INPUT on every rank
+ * for other dimensions, a missing variable, a non-finite or missing (fill)
+ * wet value, a missing file.
+ *
+ * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
+#include "io_test.h"
+
+/* What make_file puts in the file. */
+typedef enum {
+  GOOD,        /* temp, salt on (nz, ny, nx), NaN on land */
+  EXTRA_LEVEL, /* (nz + 1, ny, nx) */
+  FLAT,        /* temp of (ny, nx) */
+  NO_SALT,     /* temp only */
+  NAN_WET,     /* NaN in one wet cell of salt */
+  FILL_WET,    /* one wet cell of temp never written (the fill value) */
+} file_kind;
+
+/* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
+static void bad_cell(const mm_config *cfg, const mm_grid *g, int *i, int *j, int *k) {
+  *i = g->nx / 2;
+  *j = g->ny / 2;
+  *k = 1;
+  TEST_CHECK(mm_grid_kmt_global(cfg, g, *i, *j) > 1, "bad cell is land");
+}
+
+/* Rank 0 writes path (cmode: NC_NETCDF4 or NC_64BIT_OFFSET). */
+static void make_file(const char *path, int cmode, file_kind kind, const mm_config *cfg,
+                      const mm_grid *g) {
+  const int nz = g->nz + (kind == EXTRA_LEVEL), ny = g->ny, nx = g->nx;
+  int nc, dz, dy, dx, vt, vs = -1;
+  IO_NC(nc_create(path, cmode | NC_CLOBBER, &nc));
+  IO_NC(nc_def_dim(nc, "depth", (size_t)nz, &dz));
+  IO_NC(nc_def_dim(nc, "lat", (size_t)ny, &dy));
+  IO_NC(nc_def_dim(nc, "lon", (size_t)nx, &dx));
+  const int dims[3] = {dz, dy, dx};
+  IO_NC(kind == FLAT ? nc_def_var(nc, "temp", NC_DOUBLE, 2, dims + 1, &vt)
+                     : nc_def_var(nc, "temp", NC_DOUBLE, 3, dims, &vt));
+  if (kind != NO_SALT) IO_NC(nc_def_var(nc, "salt", NC_DOUBLE, 3, dims, &vs));
+  IO_NC(nc_enddef(nc));
+
+  double *t = malloc((size_t)nz * ny * nx * sizeof *t),
+         *s = malloc((size_t)nz * ny * nx * sizeof *s);
+  for (int k = 0; k < nz; k++)
+    for (int j = 0; j < ny; j++)
+      for (int i = 0; i < nx; i++) {
+        const size_t e = ((size_t)k * ny + j) * nx + i;
+        const bool wet = k < mm_grid_kmt_global(cfg, g, i, j);
+        t[e] = wet ? io_test_value(i, j, k, 1.0, 0.0) : NAN;
+        s[e] = wet ? io_test_value(i, j, k, -0.001, 35.0) : NAN;
+      }
+  int bi, bj, bk;
+  bad_cell(cfg, g, &bi, &bj, &bk);
+  const size_t bad = ((size_t)bk * ny + bj) * nx + bi;
+  if (kind == NAN_WET) s[bad] = NAN;
+  if (kind == FILL_WET) t[bad] = NC_FILL_DOUBLE;
+  IO_NC(nc_put_var_double(nc, vt, t));
+  if (vs >= 0) IO_NC(nc_put_var_double(nc, vs, s));
+  IO_NC(nc_close(nc));
+  free(t);
+  free(s);
+}
+
+static void expect_read(const mm_config *cfg, const mm_grid *g, const char *path) {
+  double *t = io_test_field(g, 0.0, 99.0), *s = io_test_field(g, 0.0, 99.0);
+  mm_err err = mm_initial_read(g, path, t, s);
+  TEST_CHECK(err == MM_OK, "%s: %s", path, mm_error_message());
+  long wrong = 0;
+  for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
+    for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
+      const size_t c = mm_col(g, i, j);
+      const bool inside = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
+      for (int k = 0; k < g->nz; k++) {
+        const size_t e = c * (size_t)g->nz + (size_t)k;
+        const bool wet = inside && k < g->kmt[c];
+        const int ig = g->i0 + i, jg = g->j0 + j;
+        const double wt = !inside ? IO_TEST_HALO : wet ? io_test_value(ig, jg, k, 1.0, 0.0) : 0.0;
+        const double ws = !inside ? IO_TEST_HALO
+                          : wet   ? io_test_value(ig, jg, k, -0.001, 35.0)
+                                  : 0.0;
+        if (t[e] != wt || s[e] != ws) wrong++;
+      }
+    }
+  TEST_CHECK(wrong == 0, "%s: rank %d: %ld wrong values", path, g->rank, wrong);
+  (void)cfg;
+  free(t);
+  free(s);
+}
+
+static void expect_refused(const mm_grid *g, const char *path, const char *const *words) {
+  double *t = io_test_field(g, 0.0, 99.0), *s = io_test_field(g, 0.0, 99.0);
+  mm_error_clear();
+  mm_err err = mm_initial_read(g, path, t, s);
+  TEST_CHECK(err == MM_ERR_INPUT, "rank %d: %s: code %d, '%s'", g->rank, path, err,
+             mm_error_message());
+  TEST_CHECK(io_test_message_has(words), "rank %d: %s: message '%s' lacks '%s'", g->rank, path,
+             mm_error_message(), words[0]);
+  if (g->rank == 0) printf("refused as expected: %s\n", mm_error_message());
+  mm_error_clear();
+  free(t);
+  free(s);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  mm_config cfg;
+  io_test_config(&cfg, argc, argv, 0, NULL);
+  io_test_mkdir(cfg.output_dir);
+  mm_grid g;
+  io_test_grid(&cfg, &g);
+
+  static const struct {
+    const char *name;
+    int cmode;
+    file_kind kind;
+  } files[] = {
+      {"good4.nc", NC_NETCDF4, GOOD},
+      {"good_classic.nc", NC_64BIT_OFFSET, GOOD},
+      {"extra_level.nc", NC_NETCDF4, EXTRA_LEVEL},
+      {"flat.nc", NC_NETCDF4, FLAT},
+      {"no_salt.nc", NC_NETCDF4, NO_SALT},
+      {"nan_wet.nc", NC_64BIT_OFFSET, NAN_WET},
+      {"fill_wet.nc", NC_NETCDF4, FILL_WET},
+  };
+  enum { NFILES = sizeof files / sizeof files[0] };
+  char path[NFILES][2 * MM_STR_MAX];
+  for (int f = 0; f < NFILES; f++) {
+    IO_TEST_FMT(path[f], "%s/%s", cfg.output_dir, files[f].name);
+    if (g.rank == 0) make_file(path[f], files[f].cmode, files[f].kind, &cfg, &g);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  expect_read(&cfg, &g, path[0]);
+  expect_read(&cfg, &g, path[1]);
+  expect_refused(&g, path[2],
+                 (const char *const[]){"extra_level.nc", "temp", "expected dimensions",
+                                       "(z, y, x) = (5, 9, 13)",
+                                       "found 3: (depth = 6, lat = 9, lon = 13)", NULL});
+  expect_refused(&g, path[3],
+                 (const char *const[]){"flat.nc", "found 2: (lat = 9, lon = 13)", NULL});
+  expect_refused(&g, path[4], (const char *const[]){"no_salt.nc", "missing variable 'salt'", NULL});
+  expect_refused(
+      &g, path[5],
+      (const char *const[]){"nan_wet.nc", "salt", "not finite", "(i=6, j=4, k=1)", NULL});
+  expect_refused(&g, path[6], (const char *const[]){"fill_wet.nc", "_FillValue", NULL});
+  char missing[2 * MM_STR_MAX];
+  IO_TEST_FMT(missing, "%s/does_not_exist.nc", cfg.output_dir);
+  expect_refused(
+      &g, missing,
+      (const char *const[]){"does_not_exist.nc", "cannot open", "No such file or directory", NULL});
+
+  /* the last rank alone cannot open its file: every rank refuses */
+  if (g.nranks > 1)
+    expect_refused(&g, g.rank == g.nranks - 1 ? missing : path[0],
+                   (const char *const[]){"does_not_exist.nc", "cannot open", NULL});
+
+  char text[2 * MM_STR_MAX];
+  IO_TEST_FMT(text, "%s/text.nc", cfg.output_dir);
+  if (g.rank == 0) {
+    FILE *f = fopen(text, "w");
+    fputs("temp = 1\nsalt = 35\n", f);
+    fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_refused(&g, text,
+                 (const char *const[]){"text.nc", "cannot open", "Unknown file format", NULL});
+
+  mm_grid_destroy(&g);
+  return io_test_finish();
+}

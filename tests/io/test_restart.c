@@ -1,0 +1,237 @@
+/* Restart and crash files: bitwise round trip, atomic replacement through
+ * the .tmp file, and refusal (MM_ERR_INPUT on every rank, with the reason in
+ * the message) of a file for another grid, another configuration, another
+ * land mask, a truncated file, a text file, a missing file, a missing
+ * attribute and a non-finite value.
+ *
+ * usage: test_restart output.dir=DIR [SECTION.KEY=VALUE ...]   (3 ranks) */
+#include "io_test.h"
+
+#include <unistd.h>
+
+static char out_dir[MM_STR_MAX];
+
+#define path_of(path, name, suffix) IO_TEST_FMT(path, "%s/%s%s", out_dir, name, suffix)
+
+/* Rank 0 writes the first bytes bytes of src to dst (all bytes: -1). */
+static void copy_head(const char *src, const char *dst, long bytes) {
+  FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+  TEST_CHECK(in && out, "copy %s -> %s", src, dst);
+  if (in && out) {
+    fseek(in, 0, SEEK_END);
+    const long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    const long n = bytes < 0 ? size : bytes;
+    char *buf = malloc((size_t)size);
+    TEST_CHECK(fread(buf, 1, (size_t)size, in) == (size_t)size, "read %s", src);
+    TEST_CHECK(fwrite(buf, 1, (size_t)n, out) == (size_t)n, "write %s", dst);
+    free(buf);
+  }
+  if (in) fclose(in);
+  if (out) fclose(out);
+}
+
+/* Read path and expect MM_ERR_INPUT on this rank with all words in the message. */
+static void expect_refused(const mm_grid *g, const mm_config *cfg, const char *path,
+                           const char *const *words) {
+  double *t = io_test_field(g, 0.0, 1.0), *s = io_test_field(g, 0.0, 1.0);
+  long step = -1;
+  double time = -1.0;
+  mm_error_clear();
+  mm_err err = mm_restart_read(g, cfg, path, t, s, &step, &time);
+  TEST_CHECK(err == MM_ERR_INPUT, "rank %d: %s: code %d, message '%s'", g->rank, path, err,
+             mm_error_message());
+  TEST_CHECK(io_test_message_has(words), "rank %d: %s: message '%s' lacks '%s'", g->rank, path,
+             mm_error_message(), words[0]);
+  TEST_CHECK(step == -1 && time == -1.0, "step/time set on a refused file");
+  if (g->rank == 0) printf("refused as expected: %s\n", mm_error_message());
+  mm_error_clear();
+  free(t);
+  free(s);
+}
+
+/* Read path (expect success) and compare with (temp, salt) bitwise: wet
+ * cells equal, land 0, halo untouched. */
+static void expect_state(const mm_grid *g, const mm_config *cfg, const char *path,
+                         const double *temp, const double *salt, long want_step, double want_time) {
+  double *t = io_test_field(g, 0.0, 12345.0), *s = io_test_field(g, 0.0, 12345.0);
+  long step = -1;
+  double time = -1.0;
+  mm_err err = mm_restart_read(g, cfg, path, t, s, &step, &time);
+  TEST_CHECK(err == MM_OK, "read %s: %s", path, mm_error_message());
+  TEST_CHECK(step == want_step && time == want_time, "step %ld time %g", step, time);
+  long wrong = 0;
+  for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
+    for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
+      const size_t c = mm_col(g, i, j);
+      const bool inside = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
+      for (int k = 0; k < g->nz; k++) {
+        const size_t e = c * (size_t)g->nz + (size_t)k;
+        const bool wet = inside && k < g->kmt[c];
+        const double wt = !inside ? IO_TEST_HALO : wet ? temp[e] : 0.0;
+        const double ws = !inside ? IO_TEST_HALO : wet ? salt[e] : 0.0;
+        if (memcmp(&t[e], &wt, sizeof wt) || memcmp(&s[e], &ws, sizeof ws)) wrong++;
+      }
+    }
+  TEST_CHECK(wrong == 0, "rank %d: %ld values differ after the round trip", g->rank, wrong);
+  free(t);
+  free(s);
+}
+
+/* A configuration like cfg with extra overrides; its grid in *g2. */
+static void other_case(int argc, char **argv, const char *a, const char *b, mm_config *cfg2) {
+  const char *const extra[2] = {a, b};
+  io_test_config(cfg2, argc, argv, b ? 2 : 1, extra);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  mm_config cfg;
+  io_test_config(&cfg, argc, argv, 0, NULL);
+  IO_TEST_FMT(out_dir, "%s", cfg.output_dir);
+  io_test_mkdir(cfg.output_dir);
+  mm_grid g;
+  io_test_grid(&cfg, &g);
+  /* fractions that are not exact in binary: the round trip must keep every bit */
+  double *temp = io_test_field(&g, 1.0 / 3.0, 0.1), *salt = io_test_field(&g, -1e-3 / 7.0, 35.0);
+  char path[2 * MM_STR_MAX], tmp[2 * MM_STR_MAX + 8], other[2 * MM_STR_MAX];
+  IO_TEST_FMT(path, "%s/%s.restart.nc", cfg.output_dir, cfg.run_name);
+  IO_TEST_FMT(tmp, "%s.tmp", path);
+
+  /* (e) atomic write: afterwards the .tmp file is gone, the restart is there */
+  mm_err err = mm_restart_write(&g, &cfg, temp, salt, 42, 25200.0);
+  TEST_CHECK(err == MM_OK, "restart write: %s", mm_error_message());
+  TEST_CHECK(io_test_exists(path), "rank %d: %s missing after the write", g.rank, path);
+  TEST_CHECK(!io_test_exists(tmp), "rank %d: %s left behind", g.rank, tmp);
+
+  /* round trip, bitwise; then a second write replaces the first */
+  expect_state(&g, &cfg, path, temp, salt, 42, 25200.0);
+  double *temp2 = io_test_field(&g, 0.5, -2.0);
+  err = mm_restart_write(&g, &cfg, temp2, salt, 43, 25800.0);
+  TEST_CHECK(err == MM_OK, "second restart write: %s", mm_error_message());
+  TEST_CHECK(!io_test_exists(tmp), "%s left behind", tmp);
+  expect_state(&g, &cfg, path, temp2, salt, 43, 25800.0);
+
+  /* crash file: the same layout, readable as a restart */
+  err = mm_crash_write(&g, &cfg, temp, salt, 7, 4200.0);
+  TEST_CHECK(err == MM_OK, "crash write: %s", mm_error_message());
+  path_of(other, cfg.run_name, ".crash.nc");
+  TEST_CHECK(io_test_exists(other), "%s missing", other);
+  expect_state(&g, &cfg, other, temp, salt, 7, 4200.0);
+
+  /* another grid (nz differs) */
+  {
+    mm_config c2;
+    other_case(argc, argv, "grid.nz=6", "run.name=other_grid", &c2);
+    mm_grid g2;
+    io_test_grid(&c2, &g2);
+    double *t2 = io_test_field(&g2, 1.0, 0.0);
+    TEST_CHECK(mm_restart_write(&g2, &c2, t2, t2, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "other_grid", ".restart.nc");
+    expect_refused(
+        &g, &cfg, other,
+        (const char *const[]){"another grid", "other_grid.restart.nc", "nz differs", NULL});
+    free(t2);
+    mm_grid_destroy(&g2);
+  }
+  /* another configuration (same grid, another diffusivity) */
+  {
+    mm_config c2;
+    other_case(argc, argv, "physics.kappa_v=2e-5", "run.name=other_cfg", &c2);
+    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "other_cfg", ".restart.nc");
+    expect_refused(&g, &cfg, other,
+                   (const char *const[]){"written for another configuration", "config_hash", NULL});
+    /* keys outside the hash (output.*, solver.*, run.steps) do not matter */
+    other_case(argc, argv, "run.steps=999", "solver.tdma=reference", &c2);
+    expect_state(&g, &c2, path, temp2, salt, 43, 25800.0);
+  }
+  /* a truncated file: the first half of the bytes */
+  path_of(other, "truncated", ".restart.nc");
+  if (g.rank == 0) {
+    struct stat st;
+    stat(path, &st);
+    copy_head(path, other, (long)st.st_size / 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_refused(&g, &cfg, other, (const char *const[]){"truncated.restart.nc", "truncated", NULL});
+  /* a text file named .nc */
+  path_of(other, "text", ".nc");
+  if (g.rank == 0) {
+    FILE *f = fopen(other, "w");
+    fputs("[run]\nname = not netcdf at all\n", f);
+    fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_refused(&g, &cfg, other, (const char *const[]){"text.nc", "not a NetCDF", NULL});
+  /* an empty file */
+  path_of(other, "empty", ".nc");
+  if (g.rank == 0) fclose(fopen(other, "w"));
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_refused(&g, &cfg, other, (const char *const[]){"empty.nc", "not a NetCDF", NULL});
+  /* a missing file */
+  path_of(other, "missing", ".restart.nc");
+  expect_refused(&g, &cfg, other,
+                 (const char *const[]){"missing.restart.nc", "cannot open",
+                                       "No such file or directory", NULL});
+  /* a missing attribute */
+  {
+    mm_config c2;
+    other_case(argc, argv, "run.name=no_hash", NULL, &c2);
+    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "no_hash", ".restart.nc");
+    if (g.rank == 0) {
+      int nc;
+      IO_NC(nc_open(other, NC_WRITE, &nc));
+      IO_NC(nc_redef(nc));
+      IO_NC(nc_del_att(nc, NC_GLOBAL, "config_hash"));
+      IO_NC(nc_close(nc));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_refused(&g, &cfg, other,
+                   (const char *const[]){"missing attribute", "config_hash", NULL});
+  }
+  /* another land mask: one kmt value changed */
+  {
+    mm_config c2;
+    other_case(argc, argv, "run.name=bad_kmt", NULL, &c2);
+    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "bad_kmt", ".restart.nc");
+    if (g.rank == 0) {
+      int nc, var, kmt = 0;
+      const size_t at[2] = {(size_t)g.ny / 2, (size_t)g.nx - 1}; /* a coastal column */
+      IO_NC(nc_open(other, NC_WRITE, &nc));
+      IO_NC(nc_inq_varid(nc, "kmt", &var));
+      IO_NC(nc_get_var1_int(nc, var, at, &kmt));
+      kmt = kmt > 0 ? kmt - 1 : 1;
+      IO_NC(nc_put_var1_int(nc, var, at, &kmt));
+      IO_NC(nc_close(nc));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_refused(&g, &cfg, other, (const char *const[]){"land mask", "kmt(i=12", NULL});
+  }
+  /* a non-finite value in a wet cell of the last rank's block */
+  {
+    mm_config c2;
+    other_case(argc, argv, "run.name=nan", NULL, &c2);
+    double *bad = io_test_field(&g, 1.0, 0.0);
+    if (g.rank == g.nranks - 1) {
+      size_t c = mm_col(&g, 0, 0); /* the deepest column of the block */
+      for (int j = 0; j < g.nyl; j++)
+        for (int i = 0; i < g.nxl; i++)
+          if (g.kmt[mm_col(&g, i, j)] > g.kmt[c]) c = mm_col(&g, i, j);
+      TEST_CHECK(g.kmt[c] > 1, "no column of the block has two wet levels");
+      bad[c * (size_t)g.nz + 1] = NAN;
+    }
+    TEST_CHECK(mm_restart_write(&g, &c2, bad, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "nan", ".restart.nc");
+    expect_refused(&g, &cfg, other, (const char *const[]){"nan.restart.nc", "not finite", NULL});
+    free(bad);
+  }
+
+  free(temp);
+  free(temp2);
+  free(salt);
+  mm_grid_destroy(&g);
+  return io_test_finish();
+}
