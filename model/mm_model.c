@@ -1,10 +1,12 @@
 #include "mm_model.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mm_fault.h"
 #include "mm_flow.h"
 #include "mm_physics.h"
 
@@ -126,17 +128,31 @@ static mm_err create_solver(mm_model *m) {
   return MM_ERROR(MM_ERR_RUN, "solver %s: %s", cfg->tdma, mm_tdma_strerror(rc));
 }
 
-mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
-  *out = NULL;
-  mm_model *m = calloc(1, sizeof *m);
-  MM_REQUIRE(m, MM_ERR_RUN, "out of memory");
-  *out = m; /* so that the caller destroys what was built on error */
-  m->cfg = *cfg;
-  m->grid.cart = MPI_COMM_NULL;
-  MM_CHECK(mm_grid_create(cfg, comm, &m->grid));
+/* Agree on the outcome of the local part of the set-up (collective over comm):
+ * the worst code on every rank; a rank that did not fail takes over the
+ * message of the lowest failing rank. Without it a rank that failed to
+ * allocate would leave the others waiting in the next collective. */
+static mm_err agree(MPI_Comm comm, mm_err local) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
+  MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+  if (out[0] == MM_OK) return MM_OK;
+  char message[1024] = "";
+  if (rank == -out[1]) snprintf(message, sizeof message, "%s", mm_error_message());
+  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, -out[1], comm);
+  if (local == MM_OK) MM_ERROR((mm_err)out[0], "rank %d: %s", -out[1], message);
+  return (mm_err)out[0];
+}
+
+/* The state and work arrays (this rank alone). */
+static mm_err allocate(mm_model *m) {
   const mm_grid *g = &m->grid;
-  MM_CHECK(mm_halo_create(g, &m->halo));
   const size_t n = g->ncol_h * (size_t)g->nz;
+  /* fault injection (model/mm_fault.h): the allocation fails on one rank */
+  if (mm_fault_is("MINIMODEL_FAULT_ALLOC", "model", g->rank))
+    return MM_ERROR(MM_ERR_RUN, "out of memory allocating m->temp (%zu bytes) [injected fault]",
+                    n * sizeof *m->temp);
   MM_ALLOC(m->temp, n);
   MM_ALLOC(m->salt, n);
   MM_ALLOC(m->temp_next, n);
@@ -146,7 +162,26 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   MM_ALLOC(m->kappa_w, n);
   MM_ALLOC(m->g_dt, g->nz);
   MM_ALLOC(m->inv_h, g->nz);
-  MM_CHECK(mm_flow_create(cfg, g, m->ue, m->vn));
+  MM_ALLOC(m->work, 8 * (size_t)g->nz);
+  return MM_OK;
+}
+
+mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
+  *out = NULL;
+  mm_model *m = calloc(1, sizeof *m);
+  MM_REQUIRE(m, MM_ERR_RUN, "out of memory");
+  *out = m; /* so that the caller destroys what was built on error */
+  m->cfg = *cfg;
+  m->grid.cart = MPI_COMM_NULL;
+  /* the grid's collectives come first; what may fail on one rank alone (the
+   * memory check, allocations) follows them, and the ranks agree on it before
+   * the next collective (check_stability) */
+  mm_err err = mm_grid_create(cfg, comm, &m->grid);
+  const mm_grid *g = &m->grid;
+  if (err == MM_OK) err = mm_halo_create(g, &m->halo);
+  if (err == MM_OK) err = allocate(m);
+  if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
+  MM_CHECK(agree(comm, err));
   MM_CHECK(check_stability(m));
 
   const double dt = cfg->run_dt;
@@ -178,6 +213,7 @@ void mm_model_destroy(mm_model *m) {
   free(m->kappa_w);
   free(m->g_dt);
   free(m->inv_h);
+  free(m->work);
   free(m);
 }
 

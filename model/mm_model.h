@@ -31,6 +31,7 @@ typedef struct mm_model {
   /* Per-level factors of the vertical step [nz]. */
   double *g_dt;      /* dt / distance between centres k and k+1 (s/m) */
   double *inv_h;     /* 1 / layer thickness (1/m) */
+  double *work;      /* [8 nz] scratch of the horizontal step: face fluxes of one cell */
 
   mm_tdma *solver;
   long step;         /* steps done */

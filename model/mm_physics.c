@@ -2,34 +2,47 @@
 
 #include <math.h>
 
-/* Superbee limiter B(a, b) = phi(a/b) b without the division. */
-static inline double superbee(double a, double b) {
-  if (a * b <= 0.0) return 0.0;
-  const double fa = fabs(a), fb = fabs(b);
-  const double s = b > 0.0 ? 1.0 : -1.0;
-  return s * fmax(fmin(2.0 * fa, fb), fmin(fa, 2.0 * fb));
-}
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline double dmax(double a, double b) { return a > b ? a : b; }
 
-/* Advective flux (per unit depth) through the face between cells L and R,
- * transport U > 0 towards R. tLL / tRR are the cells beyond L and R;
- * wet_LL / wet_RR say whether the faces LL|L and R|RR are wet. */
-static inline __attribute__((always_inline)) double advective_flux(mm_advection scheme, double U, double cfac, double tLL,
-                                    double tL, double tR, double tRR, int wet_LL, int wet_RR) {
-  if (scheme == MM_ADV_NONE) return 0.0;
-  double tu, td, d_up;
-  if (U >= 0.0) {
-    tu = tL;
-    td = tR;
-    d_up = wet_LL ? tL - tLL : 0.0;
-  } else {
-    tu = tR;
-    td = tL;
-    d_up = wet_RR ? tR - tRR : 0.0;
+/* Fluxes per unit depth through one face, for the levels of one cell
+ * (docs/physics.md, "Horizontal step"). The face lies between cells L and R
+ * (R towards +x or +y); LL and RR are the cells beyond them. The face is wet
+ * on its first n_face levels, the face LL|L on its first n_ll and R|RR on its
+ * first n_rr. Writes the advective flux fa[k] and the diffusive flux fd[k]
+ * for k < n_cell (0 where the face is dry). The loop body is branch-free so
+ * that it vectorises over k; every value is the one the scalar formulas of
+ * docs/physics.md give, bit for bit. */
+static inline __attribute__((always_inline)) void
+face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cell,
+            const double *restrict U, const double *restrict tLL, const double *restrict tL,
+            const double *restrict tR, const double *restrict tRR, double cfac, double kh,
+            double *restrict fa, double *restrict fd) {
+  for (int k = 0; k < n_face; k++) {
+    double adv = 0.0;
+    if (scheme != MM_ADV_NONE) {
+      const double u = U[k];
+      const int pos = u >= 0.0;
+      const double tu = pos ? tL[k] : tR[k];
+      if (scheme == MM_ADV_UPWIND) {
+        adv = u * tu;
+      } else {
+        const double td = pos ? tR[k] : tL[k];
+        const double tuu = pos ? tLL[k] : tRR[k];
+        const int wet_uu = pos ? k < n_ll : k < n_rr;
+        const double a = wet_uu ? tu - tuu : 0.0, b = td - tu;
+        /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0 if a b <= 0 */
+        const double fa_ = fabs(a), fb_ = fabs(b);
+        const double lim = dmax(dmin(2.0 * fa_, fb_), dmin(fa_, 2.0 * fb_));
+        const double limited = a * b <= 0.0 ? 0.0 : (b > 0.0 ? 1.0 : -1.0) * lim;
+        const double c = fabs(u) * cfac;
+        adv = u * (tu + (0.5 * (1.0 - c)) * limited);
+      }
+    }
+    fa[k] = adv;
+    fd[k] = -kh * (tR[k] - tL[k]);
   }
-  if (scheme == MM_ADV_UPWIND) return U * tu;
-  const double c = fabs(U) * cfac;
-  const double t_face = tu + (0.5 * (1.0 - c)) * superbee(d_up, td - tu);
-  return U * t_face;
+  for (int k = n_face < 0 ? 0 : n_face; k < n_cell; k++) fa[k] = fd[k] = 0.0;
 }
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
@@ -44,12 +57,17 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
   const long sx = nz, sy = (long)g->nxh * nz; /* strides to the east and north neighbours */
   double *const state[2] = {m->temp, m->salt};
   double *const next[2] = {m->temp_next, m->salt_next};
+  /* face fluxes of the current cell: advective and diffusive, 4 faces */
+  double *const fa_e = m->work, *const fa_w = fa_e + nz, *const ga_n = fa_w + nz,
+                *const ga_s = ga_n + nz, *const fd_e = ga_s + nz, *const fd_w = fd_e + nz,
+                *const gd_n = fd_w + nz, *const gd_s = gd_n + nz;
 
   for (int j = jb; j < je; j++)
     for (int i = ib; i < ie; i++) {
       const size_t c = mm_col(g, i, j);
       const long p = (long)c * nz;
       const int kP = g->kmt[c];
+      if (kP == 0) continue;
       const int kE = g->kmt[c + 1], kW = g->kmt[c - 1];
       const int kEE = g->kmt[c + 2], kWW = g->kmt[c - 2];
       const int kN = g->kmt[c + g->nxh], kS = g->kmt[c - g->nxh];
@@ -59,39 +77,19 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
       for (int v = 0; v < 2; v++) {
         const double *t = state[v] + p;
         double *tn = next[v] + p;
+        /* east face: L = P, R = E; west face: L = W, R = P; likewise north/south */
+        face_fluxes(scheme, imin(kP, kE), imin(kW, kP), imin(kE, kEE), kP, ue_e, t - sx, t,
+                    t + sx, t + 2 * sx, cfac, kh_x, fa_e, fd_e);
+        face_fluxes(scheme, imin(kW, kP), imin(kWW, kW), imin(kP, kE), kP, ue_w, t - 2 * sx,
+                    t - sx, t, t + sx, cfac, kh_x, fa_w, fd_w);
+        face_fluxes(scheme, imin(kP, kN), imin(kS, kP), imin(kN, kNN), kP, vn_n, t - sy, t,
+                    t + sy, t + 2 * sy, cfac, kh_y, ga_n, gd_n);
+        face_fluxes(scheme, imin(kS, kP), imin(kSS, kS), imin(kP, kN), kP, vn_s, t - 2 * sy,
+                    t - sy, t, t + sy, cfac, kh_y, ga_s, gd_s);
         for (int k = 0; k < kP; k++) {
-          const int we = k < kE, ww = k < kW, wn = k < kN, ws = k < kS;
-          /* east face: L = P, R = E */
-          double fa_e = 0.0, fd_e = 0.0;
-          if (we) {
-            fa_e = advective_flux(scheme, ue_e[k], cfac, t[k - sx], t[k], t[k + sx], t[k + 2 * sx],
-                                  ww, k < imin(kE, kEE));
-            fd_e = -kh_x * (t[k + sx] - t[k]);
-          }
-          /* west face: L = W, R = P */
-          double fa_w = 0.0, fd_w = 0.0;
-          if (ww) {
-            fa_w = advective_flux(scheme, ue_w[k], cfac, t[k - 2 * sx], t[k - sx], t[k],
-                                  t[k + sx], k < imin(kWW, kW), we);
-            fd_w = -kh_x * (t[k] - t[k - sx]);
-          }
-          /* north face: L = P, R = N */
-          double ga_n = 0.0, gd_n = 0.0;
-          if (wn) {
-            ga_n = advective_flux(scheme, vn_n[k], cfac, t[k - sy], t[k], t[k + sy], t[k + 2 * sy],
-                                  ws, k < imin(kN, kNN));
-            gd_n = -kh_y * (t[k + sy] - t[k]);
-          }
-          /* south face: L = S, R = P */
-          double ga_s = 0.0, gd_s = 0.0;
-          if (ws) {
-            ga_s = advective_flux(scheme, vn_s[k], cfac, t[k - 2 * sy], t[k - sy], t[k],
-                                  t[k + sy], k < imin(kSS, kS), wn);
-            gd_s = -kh_y * (t[k] - t[k - sy]);
-          }
-          const double adv = (fa_w - fa_e) + (ga_s - ga_n);
-          const double dif = (fd_w - fd_e) + (gd_s - gd_n);
-          tn[k] = t[k] + m->dt_area * (adv + dif);
+          const double adv = (fa_w[k] - fa_e[k]) + (ga_s[k] - ga_n[k]);
+          const double dif = (fd_w[k] - fd_e[k]) + (gd_s[k] - gd_n[k]);
+          tn[k] = t[k] + cfac * (adv + dif);
         }
       }
     }

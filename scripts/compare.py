@@ -54,13 +54,13 @@ def compare_text(name, va, vb):
     vb.set_auto_chartostring(True)
     a, b = np.asarray(va[...]), np.asarray(vb[...])
     if a.shape != b.shape:
-        return False, f"{name}: shape {a.shape} vs {b.shape}"
+        return False, f"{name}: FAIL: shape mismatch {a.shape} vs {b.shape}"
     ok = bool(np.array_equal(a.astype(str), b.astype(str)))
     if ok:
         return True, f"{name}: text, equal"
     diff = np.argwhere(a.astype(str) != b.astype(str))
     where = fmt_index(va.dimensions, tuple(diff[0])) if diff.size else "()"
-    return False, f"{name}: text, {len(diff) or 1} element(s) differ, first at {where}"
+    return False, f"{name}: text  FAIL: {len(diff) or 1} element(s) differ, first at {where}"
 
 
 def compare_numeric(name, va, vb, rtol, atol):
@@ -68,7 +68,7 @@ def compare_numeric(name, va, vb, rtol, atol):
     dims = va.dimensions
     a, b = read(va), read(vb)
     if a.shape != b.shape:
-        return False, (f"{name}: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
+        return False, (f"{name}: FAIL: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
                        f"{dict(zip(vb.dimensions, b.shape))}")
     ma, mb = np.ma.getmaskarray(a), np.ma.getmaskarray(b)
     problems = []
@@ -78,7 +78,7 @@ def compare_numeric(name, va, vb, rtol, atol):
         problems.append(f"mask differs at {int(mask_diff.sum())} element(s), first at "
                         f"{fmt_index(dims, first)}")
     both = ~(ma | mb)
-    # Integers exactly (as Python ints would), anything else in float64.
+    # Integers exactly in int64, anything else in float64.
     if a.dtype.kind in "iub" and b.dtype.kind in "iub":
         ad = np.ma.getdata(a).astype(np.int64)
         bd = np.ma.getdata(b).astype(np.int64)
@@ -99,20 +99,17 @@ def compare_numeric(name, va, vb, rtol, atol):
         rel = np.where(absdiff == 0, 0.0, absdiff / np.abs(bd))
     rel = np.where(np.isnan(rel), np.inf, rel)
     with np.errstate(invalid="ignore", over="ignore"):
-        bad = both & ~(absdiff <= atol + rtol * np.abs(bd))
+        bad = both & (absdiff > 0) & ~(absdiff <= atol + rtol * np.abs(bd))
     if nan_diff.any():
         first = tuple(int(i) for i in np.argwhere(nan_diff)[0])
         problems.append(f"NaN in one file only at {int(nan_diff.sum())} element(s), first at "
                         f"{fmt_index(dims, first)}")
     if bad.any():
         problems.append(f"{int(bad.sum())} of {int(both.sum())} element(s) beyond tolerance")
-    if a.size:
-        where = np.unravel_index(int(np.argmax(rel)), a.shape) if rel.max() > 0 else None
-        if where is None and absdiff.max() > 0:  # differences only where b is 0
-            where = np.unravel_index(int(np.argmax(absdiff)), a.shape)
-        max_abs, max_rel = float(absdiff.max()), float(rel.max())
-    else:
-        where, max_abs, max_rel = None, 0.0, 0.0
+    # rel is inf where b = 0 and a differs, so its argmax finds every difference.
+    max_abs = float(absdiff.max()) if a.size else 0.0
+    max_rel = float(rel.max()) if a.size else 0.0
+    where = np.unravel_index(int(np.argmax(rel)), a.shape) if max_rel > 0 else None
     loc = fmt_index(dims, tuple(int(i) for i in where)) if where is not None else "-"
     line = f"{name}: max_abs={max_abs:.6g} max_rel={max_rel:.6g} at {loc}"
     if problems:

@@ -35,7 +35,10 @@ import sys
 import numpy as np
 
 HALO = 2  # superbee needs two cells upstream of a face
-FILL_VALUE = 9.96920996838687e36  # NetCDF default fill of doubles (docs/output.md)
+# NC_FILL_DOUBLE, the NetCDF default fill of doubles. docs/output.md writes it
+# 9.96920996838687e+36, which rounds to a neighbouring double: the exact
+# value is 9.9692099683868690e+36.
+FILL_VALUE = 9.9692099683868690e36
 
 
 class ConfigError(Exception):
@@ -483,27 +486,40 @@ def initial_state(cfg, grid):
 
 
 def read_initial_file(path, grid):
-    """initial.file (docs/output.md): temp and salt of dimensions (z, y, x)
-    exactly (nz, ny, nx); land ignored; non-finite wet values refused."""
+    """initial.file (docs/output.md): numeric temp and salt of shape exactly
+    (nz, ny, nx); land ignored (0); a wet value that is not finite or equals
+    the _FillValue (missing data) is refused."""
     import netCDF4
     try:
         ds = netCDF4.Dataset(path, "r")
     except (OSError, RuntimeError) as e:
-        raise ConfigError(f"initial.file = {path}: cannot read: {e}") from None
+        raise ConfigError(f"{path}: cannot open (missing, unreadable or not NetCDF): {e}") \
+            from None
+    out = []
     with ds:
-        out = []
         for name in ("temp", "salt"):
             if name not in ds.variables:
-                raise ConfigError(f"initial.file = {path}: no variable {name}")
+                raise ConfigError(f"{path}: missing variable '{name}' (initial.file needs temp "
+                                  "and salt on (z, y, x))")
             var = ds.variables[name]
-            if var.dimensions != ("z", "y", "x") or var.shape != (grid.nz, grid.ny, grid.nx):
-                raise ConfigError(f"initial.file = {path}: {name} is {var.dimensions} "
-                                  f"{var.shape}, expected ('z', 'y', 'x') "
-                                  f"{(grid.nz, grid.ny, grid.nx)}")
+            if var.dtype == str or np.dtype(var.dtype).kind not in "iuf":
+                raise ConfigError(f"{path}: variable '{name}' is not numeric")
+            if var.shape != (grid.nz, grid.ny, grid.nx):
+                raise ConfigError(f"{path}: {name}: expected dimensions (z, y, x) = "
+                                  f"{(grid.nz, grid.ny, grid.nx)}, found {var.dimensions} "
+                                  f"{var.shape}")
             var.set_auto_mask(False)
             a = np.asarray(var[...], dtype=np.float64)
-            if not np.all(np.isfinite(a[grid.wet])):
-                raise ConfigError(f"initial.file = {path}: {name} has non-finite wet values")
+            if "_FillValue" in var.ncattrs():
+                fill = float(var.getncattr("_FillValue"))
+            else:
+                fill = netCDF4.default_fillvals.get(np.dtype(var.dtype).str[1:]) \
+                    if np.dtype(var.dtype).kind == "f" else None
+            wet = a[grid.wet]
+            if not np.all(np.isfinite(wet)):
+                raise ConfigError(f"{path}: {name} has non-finite values at wet cells")
+            if fill is not None and np.any(wet == fill):
+                raise ConfigError(f"{path}: {name} has the _FillValue (missing data) at wet cells")
             out.append(np.where(grid.wet, a, 0.0))
     return out[0], out[1]
 
@@ -518,33 +534,37 @@ def superbee_limiter(a, b):
     return np.where(a * b <= 0, 0.0, np.copysign(mag, b))
 
 
-def face_fluxes(Tp, wet, Uf, scheme, cfac, kdiff):
-    """Advective and diffusive fluxes through the faces along the last axis.
+def face_fluxes(Tp, wet, Uf, scheme, cfac, kdiff, axis):
+    """Advective and diffusive fluxes through the faces along `axis` (x: 2, y: 1).
 
-    Tp:  tracer padded by HALO along the last axis, (..., n + 2 HALO);
-    wet: wetness of the face between padded cells p and p+1, (..., n + 2 HALO - 1);
-    Uf:  masked transport through the same faces (positive towards +p).
-    Returns (Fa, Fd) for the n + 1 faces from the west face of cell 0 to the
-    east face of cell n-1: face f lies between cells f-1 and f.
+    Tp:  tracer padded by HALO along axis, n + 2 HALO cells;
+    wet: wetness of the face between padded cells p and p+1, n + 2 HALO - 1 faces;
+    Uf:  transport through the same faces (positive towards +p).
+    Returns (Fa, Fd) for the n + 1 faces from the west (south) face of cell 0
+    to the east (north) face of cell n-1: face f lies between cells f-1 and f.
     """
-    n = Tp.shape[-1] - 2 * HALO
-    p = slice(HALO - 1, HALO + n)              # face between cells p and p+1
-    sl = lambda off: slice(HALO - 1 + off, HALO + n + off)  # noqa: E731
-    TP, TE = Tp[..., sl(0)], Tp[..., sl(1)]
-    TW, TEE = Tp[..., sl(-1)], Tp[..., sl(2)]
-    U, w = Uf[..., p], wet[..., p]
+    n = Tp.shape[axis] - 2 * HALO
+
+    def at(a, off):
+        """a at padded index p + off for the faces p = HALO-1 .. HALO-1+n (P = p, E = p+1)."""
+        idx = [slice(None)] * a.ndim
+        idx[axis] = slice(HALO - 1 + off, HALO + n + off)
+        return a[tuple(idx)]
+
+    TP, TE, TW, TEE = at(Tp, 0), at(Tp, 1), at(Tp, -1), at(Tp, 2)
+    U, w = at(Uf, 0), at(wet, 0)
     # Diffusive flux F^d = -(kappa_h dy / dx) (T_E - T_P), on wet faces only.
     Fd = np.where(w, -kdiff * (TE - TP), 0.0)
     if scheme == "none":
         return np.zeros_like(Fd), Fd
     pos = U >= 0
-    Tu = np.where(pos, TP, TE)
+    Tu = np.where(pos, TP, TE)  # upstream cell u
     if scheme == "upwind":
         Tface = Tu
     else:  # superbee
-        Td = np.where(pos, TE, TP)
-        Tuu = np.where(pos, TW, TEE)
-        wet_up = np.where(pos, wet[..., sl(-1)], wet[..., sl(1)])
+        Td = np.where(pos, TE, TP)      # downstream cell d
+        Tuu = np.where(pos, TW, TEE)    # the cell upstream of u
+        wet_up = np.where(pos, at(wet, -1), at(wet, 1))  # face between uu and u
         d_dn = Td - Tu
         d_up = np.where(wet_up, Tu - Tuu, 0.0)
         c = np.abs(U) * cfac
@@ -563,29 +583,27 @@ class HorizontalOperator:
         self.fac = dt / (dx * dy)       # also the Courant factor of superbee
         self.kx = kh * dy / dx          # kappa_h dy / dx, computed once
         self.ky = kh * dx / dy          # kappa_h dx / dy
-        ny, nx = grid.ny, grid.nx
+        self.rows = slice(HALO, HALO + grid.ny)
+        self.cols = slice(HALO, HALO + grid.nx)
         wet_e, wet_n = wet_faces(grid)
-        rows, cols = slice(HALO, HALO + ny), slice(HALO, HALO + nx)
-        # x faces of the interior rows; y faces of the interior columns,
-        # transposed so that both directions run along the last axis.
-        self.wet_x = wet_e[:, rows, :]
-        self.wet_y = wet_n[:, :, cols].transpose(0, 2, 1)
-        self.U_x = grid.pad(U, before=HALO, after=HALO - 1)[:, rows, :]
-        self.V_y = grid.pad(V, before=HALO, after=HALO - 1)[:, :, cols].transpose(0, 2, 1)
+        # x faces of the interior rows, y faces of the interior columns; the
+        # padded transports line up with the padded faces (face p: east or
+        # north face of padded cell p).
+        self.wet_x = wet_e[:, self.rows, :]
+        self.wet_y = wet_n[:, :, self.cols]
+        self.U_x = grid.pad(U, before=HALO, after=HALO - 1)[:, self.rows, :]
+        self.V_y = grid.pad(V, before=HALO, after=HALO - 1)[:, :, self.cols]
 
     def step(self, T):
         """T* = T + (dt / (dx dy)) (adv + dif) on wet cells."""
-        g = self.grid
-        ny, nx = g.ny, g.nx
-        Tp = g.pad(T)
-        Tx = Tp[:, HALO:HALO + ny, :]                             # (nz, ny, nx + 2H)
-        Ty = Tp[:, :, HALO:HALO + nx].transpose(0, 2, 1)          # (nz, nx, ny + 2H)
-        Fa, Fd = face_fluxes(Tx, self.wet_x, self.U_x, self.scheme, self.fac, self.kx)
-        Ga, Gd = face_fluxes(Ty, self.wet_y, self.V_y, self.scheme, self.fac, self.ky)
-        Ga, Gd = Ga.transpose(0, 2, 1), Gd.transpose(0, 2, 1)    # (nz, ny + 1, nx)
+        Tp = self.grid.pad(T)
+        Fa, Fd = face_fluxes(Tp[:, self.rows, :], self.wet_x, self.U_x, self.scheme, self.fac,
+                             self.kx, axis=2)                     # (nz, ny, nx + 1)
+        Ga, Gd = face_fluxes(Tp[:, :, self.cols], self.wet_y, self.V_y, self.scheme, self.fac,
+                             self.ky, axis=1)                     # (nz, ny + 1, nx)
         adv = (Fa[:, :, :-1] - Fa[:, :, 1:]) + (Ga[:, :-1, :] - Ga[:, 1:, :])
         dif = (Fd[:, :, :-1] - Fd[:, :, 1:]) + (Gd[:, :-1, :] - Gd[:, 1:, :])
-        return np.where(g.wet, T + self.fac * (adv + dif), 0.0)
+        return np.where(self.grid.wet, T + self.fac * (adv + dif), 0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -765,29 +783,35 @@ class History:
             return v
 
         var("time", "f8", ("time",), "s", long_name="time since start", axis="T")
-        var("x", "f8", ("x",), "m", axis="X", standard_name="projection_x_coordinate")[:] = \
+        var("x", "f8", ("x",), "m", long_name="x of cell centres", axis="X",
+            standard_name="projection_x_coordinate")[:] = \
             (np.arange(nx) + 0.5) * grid.dx
-        var("y", "f8", ("y",), "m", axis="Y", standard_name="projection_y_coordinate")[:] = \
+        var("y", "f8", ("y",), "m", long_name="y of cell centres", axis="Y",
+            standard_name="projection_y_coordinate")[:] = \
             (np.arange(ny) + 0.5) * grid.dy
-        var("z", "f8", ("z",), "m", positive="down", axis="Z", standard_name="depth",
-            bounds="z_bnds")[:] = grid.z
-        var("z_bnds", "f8", ("z", "nv"), "m")[:] = np.stack([grid.z_w[:-1], grid.z_w[1:]], 1)
-        var("kmt", "i4", ("y", "x"), "1", long_name="number of wet levels")[:] = grid.kmt
+        var("z", "f8", ("z",), "m", long_name="depth of cell centres", positive="down",
+            axis="Z", standard_name="depth", bounds="z_bnds")[:] = grid.z
+        var("z_bnds", "f8", ("z", "nv"), "m",
+            long_name="depth of the interfaces above and below each level")[:] = np.stack([grid.z_w[:-1], grid.z_w[1:]], 1)
+        var("kmt", "i4", ("y", "x"), "1", long_name="number of wet levels; 0 = land")[:] = grid.kmt
         # One record per chunk, capped at about 4 MiB by splitting in y.
         cy = max(1, min(ny, (4 << 20) // (8 * nz * nx)))
         create = {"fill_value": FILL_VALUE, "chunksizes": (1, nz, cy, nx)}
         if cfg["output.deflate"] > 0:
             create.update(zlib=True, complevel=cfg["output.deflate"])
         var("temp", "f8", ("time", "z", "y", "x"), "degC", create=create,
-            standard_name="sea_water_potential_temperature")
+            long_name="potential temperature", standard_name="sea_water_potential_temperature")
         var("salt", "f8", ("time", "z", "y", "x"), "g/kg", create=create,
-            standard_name="sea_water_salinity")
-        var("step", "i4", ("time",), "1")
-        var("heat_content", "f8", ("time",), "J")
-        var("salt_content", "f8", ("time",), "kg")
-        for name, units in (("temp", "degC"), ("salt", "g/kg")):
-            var(f"{name}_min", "f8", ("time",), units)
-            var(f"{name}_max", "f8", ("time",), units)
+            long_name="salinity", standard_name="sea_water_salinity")
+        var("step", "i4", ("time",), "1", long_name="time-step number of the record")
+        var("heat_content", "f8", ("time",), "J",
+            long_name="heat content rho0 cp sum(T dV) over wet cells")
+        var("salt_content", "f8", ("time",), "kg",
+            long_name="salt content rho0 sum(S/1000 dV) over wet cells")
+        for name, units, what in (("temp", "degC", "temperature"), ("salt", "g/kg", "salinity")):
+            for ext in ("min", "max"):
+                var(f"{name}_{ext}", "f8", ("time",), units,
+                    long_name=f"{'minimum' if ext == 'min' else 'maximum'} of {what} over wet cells")
         self.land = ~grid.wet
         self.n = 0
 
@@ -813,6 +837,9 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
     wanted = set(record_steps(steps, cfg["output.interval"]))
     history = None
     if output is not None:
+        parent = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(parent):
+            raise RunError(f"{output}: cannot create: no directory {parent}")
         try:
             history = History(output, cfg, model.grid)
         except OSError as e:
@@ -860,8 +887,9 @@ def main(argv=None):
         output = args.output
         if output is None:
             outdir = cfg["output.dir"]
-            try:
-                os.makedirs(outdir, exist_ok=True)
+            try:  # created if missing, but not its parents (docs/output.md)
+                if not os.path.isdir(outdir):
+                    os.mkdir(outdir)
             except OSError as e:
                 raise RunError(f"output.dir = {outdir}: cannot create: {e.strerror}") from None
             output = os.path.join(outdir, cfg["run.name"] + ".reference.nc")

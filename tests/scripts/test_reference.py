@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Tests of scripts/reference.py and scripts/compare.py, independent of the C
+model: analytic solutions and conservation laws of docs/physics.md.
+
+    python3 tests/scripts/test_reference.py [-v] [TEST ...]
+
+Exit status 0 when every test passes, 1 otherwise. Needs numpy and netCDF4:
+when the running interpreter lacks them it re-runs itself with the
+repository's .venv/bin/python if there is one, else exits 77 (skip).
+"""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(ROOT, "scripts")
+
+try:
+    import netCDF4
+    import numpy as np
+except ImportError:
+    venv = os.path.join(ROOT, ".venv", "bin", "python")
+    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
+    if os.path.exists(venv) and not in_venv:
+        os.execv(venv, [venv] + sys.argv)
+    print("test_reference.py: SKIP: numpy and netCDF4 are needed "
+          "(python3 -m venv .venv && .venv/bin/pip install numpy netCDF4)", file=sys.stderr)
+    sys.exit(77)
+
+sys.path.insert(0, SCRIPTS)
+import reference as ref  # noqa: E402
+
+REFERENCE = os.path.join(SCRIPTS, "reference.py")
+COMPARE = os.path.join(SCRIPTS, "compare.py")
+
+
+def config(*overrides):
+    """A resolved configuration: defaults plus SECTION.KEY=VALUE overrides."""
+    return ref.load_config(text="", overrides=list(overrides))
+
+
+def initial_diagnostics(cfg):
+    """Diagnostics of the initial state (a run records step 0 only when it has 0 steps)."""
+    model = ref.Model(cfg)
+    return ref.diagnostics(cfg, model.grid, model.T, model.S)
+
+
+def run_script(*args):
+    """Run a script with this interpreter; returns (exit status, stdout, stderr)."""
+    p = subprocess.run([sys.executable] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write_ini(directory, text):
+    path = os.path.join(directory, "case.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# (a) analytic decay of a vertical cosine mode
+# ---------------------------------------------------------------------------
+def test_mode_decay():
+    """The mode pattern is an eigenvector of the backward-Euler vertical
+    operator on uniform levels: after N steps its amplitude is exactly
+    (1 / (1 + dt kappa_v lambda))^N, lambda = (4/h^2) sin^2(m pi / (2 nz))."""
+    nz, steps, dt, kv, depth = 16, 40, 3600.0, 5.0, 4000.0
+    h = depth / nz
+    for m in (1, 2, 5, 15):
+        cfg = config("grid.nx=3", "grid.ny=2", f"grid.nz={nz}", f"grid.depth={depth}",
+                     "grid.bathymetry=flat", "grid.dz_surface=0", "physics.flow=none",
+                     "physics.kappa_h=0", "physics.kappa_convect=0", f"physics.kappa_v={kv}",
+                     "forcing.heat_flux=0", "initial.pattern=mode", f"initial.mode={m}",
+                     f"run.dt={dt}", f"run.steps={steps}")
+        (_n, _t, T, S, _d), = ref.run(cfg)
+        lam = (4 / h**2) * math.sin(m * math.pi / (2 * nz)) ** 2
+        factor = (1 / (1 + dt * kv * lam)) ** steps
+        assert factor < 0.9 or m == 1 and factor < 0.999, f"mode {m}: decay too weak to test"
+        k = np.arange(nz)
+        expect = (np.cos(m * math.pi * (k + 0.5) / nz) * factor)[:, None, None]
+        err_t = np.abs(T - expect).max()
+        err_s = np.abs((S - 35) - expect).max()
+        assert err_t <= 1e-12, f"mode {m}: temperature off the analytic decay by {err_t:.3g}"
+        assert err_s <= 1e-12, f"mode {m}: salinity off the analytic decay by {err_s:.3g}"
+
+
+# ---------------------------------------------------------------------------
+# (b) conservation of heat and salt
+# ---------------------------------------------------------------------------
+CONSERVING = ("grid.nx=12", "grid.ny=10", "grid.nz=8", "grid.bathymetry=bowl",
+              "physics.flow=gyre", "physics.advection=superbee", "physics.kappa_convect=1",
+              "physics.kappa_h=200", "physics.kappa_v=1e-4", "run.dt=4000",
+              "initial.pattern=stratified", "initial.t_surface=2", "initial.t_bottom=15")
+
+
+def test_conservation():
+    """Gyre over a bowl with superbee, horizontal diffusion and convection, no
+    surface flux: heat and salt content constant to 1e-13 over 100 steps."""
+    cfg = config(*CONSERVING, "forcing.heat_flux=0", "run.steps=100", "output.interval=10")
+    model = ref.Model(cfg)
+    # The case must exercise what it claims: flow, land and convection.
+    assert np.abs(model.U).max() > 0 and np.abs(model.V).max() > 0, "no flow"
+    assert (model.grid.kmt == 0).any() and (model.grid.kmt > 1).any(), "no land or no depth"
+    kappa = ref.convective_kappa(cfg, model.grid, model.T, model.S)
+    assert (kappa > cfg["physics.kappa_v"]).any(), "the initial state has no convection"
+    records = ref.run(cfg)
+    assert [r[0] for r in records] == list(range(10, 101, 10)), "unexpected records"
+    d0 = ref.diagnostics(cfg, model.grid, model.T, model.S)
+    h0, m0 = d0["heat_content"], d0["salt_content"]
+    for n, _t, T, _S, d in records:
+        dh = abs(d["heat_content"] - h0) / abs(h0)
+        dm = abs(d["salt_content"] - m0) / abs(m0)
+        assert dh <= 1e-13, f"step {n}: heat content drifted by {dh:.3g} (relative)"
+        assert dm <= 1e-13, f"step {n}: salt content drifted by {dm:.3g} (relative)"
+    assert not np.array_equal(records[-1][2], model.T), "nothing happened"
+
+
+# ---------------------------------------------------------------------------
+# (c) surface heat flux
+# ---------------------------------------------------------------------------
+def test_heat_flux():
+    """With a surface flux Q the heat content grows by Q * wet area * dt per step."""
+    steps, dt = 60, 4000.0
+    for Q in (-400.0, 250.0):
+        cfg = config(*CONSERVING, f"forcing.heat_flux={Q}", f"run.steps={steps}",
+                     f"run.dt={dt}", "output.interval=20")
+        grid = ref.Grid(cfg)
+        area = np.count_nonzero(grid.kmt) * cfg["grid.dx"] * cfg["grid.dy"]
+        d0 = initial_diagnostics(cfg)
+        h0, m0 = d0["heat_content"], d0["salt_content"]
+        records = ref.run(cfg)
+        assert [r[0] for r in records] == [20, 40, 60]
+        for n, _t, _T, _S, d in records:
+            expect = Q * area * dt * n
+            err = abs((d["heat_content"] - h0) - expect) / abs(expect)
+            assert err <= 1e-10, f"Q={Q}, step {n}: heat content change off by {err:.3g}"
+            dm = abs(d["salt_content"] - m0) / m0
+            assert dm <= 1e-13, f"Q={Q}, step {n}: salt content drifted by {dm:.3g}"
+
+
+# ---------------------------------------------------------------------------
+# (d) superbee keeps a step within its bounds
+# ---------------------------------------------------------------------------
+def test_superbee_bounds():
+    """Superbee advection of the step pattern by a uniform flow in a channel
+    periodic in x (Courant number 0.4) stays within [t_bottom, t_surface],
+    moves the step, and conserves the tracer. (kappa_v = 0: the vertical
+    solve is then the identity, free of round-off.)"""
+    ts, tb = 20.0, 4.0
+    cfg = config("grid.nx=32", "grid.ny=12", "grid.nz=2", "grid.periodic_x=true",
+                 "grid.periodic_y=false", "grid.bathymetry=flat", "physics.flow=uniform",
+                 "physics.flow_speed=0.1", "physics.advection=superbee", "physics.kappa_h=0",
+                 "physics.kappa_v=0", "physics.kappa_convect=0", "run.dt=40000",
+                 "initial.pattern=step", f"initial.t_surface={ts}", f"initial.t_bottom={tb}",
+                 "run.steps=100", "output.interval=1")
+    model = ref.Model(cfg)
+    assert np.allclose(model.U[model.grid.wet], 0.1 * cfg["grid.dy"]), "flow is not uniform"
+    assert not model.V.any(), "flow has a y component"
+    T0 = model.T
+    records = ref.run(cfg)
+    for n, _t, T, _S, d in records:
+        assert T.min() >= tb and T.max() <= ts, \
+            f"step {n}: T in [{T.min()!r}, {T.max()!r}] leaves [{tb}, {ts}]"
+        assert d["temp_min"] >= tb and d["temp_max"] <= ts
+    T = records[-1][2]
+    assert not np.array_equal(T, T0), "the step did not move"
+    # 100 steps at Courant 0.4 move it by 40 cells = 8 cells around the channel.
+    def centre(X):  # circular centre of mass of T - t_bottom along x, in cells
+        w = (X - tb).sum(axis=(0, 1))
+        angle = 2 * math.pi * np.arange(32) / 32
+        return math.atan2((w * np.sin(angle)).sum(), (w * np.cos(angle)).sum()) * 32 / (2 * math.pi)
+    shift = (centre(T) - centre(T0)) % 32
+    assert abs(shift - 8) <= 0.5, f"step moved by {shift:.3f} cells, expected 8"
+    assert T.max() > tb + 0.9 * (ts - tb), "superbee smeared the step away"
+    assert abs(math.fsum(T.ravel()) - math.fsum(T0.ravel())) <= 1e-12 * math.fsum(T0.ravel())
+
+
+def test_superbee_bounds_gyre():
+    """The same in two dimensions: the step pattern stirred by the gyre
+    (advective Courant number below 1/2) never leaves its initial bounds."""
+    ts, tb = 20.0, 4.0
+    cfg = config("grid.nx=24", "grid.ny=20", "grid.nz=1", "grid.bathymetry=flat",
+                 "physics.flow=gyre", "physics.advection=superbee", "physics.kappa_h=0",
+                 "physics.kappa_v=0", "run.dt=40000", "initial.pattern=step",
+                 f"initial.t_surface={ts}", f"initial.t_bottom={tb}", "run.steps=150",
+                 "output.interval=1")
+    for n, _t, T, _S, _d in ref.run(cfg):
+        assert T.min() >= tb and T.max() <= ts, \
+            f"step {n}: T in [{T.min()!r}, {T.max()!r}] leaves [{tb}, {ts}]"
+
+
+# ---------------------------------------------------------------------------
+# (e) compare.py
+# ---------------------------------------------------------------------------
+def test_compare():
+    """compare.py: 0 on identical files, 1 on a perturbed value (naming its
+    place), on a mask mismatch or a shape mismatch, 0 within --rtol, 2 on an
+    unreadable file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a = os.path.join(tmp, "a.nc")
+        ini = write_ini(tmp, "[run]\nsteps = 4\n[grid]\nnx = 6\nny = 5\nnz = 4\n"
+                             "bathymetry = bowl\n[output]\ninterval = 2\n")
+        rc, out, err = run_script(REFERENCE, ini, "--output", a, "--quiet")
+        assert rc == 0, f"reference.py failed: {err}"
+        b = os.path.join(tmp, "b.nc")
+        shutil.copy(a, b)
+        rc, out, err = run_script(COMPARE, a, b)
+        assert rc == 0, f"identical files: exit {rc}\n{out}{err}"
+        for name in ("temp", "salt", "heat_content", "kmt", "step", "z_bnds"):
+            assert any(line.startswith(name + ":") for line in out.splitlines()), \
+                f"no line for {name}:\n{out}"
+
+        # One value perturbed by a relative 1e-13.
+        with netCDF4.Dataset(b, "a") as ds:
+            assert ds["kmt"][3, 2] > 2, "test point is land"
+            ds["temp"][1, 2, 3, 2] = ds["temp"][1, 2, 3, 2] * (1 + 1e-13)
+        rc, out, err = run_script(COMPARE, a, b)
+        assert rc == 1, f"perturbed file: exit {rc}\n{out}{err}"
+        line = next(ln for ln in out.splitlines() if ln.startswith("temp:"))
+        assert "time=1,z=2,y=3,x=2" in line and "FAIL" in line, f"bad report: {line}"
+        assert "FAIL" not in "".join(ln for ln in out.splitlines() if ln.startswith("salt:"))
+        rc, out, err = run_script(COMPARE, a, b, "--rtol", "1e-12")
+        assert rc == 0, f"perturbation within rtol: exit {rc}\n{out}{err}"
+        rc, out, err = run_script(COMPARE, a, b, "--vars", "salt,step")
+        assert rc == 0 and "temp" not in out, f"--vars salt,step: exit {rc}\n{out}"
+        rc, out, err = run_script(COMPARE, a, b, "--quiet")
+        assert rc == 1 and out.strip().startswith("temp:"), f"--quiet: {out}"
+
+        # A wet value replaced by the fill value: a mask mismatch.
+        shutil.copy(a, b)
+        with netCDF4.Dataset(b, "a") as ds:
+            ds["salt"][0, 0, 2, 2] = np.ma.masked
+        rc, out, err = run_script(COMPARE, a, b, "--rtol", "1")
+        assert rc == 1 and "mask differs" in out, f"mask mismatch: exit {rc}\n{out}"
+
+        # A different number of records: shape mismatch; a missing variable is a note.
+        c = os.path.join(tmp, "c.nc")
+        rc, _out, err = run_script(REFERENCE, ini, "--output", c, "--quiet",
+                                   "--set", "output.interval=1")
+        assert rc == 0, err
+        with netCDF4.Dataset(c, "a") as ds:
+            ds.createVariable("extra", "f8", ())
+        rc, out, err = run_script(COMPARE, a, c)
+        assert rc == 1 and "shape" in out and "extra: note" in out, f"{rc}\n{out}"
+        rc, out, err = run_script(COMPARE, a, c, "--vars", "kmt,x")
+        assert rc == 0, f"{rc}\n{out}"
+
+        rc, out, err = run_script(COMPARE, a, os.path.join(tmp, "missing.nc"))
+        assert rc == 2, f"unreadable file: exit {rc}"
+        rc, out, err = run_script(COMPARE, a)
+        assert rc == 2, f"usage error: exit {rc}"
+
+
+# ---------------------------------------------------------------------------
+# The command line and the history file
+# ---------------------------------------------------------------------------
+def test_command_line():
+    """Default output path, records, layout of the history file, --set, and
+    exit status 2 for bad or unsupported configurations."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nname = cli\nsteps = 7\n[grid]\nnx = 5\nny = 4\nnz = 3\n"
+                             f"[output]\ndir = {tmp}/out\ninterval = 3\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", "grid.bathymetry=bowl")
+        assert rc == 0 and out == "", f"exit {rc}\n{out}{err}"
+        path = os.path.join(tmp, "out", "cli.reference.nc")
+        with netCDF4.Dataset(path) as ds:
+            assert list(ds["step"][:]) == [3, 6, 7]
+            assert np.allclose(ds["time"][:], [1800, 3600, 4200])
+            assert ds.dimensions["time"].isunlimited()
+            assert {d: len(v) for d, v in ds.dimensions.items()} == \
+                {"time": 3, "z": 3, "y": 4, "x": 5, "nv": 2}
+            assert ds["temp"].dimensions == ("time", "z", "y", "x")
+            assert ds["temp"]._FillValue == netCDF4.default_fillvals["f8"]  # NC_FILL_DOUBLE
+            assert ds.source == "minimodel reference.py" and ds.Conventions == "CF-1.8"
+            assert "bathymetry = bowl" in ds.configuration
+            kmt = ds["kmt"][:]
+            assert (kmt == 0).any()
+            temp = ds["temp"][-1]
+            land = np.arange(3)[:, None, None] >= kmt[None]
+            assert (np.ma.getmaskarray(temp) == land).all(), "land is not the fill value"
+            assert ds["z_bnds"][0, 0] == 0 and ds["z_bnds"][-1, 1] == 4000
+        # 0 steps: the initial state as step 0.
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", "run.steps=0",
+                                  "--output", os.path.join(tmp, "zero.nc"))
+        assert rc == 0, err
+        with netCDF4.Dataset(os.path.join(tmp, "zero.nc")) as ds:
+            assert list(ds["step"][:]) == [0] and ds["time"][0] == 0
+
+        for bad, what in ((("--set", "initial.restart=x.nc"), "not supported"),
+                          (("--set", "grid.nx=0"), "grid.nx"),
+                          (("--set", "grid.foo=1"), "unknown key"),
+                          (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"), "Courant"),
+                          (("--set", "physics.kappa_h=1e5"), "diffusive")):
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", *bad)
+            assert rc == 2 and what in err, f"{bad}: exit {rc}, {err!r}"
+        ini2 = write_ini(tmp, "[grid]\nnx = 4\nnx = 5\n")
+        rc, out, err = run_script(REFERENCE, ini2, "--quiet")
+        assert rc == 2, f"duplicate key: exit {rc}"
+
+
+def test_stretched_levels():
+    """Stretched levels sum to the depth and grow linearly from dz_surface."""
+    cfg = config("grid.nz=10", "grid.depth=4000", "grid.dz_surface=50")
+    h, z_w, z, dzw = ref.levels(cfg)
+    assert abs(z_w[-1] - 4000) <= 1e-9 and h[0] == 50
+    assert np.allclose(np.diff(h), h[1] - h[0]) and h[1] > h[0]
+    assert np.allclose(z, (z_w[:-1] + z_w[1:]) / 2) and dzw[-1] == 0
+
+
+TESTS = [test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
+         test_superbee_bounds_gyre,
+         test_compare, test_command_line, test_stretched_levels]
+
+
+def main(argv):
+    verbose = "-v" in argv
+    names = [a for a in argv if not a.startswith("-")]
+    selected = [t for t in TESTS if not names or t.__name__ in names]
+    failed = 0
+    for test in selected:
+        try:
+            test()
+            print(f"PASS {test.__name__}")
+        except Exception as e:  # report every test, then fail
+            failed += 1
+            print(f"FAIL {test.__name__}: {e}")
+            if verbose or not isinstance(e, AssertionError):
+                traceback.print_exc()
+    print(f"{len(selected) - failed} of {len(selected)} tests passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
