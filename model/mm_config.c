@@ -8,6 +8,10 @@
 
 typedef enum { T_INT, T_REAL, T_BOOL, T_STRING, T_ENUM } mm_key_type;
 
+/* Longest line of a configuration file (characters, without the newline):
+ * what inih's line buffer holds. */
+#define MM_LINE_MAX (INI_MAX_LINE - 2)
+
 /* One configuration key. Ranges are closed unless min_open. */
 typedef struct {
   const char *section, *key;
@@ -193,9 +197,13 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
     return false;
   }
   case T_STRING: {
-    size_t len = strlen(value);
-    if (len >= MM_STR_MAX) {
-      snprintf(why, n, "too long (%zu characters, at most %d)", len, MM_STR_MAX - 1);
+    /* at most what fits on one line of a configuration file with its key, so
+     * that the resolved text (--dry-run, the history's configuration
+     * attribute) reads back; always less than MM_STR_MAX */
+    size_t len = strlen(value), max = MM_LINE_MAX - strlen(k->key) - 3;
+    if (max > MM_STR_MAX - 1) max = MM_STR_MAX - 1;
+    if (len > max) {
+      snprintf(why, n, "too long (%zu characters, at most %zu)", len, max);
       return false;
     }
     memcpy(field, value, len + 1);
@@ -311,7 +319,7 @@ static char *reader(char *str, int num, void *stream) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: not valid UTF-8 text", p->name, p->line);
     return NULL;
   }
-  if (content + 2 > (size_t)num) {
+  if (content + 2 > (size_t)num || content > MM_LINE_MAX) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: line too long (%zu characters, at most %d)", p->name,
                       p->line, content, num - 2);
     return NULL;
@@ -356,6 +364,29 @@ static int handler(void *user, const char *section, const char *name, const char
   return 1;
 }
 
+/* The value of --set S.K=VALUE, held to the rules of a line of the file so
+ * that the resolved text reads back as the same configuration: blanks around
+ * it trimmed (as inih does), valid UTF-8 without control characters, and no
+ * ';' at the start or after a blank (which starts a comment in the file). A malloc'd copy in *out. */
+static mm_err override_value(const char *text, const char *section, const char *key,
+                             char **out) {
+  const char *v = strchr(text, '=') + 1, *end = v + strlen(v);
+  while (*v == ' ' || *v == '\t') v++;
+  while (end > v && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  const size_t len = (size_t)(end - v);
+  MM_REQUIRE(valid_utf8((const unsigned char *)v, len), MM_ERR_INPUT,
+             "--set: %s.%s: not valid UTF-8 text, or a control character", section, key);
+  for (size_t i = 0; i < len; i++) /* "key = VALUE": a ';' first or after a blank */
+    MM_REQUIRE(!(v[i] == ';' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')), MM_ERR_INPUT,
+               "--set: %s.%s = %.*s: ' ;' would start a comment in a configuration file",
+               section, key, (int)len, v);
+  *out = malloc(len + 1);
+  MM_REQUIRE(*out, MM_ERR_RUN, "--set: out of memory");
+  memcpy(*out, v, len);
+  (*out)[len] = '\0';
+  return MM_OK;
+}
+
 static mm_err apply_override(mm_config *cfg, const char *text) {
   const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
   MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT,
@@ -372,9 +403,12 @@ static mm_err apply_override(mm_config *cfg, const char *text) {
              section);
   const mm_key *k = find_key(section, key);
   MM_REQUIRE(k, MM_ERR_INPUT, "--set %s: %s.%s: unknown key", text, section, key);
-  char why[256];
-  MM_REQUIRE(set_value(cfg, k, eq + 1, why, sizeof why), MM_ERR_INPUT, "--set: %s.%s = %s: %s",
-             section, key, eq + 1, why);
+  char why[256], *value = NULL;
+  MM_CHECK(override_value(text, section, key, &value));
+  const bool ok = set_value(cfg, k, value, why, sizeof why);
+  if (!ok) MM_ERROR(MM_ERR_INPUT, "--set: %s.%s = %s: %s", section, key, value, why);
+  free(value);
+  if (!ok) return MM_ERR_INPUT;
   snprintf(cfg->origin[k - mm_keys], MM_STR_MAX, "--set");
   return MM_OK;
 }

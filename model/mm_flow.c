@@ -72,12 +72,15 @@ mm_err mm_flow_create(const mm_config *cfg, const mm_grid *g, double *ue, double
       WETMIN(i + 1, j + 1, w_ne);
       WETMIN(i + 1, j, w_se);
       WETMIN(i, j + 1, w_nw);
+      /* a face carries transport only where the cells on both sides are wet */
+      const int kP = KE(i, j), kE = KE(i + 1, j) < 0 ? 0 : KE(i + 1, j);
+      const int kN = KE(i, j + 1) < 0 ? 0 : KE(i, j + 1);
       for (int k = 0; k < nz; k++) {
         const double ne = k < w_ne ? psi_ne : 0.0;
         const double se = k < w_se ? psi_se : 0.0;
         const double nw = k < w_nw ? psi_nw : 0.0;
-        ue[c + k] = -(ne - se);
-        vn[c + k] = ne - nw;
+        ue[c + k] = k < kP && k < kE ? -(ne - se) : 0.0;
+        vn[c + k] = k < kP && k < kN ? ne - nw : 0.0;
       }
     }
 #undef WETMIN

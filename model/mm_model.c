@@ -65,6 +65,36 @@ static void initial_state(mm_model *m) {
     }
 }
 
+/* The discrete flow must be exactly divergence-free in every wet cell: it
+ * is for a gyre, and for a uniform flow in a channel periodic in x whose
+ * walls no land touches; anything else is refused. */
+static mm_err check_divergence(const mm_model *m) {
+  const mm_grid *g = &m->grid;
+  const int nz = g->nz;
+  int bad = 0, where[3] = {0, 0, 0};
+  for (int j = 0; j < g->nyl && !bad; j++)
+    for (int i = 0; i < g->nxl && !bad; i++) {
+      const size_t c = mm_col(g, i, j);
+      const double *ee = m->ue + c * nz, *ew = m->ue + mm_col(g, i - 1, j) * nz;
+      const double *nn = m->vn + c * nz, *ns = m->vn + mm_col(g, i, j - 1) * nz;
+      for (int k = 0; k < g->kmt[c] && !bad; k++)
+        if ((ew[k] - ee[k]) + (ns[k] - nn[k]) != 0.0) {
+          bad = 1;
+          where[0] = g->i0 + i, where[1] = g->j0 + j, where[2] = k;
+        }
+    }
+  int any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->cart);
+  if (any && bad)
+    return MM_ERROR(MM_ERR_INPUT,
+                    "physics.flow = %s is not divergence-free on this grid (cell i=%d j=%d k=%d): "
+                    "a uniform flow needs grid.periodic_x = true and no land touching the walls",
+                    m->cfg.flow == MM_FLOW_UNIFORM ? "uniform" : "gyre", where[0], where[1],
+                    where[2]);
+  MM_REQUIRE(!any, MM_ERR_INPUT, "physics.flow is not divergence-free on this grid");
+  return MM_OK;
+}
+
 /* Courant numbers of the explicit part; refuse a dt beyond the limits. */
 static mm_err check_stability(mm_model *m) {
   const mm_grid *g = &m->grid;
@@ -182,6 +212,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = allocate(m);
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
   MM_CHECK(agree(comm, err));
+  MM_CHECK(check_divergence(m));
   MM_CHECK(check_stability(m));
 
   const double dt = cfg->run_dt;

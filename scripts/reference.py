@@ -388,7 +388,20 @@ def transports(grid, psi_hat):
     wet_e, wet_n = wet_faces(grid)
     U = np.where(_interior_east(grid, wet_e), U, 0.0)
     V = np.where(_interior_north(grid, wet_n), V, 0.0)
+    check_divergence(grid, U, V)
     return U, V
+
+
+def check_divergence(grid, U, V):
+    """The discrete flow must be exactly divergence-free in every wet cell
+    (docs/physics.md, "Prescribed flow"); a uniform flow is only so in a
+    channel periodic in x whose walls no land touches."""
+    Uw = grid.pad(U, before=1, after=0)[:, 1:, :-1]   # east face of the western neighbour
+    Vs = grid.pad(V, before=1, after=0)[:, :-1, 1:]
+    div = (Uw - U) + (Vs - V)
+    if np.any(div[grid.wet] != 0.0):
+        raise ConfigError("the prescribed flow is not divergence-free on this grid: a uniform "
+                          "flow needs grid.periodic_x = true and no land touching the walls")
 
 
 def wet_faces(grid):
