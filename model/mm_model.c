@@ -139,6 +139,15 @@ static mm_err create_solver(mm_model *m) {
   const mm_config *cfg = &m->cfg;
   const int on_device = cfg->backend == MM_BACKEND_CUDA;
   int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
+  if (rc == MM_TDMA_OK && on_device) {
+    /* the GPU solvers exist, the GPU-resident time step does not yet: the
+     * model's state lives in host memory */
+    mm_tdma_destroy(m->solver);
+    m->solver = NULL;
+    return MM_ERROR(MM_ERR_INPUT,
+                    "solver.backend = cuda: the model's time step does not run on the GPU yet "
+                    "(the CUDA tridiagonal solvers do: build/tdma-bench --backend cuda)");
+  }
   if (rc == MM_TDMA_OK) return MM_OK;
   if (rc == MM_TDMA_EINVAL || rc == MM_TDMA_ENOTSUP) {
     char names[512] = "auto";

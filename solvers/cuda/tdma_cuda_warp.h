@@ -1,0 +1,376 @@
+/* The warp kernel of the `cuda` backend (solvers/tdma_cuda.cu), written so
+ * that the same source also compiles as plain C++ on the host: the CPU test
+ * tests/gpu/test_tdma_cuda_emu.cpp runs it with 32 host threads per warp and
+ * checks it bitwise against `reference`, so the tiling, the chunking and the
+ * depth handling are exercised on every machine, GPU or not.
+ *
+ * The includer defines, before including this file (tdma_cuda.cu does so for
+ * the device; the emulation test for the host):
+ *   MM_WDEV              function qualifiers (__device__ __forceinline__)
+ *   MM_WARP_SYNC()       __syncwarp() (all 32 lanes always take part)
+ *   MM_COPY_ASYNC(d, s)  copy one element global s -> shared d (cp.async)
+ *   MM_COPY_WAIT()       wait for this lane's MM_COPY_ASYNC copies
+ *
+ * Method (one warp = 32 adjacent columns, lane j owns column c0 + j):
+ *
+ * Layout. Column c, level k is element c * nz + k: the 32 columns of a warp
+ * are one contiguous block of 32 * nz elements. The warp moves that block
+ * between global and shared memory in chunks of `kt` levels: element i of a
+ * chunk (0 <= i < 32 * kt) is column j = i / kt, level k0 + i % kt, and lane
+ * l handles i = l, l + 32, ...; consecutive lanes thus touch consecutive
+ * addresses (runs of kt elements, and for kt = nz the whole block is one
+ * run): every load and store is coalesced, none is one-thread-per-column
+ * strided. In shared memory the chunk is a tile of 32 rows (columns) of kt
+ * levels with an odd row stride (kt or kt + 1), so that the 32 lanes reading
+ * "their" row at the same level hit 32 different banks (also for 8-byte
+ * elements, where a half-warp's 16 addresses must differ mod 16).
+ *
+ * Arithmetic. After a chunk is in shared memory, each lane runs its column's
+ * Thomas recurrence over the chunk's levels, reading a, b, c (or kappa and
+ * the per-level geometry), writing c' over c (or kappa) and d' over the
+ * right-hand side in the tile, and carrying c'_{k-1}, d'_{k-1} (and
+ * kappa_{k-1}, g_{k-1}) in registers from one chunk to the next. The
+ * operations and their order are those of mm_col_thomas / mm_col_fused
+ * (mm_tdma_column.h); the fused coefficients come from mm_col_coeffs itself.
+ * Built with --fmad=false (no contraction to FMA) and IEEE division (the
+ * nvcc default), the kernel rounds like the CPU `reference`; the host build
+ * of this file is checked bitwise against it.
+ *
+ * Where c' and d' live (the trade-off). The back substitution needs c' and d'
+ * of every level, in reverse. The warp has `slots` chunk slots in shared
+ * memory, each holding c' and d' (every right-hand side) of one chunk:
+ *   - slots >= chunks: the whole column stays on chip; global memory is read
+ *     once and written once (the minimum traffic).
+ *   - slots < chunks: the last slots - 1 chunks have their own slot; the
+ *     earlier ones pass through slot 0 and are spilled after their forward
+ *     sweep (d' in place into the right-hand side, which is where the
+ *     solution goes anyway; c' into a global workspace with the layout of
+ *     the inputs) and read back, coalesced, for the back substitution. The
+ *     extra traffic is 2 * (1 + nrhs) values per spilled level, most of which
+ *     L2 absorbs as the spilled block of a warp is re-read soon after.
+ * More slots = less traffic but more shared memory per warp = fewer warps
+ * per SM to hide the latency of the division chain and of the loads. The
+ * host picks `slots` (tdma_cuda.cu, mm_cuda_plan below): everything on chip
+ * if that still leaves the target number of warps per SM, else as many
+ * slots as fit that target. (A per-thread local-memory array would be the
+ * same trade-off made by the hardware: local memory is cached in L1 while it
+ * fits and spills to L2/DRAM when it does not.)
+ *
+ * Depths. Lane j's column has depth[c0 + j] wet levels (0: land / halo; lanes
+ * past the last column have depth 0). The warp runs to its deepest column;
+ * an element is loaded or stored only when its level is wet in its column,
+ * so levels at and below a column's depth are never read or written, and a
+ * lane past its own depth just skips the arithmetic. A warp of land columns
+ * returns at once. */
+#ifndef MM_TDMA_CUDA_WARP_H
+#define MM_TDMA_CUDA_WARP_H
+
+#include <stddef.h>
+
+#include "mm_tdma.h"
+#include "mm_tdma_column.h"
+
+#if defined(__CUDACC__)
+#define MM_WHD __host__ __device__ inline
+#define MM_UNROLL _Pragma("unroll")
+#else
+#define MM_WHD inline
+#define MM_UNROLL
+#endif
+
+namespace mmcuda {
+
+constexpr int kWarp = 32;
+constexpr int kMaxKt = 32; /* levels per chunk, at most */
+
+/* How a call is laid out on the device (chosen by mm_cuda_plan). */
+struct Plan {
+  int kt;            /* levels per chunk, 1..kMaxKt, <= nz */
+  int stride;        /* odd row stride of a tile, kt or kt + 1 */
+  int slots;         /* chunk slots per warp, >= 1 */
+  int chunks;        /* chunks of a full column: ceil(nz / kt) */
+  int warps;         /* warps per block */
+  size_t warp_bytes; /* shared memory of one warp */
+};
+
+/* Byte offsets of one warp's shared memory. */
+struct Layout {
+  size_t geo, ab, slots, slot_bytes, total;
+};
+
+MM_WHD size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, bool fused) {
+  Layout L;
+  const size_t tile = (size_t)kWarp * (size_t)stride * tsize;
+  L.geo = 128; /* 32 depths */
+  L.ab = L.geo + (fused ? round16(2 * (size_t)kt * tsize) : 0);
+  L.slots = L.ab + (fused ? 0 : 2 * tile);
+  L.slot_bytes = (size_t)(1 + nrhs) * tile;
+  L.total = round16(L.slots + (size_t)slots * L.slot_bytes);
+  return L;
+}
+
+/* The plan for columns of up to nz levels. smem_sm: shared memory of an SM;
+ * smem_block: the most one block may have; warps_per_sm: how many warps the
+ * shared memory should leave room for (latency hiding); force_kt /
+ * force_slots: > 0 to override (tests, tuning). Returns 0, or -1 when even
+ * one slot of one level does not fit. */
+inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_sm,
+                        size_t smem_block, int warps_per_sm, int force_kt, int force_slots,
+                        Plan *p) {
+  if (nz < 1 || nrhs < 1 || warps_per_sm < 1) return -1;
+  const size_t reserve = 1024; /* per block, reserved by the hardware */
+  const size_t budget = smem_sm / (size_t)warps_per_sm > reserve
+                            ? smem_sm / (size_t)warps_per_sm - reserve
+                            : 0;
+  for (int kt0 = force_kt > 0 ? force_kt : kMaxKt; kt0 >= 1; kt0 /= 2) {
+    const int kt = kt0 < nz ? kt0 : nz;
+    const int stride = kt | 1;
+    const int chunks = (nz + kt - 1) / kt;
+    int slots;
+    if (force_slots > 0) {
+      slots = force_slots < chunks ? force_slots : chunks;
+    } else {
+      const Layout all = layout_of(kt, stride, chunks, nrhs, tsize, fused);
+      if (all.total <= budget) {
+        slots = chunks;
+      } else {
+        const Layout none = layout_of(kt, stride, 0, nrhs, tsize, fused);
+        slots = budget > none.total ? (int)((budget - none.total) / none.slot_bytes) : 0;
+        if (slots < 1) slots = 1;
+      }
+    }
+    const Layout L = layout_of(kt, stride, slots, nrhs, tsize, fused);
+    if (L.total > smem_block) {
+      if (force_kt > 0) return -1;
+      continue;
+    }
+    p->kt = kt;
+    p->stride = stride;
+    p->slots = slots;
+    p->chunks = chunks;
+    p->warp_bytes = L.total;
+    p->warps = 1;
+    while (p->warps < 4 && (size_t)(2 * p->warps) * L.total <= 48 * 1024) p->warps *= 2;
+    return 0;
+  }
+  return -1;
+}
+
+/* The operands of one call. Every pointer is a device pointer (host pointers
+ * in the emulation); rhs[r] for r < nrhs. */
+template <typename T>
+struct Args {
+  size_t ncol;
+  int nz;
+  const int *depth;
+  const T *a, *b, *c;         /* plain solve */
+  const T *kappa, *g, *inv_h; /* fused solve */
+  T *rhs[MM_TDMA_MAX_RHS];
+  T *cpws;          /* spill workspace of c' (ncol * nz), NULL if no spill */
+  const int *abort; /* nonzero: a depth was invalid, touch nothing */
+  int kt, stride, slots;
+};
+
+MM_WDEV void col_coeffs(int k, int n, const double *kappa, const double *g, const double *inv_h,
+                        double *a, double *b, double *c) {
+  mm_col_coeffs(k, n, kappa, g, inv_h, a, b, c);
+}
+MM_WDEV void col_coeffs(int k, int n, const float *kappa, const float *g, const float *inv_h,
+                        float *a, float *b, float *c) {
+  mm_col_coeffs_f(k, n, kappa, g, inv_h, a, b, c);
+}
+
+/* Coefficients of level k of a column of n levels by mm_col_coeffs itself,
+ * given kappa and g of levels k-1 (prev) and k (cur) and inv_h of level k:
+ * they are placed in two-element windows where mm_col_coeffs finds them
+ * (window index 1 is level k for k > 0, index 0 for k = 0; the window's n
+ * keeps "k > 0" and "k < n - 1" as they are for the real column). */
+template <typename T>
+MM_WDEV void coeffs_at(int k, int n, T kprev, T kcur, T gprev, T gcur, T ih, T *a, T *b, T *c) {
+  T kw[2], gw[2], hw[2];
+  if (k > 0) {
+    kw[0] = kprev, kw[1] = kcur;
+    gw[0] = gprev, gw[1] = gcur;
+    hw[0] = (T)0, hw[1] = ih;
+    col_coeffs(1, k < n - 1 ? 3 : 2, kw, gw, hw, a, b, c);
+  } else {
+    kw[0] = kcur, kw[1] = (T)0;
+    gw[0] = gcur, gw[1] = (T)0;
+    hw[0] = ih, hw[1] = (T)0;
+    col_coeffs(0, n > 1 ? 2 : 1, kw, gw, hw, a, b, c);
+  }
+}
+
+/* Calls f(j, kk) for every element (column j < ncw, level kk < kt) of a
+ * chunk that this lane moves: i = j * kt + kk = lane, lane + 32, ... */
+template <typename F>
+MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
+  int j = lane / kt, kk = lane % kt;
+  const int qj = kWarp / kt, rk = kWarp % kt;
+  const int total = ncw * kt;
+#if defined(__CUDACC__)
+#pragma unroll 4
+#endif
+  for (int i = lane; i < total; i += kWarp) {
+    f(j, kk);
+    kk += rk;
+    j += qj;
+    if (kk >= kt) kk -= kt, j++;
+  }
+}
+
+/* One warp solves columns [32 * task, 32 * task + 32) (fewer at the end). */
+template <typename T, int NRHS, bool FUSED>
+MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *sm) {
+  const Layout L = layout_of(p.kt, p.stride, p.slots, NRHS, sizeof(T), FUSED);
+  const size_t c0 = task * (size_t)kWarp;
+  if (c0 >= p.ncol || *p.abort) return; /* warp-uniform */
+  const int ncw = p.ncol - c0 < (size_t)kWarp ? (int)(p.ncol - c0) : kWarp;
+  const size_t nz = (size_t)p.nz;
+  const int S = p.stride;
+
+  int *sdep = (int *)sm;
+  const int my_d = lane < ncw ? p.depth[c0 + lane] : 0;
+  sdep[lane] = my_d;
+  MM_WARP_SYNC();
+  int dmax = 0;
+  for (int j = 0; j < kWarp; j++) dmax = sdep[j] > dmax ? sdep[j] : dmax;
+  MM_WARP_SYNC();
+  if (dmax == 0) return; /* warp-uniform: all land */
+
+  T *geo_g = (T *)(sm + L.geo), *geo_h = geo_g + p.kt;
+  T *tile_a = (T *)(sm + L.ab), *tile_b = tile_a + (size_t)kWarp * S;
+  const size_t tile = (size_t)kWarp * (size_t)S;
+  T *slots = (T *)(sm + L.slots);
+  /* array 0 of a slot is c' (c or kappa on load), arrays 1..NRHS are d'. */
+#define MM_TILE(s, r) (slots + ((size_t)(s) * (1 + NRHS) + (size_t)(r)) * tile)
+
+  const int chunks = (dmax + p.kt - 1) / p.kt;
+  const int base = chunks > p.slots ? chunks - p.slots : 0; /* chunks < base spill */
+  const T *cin = FUSED ? p.kappa : p.c;
+
+  /* Forward sweep. */
+  T cp_prev = (T)0, kprev = (T)0, gprev = (T)0;
+  T d_prev[NRHS];
+MM_UNROLL
+  for (int r = 0; r < NRHS; r++) d_prev[r] = (T)0;
+  for (int q = 0; q < chunks; q++) {
+    const int k0 = q * p.kt;
+    const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
+    const int s = q > base ? q - base : 0;
+    T *tc = MM_TILE(s, 0);
+    for_chunk(lane, ncw, kt, [&](int j, int kk) {
+      if (k0 + kk >= sdep[j]) return;
+      const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
+      const size_t si = (size_t)j * S + (size_t)kk;
+      MM_COPY_ASYNC(tc + si, cin + gi);
+      if (!FUSED) {
+        MM_COPY_ASYNC(tile_a + si, p.a + gi);
+        MM_COPY_ASYNC(tile_b + si, p.b + gi);
+      }
+MM_UNROLL
+      for (int r = 0; r < NRHS; r++) MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
+    });
+    if (FUSED)
+      for (int kk = lane; kk < kt; kk += kWarp) {
+        MM_COPY_ASYNC(geo_g + kk, p.g + k0 + kk);
+        MM_COPY_ASYNC(geo_h + kk, p.inv_h + k0 + kk);
+      }
+    MM_COPY_WAIT();
+    MM_WARP_SYNC();
+
+    const int kend = my_d - k0 < kt ? my_d - k0 : kt; /* may be <= 0 */
+    T *const row = tc + (size_t)lane * S;
+    for (int kk = 0; kk < kend; kk++) {
+      const int k = k0 + kk;
+      T a, b, c;
+      if (FUSED) {
+        const T kcur = row[kk], gcur = geo_g[kk];
+        coeffs_at<T>(k, my_d, kprev, kcur, gprev, gcur, geo_h[kk], &a, &b, &c);
+        kprev = kcur, gprev = gcur;
+      } else {
+        a = tile_a[(size_t)lane * S + kk];
+        b = tile_b[(size_t)lane * S + kk];
+        c = row[kk];
+      }
+      const T m = k == 0 ? (T)1 / b : (T)1 / (b - a * cp_prev);
+      cp_prev = c * m;
+      row[kk] = cp_prev;
+MM_UNROLL
+      for (int r = 0; r < NRHS; r++) {
+        T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
+        d_prev[r] = k == 0 ? dr[kk] * m : (dr[kk] - a * d_prev[r]) * m;
+        dr[kk] = d_prev[r];
+      }
+    }
+    MM_WARP_SYNC();
+
+    if (q < base) { /* spill c' and d' of this chunk; slot 0 is needed again */
+      for_chunk(lane, ncw, kt, [&](int j, int kk) {
+        if (k0 + kk >= sdep[j]) return;
+        const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
+        const size_t si = (size_t)j * S + (size_t)kk;
+        p.cpws[gi] = tc[si];
+MM_UNROLL
+        for (int r = 0; r < NRHS; r++) p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
+      });
+      MM_WARP_SYNC();
+    }
+  }
+
+  /* Back substitution, last chunk first. */
+  T x[NRHS];
+MM_UNROLL
+  for (int r = 0; r < NRHS; r++) x[r] = (T)0;
+  for (int q = chunks - 1; q >= 0; q--) {
+    const int k0 = q * p.kt;
+    const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
+    const int s = q > base ? q - base : 0;
+    T *tc = MM_TILE(s, 0);
+    if (q < base) { /* spilled: read c' and d' back */
+      for_chunk(lane, ncw, kt, [&](int j, int kk) {
+        if (k0 + kk >= sdep[j]) return;
+        const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
+        const size_t si = (size_t)j * S + (size_t)kk;
+        MM_COPY_ASYNC(tc + si, p.cpws + gi);
+MM_UNROLL
+        for (int r = 0; r < NRHS; r++) MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
+      });
+      MM_COPY_WAIT();
+      MM_WARP_SYNC();
+    }
+
+    const int kend = my_d - k0 < kt ? my_d - k0 : kt;
+    const T *const row = tc + (size_t)lane * S;
+    for (int kk = kend - 1; kk >= 0; kk--) {
+      const int k = k0 + kk;
+MM_UNROLL
+      for (int r = 0; r < NRHS; r++) {
+        T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
+        if (k == my_d - 1) {
+          x[r] = dr[kk];
+        } else {
+          x[r] = dr[kk] - row[kk] * x[r];
+          dr[kk] = x[r];
+        }
+      }
+    }
+    MM_WARP_SYNC();
+
+    for_chunk(lane, ncw, kt, [&](int j, int kk) {
+      if (k0 + kk >= sdep[j]) return;
+      const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
+      const size_t si = (size_t)j * S + (size_t)kk;
+MM_UNROLL
+      for (int r = 0; r < NRHS; r++) p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
+    });
+    MM_WARP_SYNC();
+  }
+#undef MM_TILE
+}
+
+} // namespace mmcuda
+
+#endif
