@@ -8,22 +8,42 @@
 #include "mm_run.h"
 #include "mm_timer.h"
 
+/* How rank 0 shows progress. */
+typedef enum {
+  MM_PROGRESS_OFF,   /* nothing (--quiet, other ranks, MINIMODEL_PROGRESS=off) */
+  MM_PROGRESS_LINES, /* one line every `every` steps: for logs and files */
+  MM_PROGRESS_BAR    /* a bar redrawn in place with '\r': for terminals */
+} mm_progress_mode;
+
 typedef struct {
-  bool on;       /* rank 0 and not --quiet */
-  bool tty;      /* live bar (stdout is a terminal) or periodic lines */
-  long every;    /* steps between lines when not a tty */
-  long total;    /* run.steps */
-  long first;    /* step the run started from */
+  mm_progress_mode mode;
+  long every;       /* steps between lines (MM_PROGRESS_LINES) */
+  long total;       /* run.steps */
+  long first;       /* step the run started from */
   double last_draw; /* wall time of the last bar update (s) */
-  long points;   /* grid points per step (global) */
+  int last_len;     /* characters of the last bar, to blank what a shorter one leaves */
+  double points;    /* grid points per step (global) */
 } mm_progress;
 
+/* The mode rank 0 uses when progress is wanted. MINIMODEL_PROGRESS=bar|lines|off
+ * decides when set (auto or empty: as unset); otherwise a bar only when stdout
+ * is a terminal. Under an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm) a
+ * rank's stdout is often a pseudo-terminal the launcher forwards to wherever
+ * its own output goes, so isatty() says nothing: there the launcher's stdout
+ * (the parent process's, read from /proc on Linux) is looked at instead, and
+ * lines are printed when it cannot be told. A bad value is reported on
+ * stderr (when `warn`) and treated as unset. */
+mm_progress_mode mm_progress_choose(bool warn);
+
+/* `on`: this rank shows progress at all (rank 0 and not --quiet). */
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step);
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed_s);
 void mm_progress_finish(mm_progress *p);
 
-/* Gather the phase timers across ranks; on rank 0 print the table and write
- * <output.dir>/<run.name>.timing.json. Fills summary figures. */
+/* Gather the phase timers across ranks (collective); on rank 0 print the table
+ * and write <output.dir>/<run.name>.timing.json (keys: report.c). Fills the
+ * summary figures. `quiet` is accepted for symmetry: the table is the run's
+ * result and is printed even with --quiet, which silences progress only. */
 mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run_summary *sum);
 
 #endif

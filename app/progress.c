@@ -1,49 +1,126 @@
+/* Progress of a case on rank 0: step/total, model time, wall time, ETA and
+ * throughput, as a bar redrawn in place on a terminal or as periodic lines
+ * in logs. See mm_progress_choose for how the two are told apart. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "mm_report.h"
 
+/* Environment variables that MPI launchers set in every rank they start:
+ * OpenMPI (mpirun/orterun), PMIx (OpenMPI >= 4, PRRTE, Slurm with PMIx),
+ * MPICH/Hydra and Intel MPI (PMI). */
+static bool under_launcher(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    if (getenv(vars[i])) return true;
+  return false;
+}
+
+/* Whether our parent's stdout is a terminal. Under a local mpirun the parent
+ * is the launcher, and its stdout is where our forwarded output ends up. Only
+ * Linux exposes this (/proc/PID/fd/1); elsewhere, or when unreadable (another
+ * user, a remote daemon), the answer is no. */
+static bool parent_stdout_is_terminal(void) {
+#ifdef __linux__
+  char link[64], target[4096];
+  snprintf(link, sizeof link, "/proc/%ld/fd/1", (long)getppid());
+  const ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n <= 0) return false;
+  target[n] = '\0';
+  return strncmp(target, "/dev/pts/", 9) == 0 || strncmp(target, "/dev/tty", 8) == 0 ||
+         strcmp(target, "/dev/console") == 0;
+#else
+  return false;
+#endif
+}
+
+mm_progress_mode mm_progress_choose(bool warn) {
+  const char *env = getenv("MINIMODEL_PROGRESS");
+  if (env && env[0] && strcmp(env, "auto") != 0) {
+    if (strcmp(env, "bar") == 0) return MM_PROGRESS_BAR;
+    if (strcmp(env, "lines") == 0) return MM_PROGRESS_LINES;
+    if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
+    if (warn)
+      fprintf(stderr,
+              "minimodel: warning: MINIMODEL_PROGRESS=%s: expected bar, lines, off or auto; "
+              "using auto\n",
+              env);
+  }
+  if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
+  if (under_launcher() && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
+  return MM_PROGRESS_BAR;
+}
+
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step) {
-  p->on = on;
-  p->tty = on && isatty(STDOUT_FILENO);
+  memset(p, 0, sizeof *p);
+  p->mode = on ? mm_progress_choose(true) : MM_PROGRESS_OFF;
   p->total = cfg->run_steps;
   p->first = first_step;
-  long remaining = cfg->run_steps - first_step;
-  p->every = cfg->progress_interval > 0 ? cfg->progress_interval
-                                        : (remaining >= 10 ? remaining / 10 : 1);
+  const long remaining = cfg->run_steps - first_step;
+  p->every =
+      cfg->progress_interval > 0 ? cfg->progress_interval : (remaining >= 10 ? remaining / 10 : 1);
   p->last_draw = -1.0;
-  p->points = cfg->nx * cfg->ny * cfg->nz;
+  p->points = (double)cfg->nx * (double)cfg->ny * (double)cfg->nz;
+}
+
+/* A duration for people: "42.0 s", "3m07s", "2h15m", "12.5 d". */
+static const char *human_time(char *buf, size_t n, double s) {
+  if (s < 0) s = 0;
+  if (s < 60)
+    snprintf(buf, n, "%.1f s", s);
+  else if (s < 3600)
+    snprintf(buf, n, "%ldm%02lds", (long)s / 60, (long)s % 60);
+  else if (s < 86400)
+    snprintf(buf, n, "%ldh%02ldm", (long)s / 3600, (long)s % 3600 / 60);
+  else
+    snprintf(buf, n, "%.1f d", s / 86400);
+  return buf;
 }
 
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
-  if (!p->on) return;
+  if (p->mode == MM_PROGRESS_OFF) return;
   const long done = m->step - p->first, todo = p->total - p->first;
-  const bool last = m->step == p->total;
-  if (p->tty) {
-    if (!last && elapsed - p->last_draw < 0.1) return;
+  const bool last = m->step >= p->total;
+  if (p->mode == MM_PROGRESS_BAR) {
+    /* redraw at most 10 times a second: a terminal is slow, steps can be fast */
+    if (!last && p->last_draw >= 0 && elapsed - p->last_draw < 0.1) return;
     p->last_draw = elapsed;
   } else if (!last && done % p->every != 0) {
     return;
   }
-  const double eta = done > 0 ? elapsed / done * (double)(todo - done) : 0.0;
-  const double rate = elapsed > 0 ? (double)done * (double)p->points / elapsed : 0.0;
-  if (p->tty) {
+  const double eta = done > 0 ? elapsed / (double)done * (double)(todo - done) : 0.0;
+  const double rate = elapsed > 0 ? (double)done * p->points / elapsed : 0.0;
+  char model_t[32], wall_t[32], eta_t[32];
+  human_time(model_t, sizeof model_t, m->time);
+  human_time(wall_t, sizeof wall_t, elapsed);
+  human_time(eta_t, sizeof eta_t, eta);
+  const int pct = todo > 0 ? (int)(100 * done / todo) : 100;
+  if (p->mode == MM_PROGRESS_BAR) {
     enum { WIDTH = 30 };
     const int fill = todo > 0 ? (int)(WIDTH * done / todo) : WIDTH;
     char bar[WIDTH + 1];
-    for (int i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '.';
+    for (int i = 0; i < WIDTH; i++)
+      bar[i] = i < fill ? '#' : '.';
     bar[WIDTH] = '\0';
-    printf("\r[%s] step %ld/%ld  t = %.4g s  wall %.1f s  ETA %.1f s  %.3g points/s ", bar,
-           m->step, p->total, m->time, elapsed, eta, rate);
+    char line[256];
+    const int len = snprintf(line, sizeof line,
+                             "[%s] %3d%%  step %ld/%ld  model %s  wall %s  ETA %s  %.3g points/s",
+                             bar, pct, m->step, p->total, model_t, wall_t, eta_t, rate);
+    /* pad with blanks over the tail of a longer previous line */
+    printf("\r%s%*s", line, p->last_len > len ? p->last_len - len : 0, "");
+    p->last_len = len;
   } else {
-    printf("step %ld/%ld  t = %.6g s  wall %.2f s  ETA %.1f s  %.3g points/s\n", m->step,
-           p->total, m->time, elapsed, eta, rate);
+    printf("step %ld/%ld (%d%%)  model %s  wall %s  ETA %s  %.3g points/s\n", m->step, p->total,
+           pct, model_t, wall_t, eta_t, rate);
   }
   fflush(stdout);
 }
 
 void mm_progress_finish(mm_progress *p) {
-  if (p->on && p->tty) {
+  /* end the bar's line, so that the report starts on a fresh one */
+  if (p->mode == MM_PROGRESS_BAR && p->last_len > 0) {
     printf("\n");
     fflush(stdout);
   }

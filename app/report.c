@@ -1,8 +1,128 @@
+/* The timing report of a case: a table on rank 0 and a JSON file.
+ *
+ * <output.dir>/<run.name>.timing.json holds (keys scripts read are stable;
+ * new keys may be added, none renamed):
+ *   ranks, decomposition [px, py], grid [nx, ny, nz], steps, backend, tdma
+ *   phases: {NAME: {total_s, mean_s, min_rank_s, max_rank_s, share, calls}}
+ *     for halo, horizontal, mixing, solve, diagnostics, output (the parts of a
+ *     step) and step (the whole). total_s is the mean over ranks of each
+ *     rank's total, mean_s that per step, min/max_rank_s the fastest and the
+ *     slowest rank's total, share = total_s / step's total_s.
+ *   per_step: [{step, step_s, solve_s}], every per_step_stride-th step, each
+ *     figure the slowest rank's
+ *   points_per_s: grid points (nx ny nz, land included) times steps over the
+ *     step time; column_solves_per_s: wet columns times steps over the solve
+ *     time; solve_share; phase_share_sum (the parts' shares added: about 1,
+ *     less the untimed glue); step_median_s (median of per_step); wall_s. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mm_report.h"
+
+/* The phases a step is made of: every phase but MM_PHASE_STEP itself. */
+static bool inside_step(int p) {
+  return p != MM_PHASE_STEP;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      fprintf(f, "\\%c", *c);
+    else if (*c < 0x20)
+      fprintf(f, "\\u%04x", *c);
+    else
+      fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+/* A number for JSON, which has no NaN or infinity: those become null. */
+static void json_number(FILE *f, double x) {
+  if (isfinite(x))
+    fprintf(f, "%.9g", x);
+  else
+    fputs("null", f);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of n values (n > 0); sorts a copy. 0 when n == 0 or out of memory. */
+static double median(const double *v, size_t n) {
+  if (n == 0) return 0.0;
+  double *w = malloc(n * sizeof *w);
+  if (!w) return 0.0;
+  memcpy(w, v, n * sizeof *w);
+  qsort(w, n, sizeof *w, cmp_double);
+  const double med = n % 2 ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
+  free(w);
+  return med;
+}
+
+static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t,
+                         const mm_run_summary *sum, const double *mean, const double *tmin,
+                         const double *tmax, const double *step_s, const double *solve_s, size_t ns,
+                         double col_rate, double share_sum, double step_median) {
+  const mm_grid *g = &m->grid;
+  const mm_config *cfg = &m->cfg;
+  const double step_total = mean[MM_PHASE_STEP];
+  FILE *f = fopen(path, "w");
+  if (!f) return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file", path);
+  fputs("{\n  \"name\": ", f);
+  json_string(f, cfg->run_name);
+  fprintf(f, ",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d],\n", g->nranks, g->px, g->py);
+  fprintf(f, "  \"grid\": [%d, %d, %d],\n  \"steps\": %ld,\n", g->nx, g->ny, g->nz, sum->steps);
+  fputs("  \"backend\": ", f);
+  json_string(f, cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu");
+  fputs(",\n  \"tdma\": ", f);
+  json_string(f, mm_tdma_backend_of(m->solver)->name);
+  fputs(",\n  \"tdma_requested\": ", f);
+  json_string(f, cfg->tdma);
+  fputs(",\n  \"wall_s\": ", f);
+  json_number(f, sum->wall_s);
+  fputs(",\n  \"points_per_s\": ", f);
+  json_number(f, sum->points_per_s);
+  fputs(",\n  \"column_solves_per_s\": ", f);
+  json_number(f, col_rate);
+  fputs(",\n  \"solve_share\": ", f);
+  json_number(f, sum->solve_share);
+  fputs(",\n  \"phase_share_sum\": ", f);
+  json_number(f, share_sum);
+  fputs(",\n  \"step_median_s\": ", f);
+  json_number(f, step_median);
+  fputs(",\n  \"phases\": {\n", f);
+  for (int p = 0; p < MM_NPHASES; p++) {
+    fprintf(f, "    \"%s\": {\"total_s\": ", mm_phase_name((mm_phase)p));
+    json_number(f, mean[p]);
+    fputs(", \"mean_s\": ", f);
+    json_number(f, sum->steps ? mean[p] / (double)sum->steps : 0.0);
+    fputs(", \"min_rank_s\": ", f);
+    json_number(f, tmin[p]);
+    fputs(", \"max_rank_s\": ", f);
+    json_number(f, tmax[p]);
+    fputs(", \"share\": ", f);
+    json_number(f, step_total > 0 ? mean[p] / step_total : 0.0);
+    fprintf(f, ", \"calls\": %ld}%s\n", t->calls[p], p + 1 < MM_NPHASES ? "," : "");
+  }
+  fprintf(f, "  },\n  \"per_step_stride\": %ld,\n  \"per_step\": [", t->stride);
+  for (size_t i = 0; i < ns; i++) {
+    fprintf(f, "%s\n    {\"step\": %ld, \"step_s\": ", i ? "," : "", t->step_id[i]);
+    json_number(f, step_s[i]);
+    fputs(", \"solve_s\": ", f);
+    json_number(f, solve_s[i]);
+    fputc('}', f);
+  }
+  fputs(ns ? "\n  ]\n}\n" : "]\n}\n", f);
+  const bool bad = ferror(f) != 0;
+  if (fclose(f) != 0 || bad) return MM_ERROR(MM_ERR_RUN, "%s: write failed (disk full?)", path);
+  return MM_OK;
+}
 
 mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run_summary *sum) {
   (void)quiet;
@@ -13,76 +133,90 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
   MPI_Allreduce(t->total, tmin, MM_NPHASES, MPI_DOUBLE, MPI_MIN, comm);
   MPI_Allreduce(t->total, tmax, MM_NPHASES, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(t->total, tsum, MM_NPHASES, MPI_DOUBLE, MPI_SUM, comm);
-  /* per-step records: the slowest rank of each step */
-  const size_t ns = t->n_steps;
+
+  /* Per-step records: the slowest rank of each step. Every rank records the
+   * same steps, unless one ran out of memory growing its list (mm_timer.c
+   * keeps what fits): reduce over the records all ranks have. */
+  long mine = (long)t->n_steps, common = 0;
+  MPI_Allreduce(&mine, &common, 1, MPI_LONG, MPI_MIN, comm);
+  const size_t ns = (size_t)common;
   double *step_s = NULL, *solve_s = NULL;
+  int have = 1, all_have = 1;
   if (ns) {
     step_s = malloc(ns * sizeof *step_s);
     solve_s = malloc(ns * sizeof *solve_s);
-    MM_REQUIRE(step_s && solve_s, MM_ERR_RUN, "out of memory in the timing report");
+    have = step_s && solve_s;
+  }
+  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_have) {
+    free(step_s);
+    free(solve_s);
+    return MM_ERROR(MM_ERR_RUN, "out of memory in the timing report");
+  }
+  if (ns) {
     MPI_Reduce(t->step_s, step_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(t->solve_s, solve_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
   }
   /* wet columns, for column solves per second */
   long wet = 0, gwet = 0;
   for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++) wet += g->kmt[mm_col(g, i, j)] > 0;
+    for (int i = 0; i < g->nxl; i++)
+      wet += g->kmt[mm_col(g, i, j)] > 0;
   MPI_Allreduce(&wet, &gwet, 1, MPI_LONG, MPI_SUM, comm);
 
   const long steps = sum->steps;
   double mean[MM_NPHASES];
-  for (int p = 0; p < MM_NPHASES; p++) mean[p] = tsum[p] / g->nranks;
+  for (int p = 0; p < MM_NPHASES; p++)
+    mean[p] = tsum[p] / g->nranks;
   const double step_total = mean[MM_PHASE_STEP];
   const double points = (double)g->nx * g->ny * g->nz * (double)steps;
   sum->points_per_s = step_total > 0 ? points / step_total : 0.0;
   sum->solve_share = step_total > 0 ? mean[MM_PHASE_SOLVE] / step_total : 0.0;
-  const double col_rate = mean[MM_PHASE_SOLVE] > 0 ? (double)gwet * steps / mean[MM_PHASE_SOLVE] : 0;
-  const char *tdma = mm_tdma_backend_of(m->solver)->name;
-  const char *backend = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu";
+  const double col_rate =
+      mean[MM_PHASE_SOLVE] > 0 ? (double)gwet * (double)steps / mean[MM_PHASE_SOLVE] : 0.0;
+  /* The parts of a step should account for all of it; what they miss is the
+   * untimed glue between them (buffer swaps, the last-good-state copy). */
+  double parts = 0.0;
+  for (int p = 0; p < MM_NPHASES; p++)
+    if (inside_step(p)) parts += mean[p];
+  const double share_sum = step_total > 0 ? parts / step_total : 0.0;
 
   mm_err err = MM_OK;
   if (g->rank == 0) {
-    printf("\n%s: %ld steps of %d x %d x %d on %d ranks (%d x %d), %s/%s\n", cfg->run_name,
-           steps, g->nx, g->ny, g->nz, g->nranks, g->px, g->py, backend, tdma);
-    printf("  %-12s %10s %12s %7s %10s %10s %10s %7s\n", "phase", "total s", "per step s",
-           "share", "min rank", "mean rank", "max rank", "calls");
-    for (int p = 0; p < MM_NPHASES; p++)
+    const double step_median = median(step_s, ns);
+    const char *tdma = mm_tdma_backend_of(m->solver)->name;
+    const char *backend = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu";
+    printf("\n%s: %ld steps of %d x %d x %d on %d ranks (%d x %d), %s/%s\n", cfg->run_name, steps,
+           g->nx, g->ny, g->nz, g->nranks, g->px, g->py, backend, tdma);
+    printf("  %-12s %10s %12s %7s %10s %10s %10s %7s\n", "phase", "total s", "per step s", "share",
+           "min rank", "mean rank", "max rank", "calls");
+    for (int p = 0; p < MM_NPHASES; p++) {
+      if (p == MM_PHASE_STEP) {
+        /* the remainder, so that the column of shares visibly adds up */
+        const double other = step_total - parts;
+        printf("  %-12s %10.4f %12.3e %6.1f%%\n", "(untimed)", other,
+               steps ? other / (double)steps : 0.0,
+               step_total > 0 ? 100.0 * other / step_total : 0.0);
+      }
       printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld\n",
-             mm_phase_name((mm_phase)p), mean[p], steps ? mean[p] / steps : 0.0,
+             mm_phase_name((mm_phase)p), mean[p], steps ? mean[p] / (double)steps : 0.0,
              step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, tmin[p], mean[p], tmax[p],
              t->calls[p]);
-    printf("  %.4g grid-point updates/s, %.4g column solves/s, solve share %.1f%%\n",
+    }
+    printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "
+           "slowest rank's)\n");
+    printf("  %.4g grid-point updates/s, %.4g column solves/s, solve share %.1f%%",
            sum->points_per_s, col_rate, 100.0 * sum->solve_share);
+    if (ns) printf(", median step %.3e s", step_median);
+    printf("\n");
+    if (steps > 0 && (share_sum < 0.9 || share_sum > 1.1))
+      printf("  note: the phases add up to %.1f%% of the step\n", 100.0 * share_sum);
 
     char path[2 * MM_STR_MAX + 32];
     snprintf(path, sizeof path, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-      err = MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file", path);
-    } else {
-      fprintf(f, "{\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d],\n", g->nranks, g->px, g->py);
-      fprintf(f, "  \"grid\": [%d, %d, %d],\n  \"steps\": %ld,\n", g->nx, g->ny, g->nz, steps);
-      fprintf(f, "  \"backend\": \"%s\",\n  \"tdma\": \"%s\",\n  \"tdma_requested\": \"%s\",\n",
-              backend, tdma, cfg->tdma);
-      fprintf(f, "  \"wall_s\": %.9g,\n  \"points_per_s\": %.9g,\n", sum->wall_s,
-              sum->points_per_s);
-      fprintf(f, "  \"column_solves_per_s\": %.9g,\n  \"solve_share\": %.9g,\n", col_rate,
-              sum->solve_share);
-      fprintf(f, "  \"phases\": {\n");
-      for (int p = 0; p < MM_NPHASES; p++)
-        fprintf(f,
-                "    \"%s\": {\"total_s\": %.9g, \"mean_s\": %.9g, \"min_rank_s\": %.9g, "
-                "\"max_rank_s\": %.9g, \"share\": %.9g, \"calls\": %ld}%s\n",
-                mm_phase_name((mm_phase)p), mean[p], steps ? mean[p] / steps : 0.0, tmin[p],
-                tmax[p], step_total > 0 ? mean[p] / step_total : 0.0, t->calls[p],
-                p + 1 < MM_NPHASES ? "," : "");
-      fprintf(f, "  },\n  \"per_step_stride\": %ld,\n  \"per_step\": [", t->stride);
-      for (size_t i = 0; i < ns; i++)
-        fprintf(f, "%s\n    {\"step\": %ld, \"step_s\": %.9g, \"solve_s\": %.9g}", i ? "," : "",
-                t->step_id[i], step_s[i], solve_s[i]);
-      fprintf(f, "\n  ]\n}\n");
-      if (fclose(f) != 0) err = MM_ERROR(MM_ERR_RUN, "%s: write failed (disk full?)", path);
-    }
+    err = write_json(path, m, t, sum, mean, tmin, tmax, step_s, solve_s, ns, col_rate, share_sum,
+                     step_median);
+    fflush(stdout);
   }
   free(step_s);
   free(solve_s);

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Plot minimodel timing files (<output.dir>/<run.name>.timing.json).
+
+    scripts/plot_timing.py RUN.timing.json [MORE.timing.json ...] [-o OUT.png]
+
+Left panel: the solve's share of each recorded step (per_step solve_s / step_s)
+against the step number, one line per run. Right panel: the mean time per step
+of each phase (phases.NAME.mean_s) stacked into one bar per run, runs side by
+side. The default output is the first input with .timing.json replaced by
+.timing.png. Needs matplotlib (scripts/setup puts it in .venv):
+
+    .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
+
+Exit status: 0 written, 1 an input cannot be read or lacks the keys used,
+2 usage error.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+# The parts of a step, bottom to top, with fixed colours so that figures compare.
+PHASES = [("halo", "#4c72b0"), ("horizontal", "#55a868"), ("mixing", "#8172b2"),
+          ("solve", "#c44e52"), ("diagnostics", "#ccb974"), ("output", "#64b5cd")]
+UNTIMED = "#bbbbbb"
+
+
+def load(path):
+    """The timing file as a dict; SystemExit(1) with a message when unusable."""
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_timing: {path}: {e}")
+    missing = [k for k in ("ranks", "steps", "phases", "per_step") if k not in d]
+    missing += [f"phases.{p}" for p, _ in PHASES + [("step", None)] if p not in d.get("phases", {})]
+    if missing:
+        sys.exit(f"plot_timing: {path}: not a minimodel timing file (missing {', '.join(missing)})")
+    return d
+
+
+def label(d, path, names):
+    """A run's label: its name, ranks and solver; the file name when names clash."""
+    name = d.get("name") or os.path.basename(path).replace(".timing.json", "")
+    ranks = d["ranks"]
+    text = f"{name}\n{ranks} rank{'s' if ranks != 1 else ''}"
+    if d.get("tdma"):
+        text += f", {d['tdma']}"
+    if names.count(text) > 0:  # same case twice: tell the files apart
+        text += f"\n{os.path.basename(path)}"
+    names.append(text)
+    return text
+
+
+def rolling_median(v, w):
+    """Median of the w values centred on each (fewer at the ends)."""
+    h = w // 2
+    out = []
+    for i in range(len(v)):
+        win = sorted(v[max(0, i - h):i + h + 1])
+        n = len(win)
+        out.append(win[n // 2] if n % 2 else 0.5 * (win[n // 2 - 1] + win[n // 2]))
+    return out
+
+
+def default_output(first):
+    base = first[:-len(".timing.json")] if first.endswith(".timing.json") else \
+        os.path.splitext(first)[0]
+    return base + ".timing.png"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Plot minimodel timing files: the solve's share per step and the phases "
+                    "per step of each run.")
+    ap.add_argument("files", nargs="+", metavar="RUN.timing.json")
+    ap.add_argument("-o", "--output", help="PNG to write (default: next to the first input)")
+    ap.add_argument("--title", help="figure title")
+    ap.add_argument("--smooth", type=int, metavar="N",
+                    help="rolling median of N steps in the left panel (default: none up to 60 "
+                         "records, else about 1/40 of them; 1 = raw only)")
+    args = ap.parse_args(argv)
+
+    runs = [(p, load(p)) for p in args.files]
+    out = args.output or default_output(args.files[0])
+
+    import matplotlib
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    names = []
+    labels = [label(d, p, names) for p, d in runs]
+    width = max(10.0, 6.0 + 1.1 * len(runs))
+    fig, (ax_share, ax_bar) = plt.subplots(
+        1, 2, figsize=(width, 4.8), gridspec_kw={"width_ratios": [3, max(2, len(runs))]})
+
+    # left: solve share of every recorded step; on long runs a rolling median
+    # on top, since single steps of a busy machine spike (a rank descheduled)
+    window = 1
+    for (path, d), text in zip(runs, labels):
+        recs = [r for r in d["per_step"] if r.get("step_s", 0) > 0]
+        steps = [r["step"] for r in recs]
+        share = [100.0 * r["solve_s"] / r["step_s"] for r in recs]
+        w = args.smooth if args.smooth is not None else (1 if len(recs) <= 60 else
+                                                         len(recs) // 40 | 1)
+        window = max(window, w)
+        name = text.replace("\n", ", ")
+        if w <= 1:
+            style = {"marker": "o", "markersize": 3} if len(steps) <= 60 else {}
+            ax_share.plot(steps, share, linewidth=1, label=name, **style)
+        else:
+            (raw,) = ax_share.plot(steps, share, linewidth=0.6, alpha=0.3)
+            ax_share.plot(steps, rolling_median(share, w), linewidth=1.6, color=raw.get_color(),
+                          label=name)
+    ax_share.set_xlabel("step")
+    ax_share.set_ylabel("solve share of the step (%)")
+    ax_share.set_title("Solve share per step" +
+                       (f" (lines: median of {window} steps)" if window > 1 else ""))
+    ax_share.set_ylim(bottom=0)
+    ax_share.grid(alpha=0.3)
+    ax_share.legend(fontsize="small")
+
+    # right: stacked phases, mean time per step in ms
+    xs = range(len(runs))
+    bottoms = [0.0] * len(runs)
+    for phase, colour in PHASES:
+        h = [1e3 * d["phases"][phase]["mean_s"] for _, d in runs]
+        ax_bar.bar(xs, h, bottom=bottoms, color=colour, label=phase, width=0.6)
+        bottoms = [b + v for b, v in zip(bottoms, h)]
+    # what the parts do not cover (untimed glue), so that each bar is the whole step
+    rest = [max(0.0, 1e3 * d["phases"]["step"]["mean_s"] - b) for (_, d), b in zip(runs, bottoms)]
+    if any(r > 0 for r in rest):
+        ax_bar.bar(xs, rest, bottom=bottoms, color=UNTIMED, label="untimed", width=0.6)
+    for x, (_, d) in zip(xs, runs):
+        step_ms = 1e3 * d["phases"]["step"]["mean_s"]
+        ax_bar.annotate(f"{step_ms:.3g}", (x, step_ms), ha="center", va="bottom",
+                        fontsize="small", xytext=(0, 2), textcoords="offset points")
+    ax_bar.set_xticks(list(xs))
+    ax_bar.set_xticklabels(labels, fontsize="small")
+    ax_bar.set_ylabel("mean time per step (ms)")
+    ax_bar.set_title("Phases of a step")
+    ax_bar.margins(y=0.12)
+    ax_bar.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+    if args.title:
+        fig.suptitle(args.title)
+    fig.tight_layout()
+    try:
+        fig.savefig(out, dpi=110)
+    except OSError as e:
+        sys.exit(f"plot_timing: {out}: {e}")
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

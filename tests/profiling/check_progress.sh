@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# check_progress.sh KIND STEPS COMMAND...: run COMMAND (a minimodel run of
+# STEPS steps, stdout a pipe as under ctest) and check its progress output:
+#   lines  "step STEPS/STEPS (100%)" on a line of its own, and no '\r'
+#   bar    a bar redrawn with '\r' that reaches "100%  step STEPS/STEPS"
+#   none   no progress at all, but the timing table
+# Fails when COMMAND fails.
+kind="$1"; steps="$2"; shift 2
+cmd="$*"
+out=$("$@" 2>&1); rc=$?
+fail() { printf 'check_progress %s: %s\n--- output of %s:\n%s\n' "$kind" "$1" "$cmd" "$out"; exit 1; }
+[ "$rc" -eq 0 ] || fail "exit status $rc"
+grep -qE "^[a-z_0-9]+: $steps steps of " <<<"$out" || fail "no timing table"
+has_cr=0; [[ "$out" == *$'\r'* ]] && has_cr=1
+case "$kind" in
+  lines)
+    grep -qE "^step $steps/$steps \(100%\)  model .* wall .* ETA .* points/s$" <<<"$out" ||
+      fail "no final progress line"
+    [ "$has_cr" -eq 0 ] || fail "carriage returns (a bar) in output that is not a terminal" ;;
+  bar)
+    [ "$has_cr" -eq 1 ] || fail "no bar (no carriage return)"
+    tr '\r' '\n' <<<"$out" | grep -qE "^\[#+\] 100%  step $steps/$steps  model .* ETA .* points/s" ||
+      fail "the bar never reaches 100%" ;;
+  none)
+    ! grep -qE "step [0-9]+/$steps" <<<"$out" || fail "progress printed"
+    [ "$has_cr" -eq 0 ] || fail "carriage returns in the output" ;;
+  *) echo "check_progress: unknown kind $kind"; exit 2 ;;
+esac
+echo "ok: progress $kind"
