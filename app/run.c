@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "mm_fault.h"
 #include "mm_io.h"
 #include "mm_model.h"
 #include "mm_report.h"
@@ -34,6 +38,75 @@ mm_err mm_agree(MPI_Comm comm, mm_err err) {
   return (mm_err)worst;
 }
 
+/* A watchdog over the reading of an input file (initial.file,
+ * initial.restart): a damaged NetCDF-4 file can make libhdf5 loop forever
+ * (fuzz/regress/hangs/). When the read has not ended after the limit, the
+ * rank says so and exits with status 2; mpirun then ends the other ranks.
+ * The limit: MINIMODEL_READ_TIMEOUT seconds (0 = no watchdog), by default
+ * 600 s plus 1 s per 20 MB of the file (docs/reliability.md). */
+typedef struct {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool done, running;
+  double seconds;
+  const char *path;
+  int rank;
+} mm_read_watchdog;
+
+static void *read_watchdog_main(void *arg) {
+  mm_read_watchdog *w = arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  const double end = (double)until.tv_sec + 1e-9 * (double)until.tv_nsec + w->seconds;
+  until.tv_sec = (time_t)end;
+  until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+  pthread_mutex_lock(&w->lock);
+  int rc = 0;
+  while (!w->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&w->cond, &w->lock, &until);
+  const bool fire = !w->done;
+  pthread_mutex_unlock(&w->lock);
+  if (fire) {
+    fprintf(stderr,
+            "minimodel: error (rank %d): %s: still not read after %g s: a damaged file (libhdf5 "
+            "can loop forever on one) or a stalled file system; MINIMODEL_READ_TIMEOUT sets the "
+            "limit in seconds\n",
+            w->rank, w->path, w->seconds);
+    fflush(stderr);
+    _exit(MM_ERR_INPUT);
+  }
+  return NULL;
+}
+
+static void read_watchdog_start(mm_read_watchdog *w, const char *path, int rank) {
+  memset(w, 0, sizeof *w);
+  w->path = path;
+  w->rank = rank;
+  const char *env = getenv("MINIMODEL_READ_TIMEOUT");
+  char *end = NULL;
+  struct stat st;
+  if (env && *env) {
+    w->seconds = strtod(env, &end);
+    if (*end || !(w->seconds > 0.0)) return; /* 0 or not a number: no watchdog */
+  } else {
+    w->seconds = 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
+  }
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->cond, NULL);
+  w->running = pthread_create(&w->thread, NULL, read_watchdog_main, w) == 0;
+}
+
+static void read_watchdog_stop(mm_read_watchdog *w) {
+  if (!w->running) return;
+  pthread_mutex_lock(&w->lock);
+  w->done = true;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->lock);
+}
+
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
 static mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
   int rank;
@@ -58,12 +131,61 @@ static bool is_record_step(const mm_config *cfg, long step) {
   return cfg->output_interval > 0 && step % cfg->output_interval == 0;
 }
 
+/* The NaN/Inf check (checked_diagnostics) runs on every record step and
+ * restart step, and in any case every MM_CHECK_INTERVAL steps, so that a
+ * blow-up is caught early and the crash file's state is recent also with
+ * output.interval = 0 or a long interval (docs/reliability.md). Between
+ * records it is a plain scan, about 1 % of the time of the steps. */
+#define MM_CHECK_INTERVAL 10
+
+/* Fault injection (model/mm_fault.h): with MINIMODEL_FAULT_OPEN = what, the
+ * fault rank gets a copy of cfg whose file for `what` cannot be opened (a
+ * directory or file that does not exist); every other rank gets cfg. */
+static const mm_config *fault_open(const mm_config *cfg, const char *what, int rank,
+                                   mm_config *copy) {
+  if (!mm_fault_is("MINIMODEL_FAULT_OPEN", what, rank)) return cfg;
+  *copy = *cfg;
+  char *path = !strcmp(what, "initial") ? copy->initial_file : copy->output_dir;
+  const char *missing = "/missing (injected fault)";
+  if (strlen(path) + strlen(missing) < MM_STR_MAX) strcat(path, missing);
+  return copy;
+}
+
+/* Fault injection (model/mm_fault.h): a NaN in temp at the first wet cell
+ * (k = 0) of this rank's block. */
+static void fault_nan(mm_model *m) {
+  const mm_grid *g = &m->grid;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++)
+      if (g->kmt[mm_col(g, i, j)] > 0) {
+        m->temp[mm_col(g, i, j) * g->nz] = NAN;
+        return;
+      }
+}
+
+/* Non-finite wet values of temp and salt on all ranks (collective): the
+ * blow-up check alone, without the sums of the diagnostics. */
+static long count_nonfinite(const mm_model *m) {
+  const mm_grid *g = &m->grid;
+  long bad = 0, total = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j);
+      const double *t = m->temp + c * g->nz, *s = m->salt + c * g->nz;
+      for (int k = 0; k < g->kmt[c]; k++) bad += !isfinite(t[k]) + !isfinite(s[k]);
+    }
+  MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
+  return total;
+}
+
 /* Diagnostics with the blow-up check: on a non-finite value, save the last
- * good state and stop. */
+ * good state and stop. With full = false (a check between records) only
+ * the check runs, and the diagnostics only when it finds something. */
 static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, long *good_step,
-                                  mm_timers *tm, mm_diag *d) {
+                                  mm_timers *tm, mm_diag *d, bool full) {
   mm_timer_start(tm, MM_PHASE_DIAGNOSTICS);
-  mm_model_diagnostics(m, d);
+  if (full || count_nonfinite(m) > 0) mm_model_diagnostics(m, d);
+  else d->nonfinite = 0;
   mm_timer_stop(tm, MM_PHASE_DIAGNOSTICS);
   const size_t n = m->grid.ncol_h * (size_t)m->grid.nz;
   if (d->nonfinite) {
@@ -71,13 +193,19 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
     if (*good_step >= 0)
       werr = mm_crash_write(&m->grid, &m->cfg, good_t, good_s, *good_step,
                             (double)*good_step * m->cfg.run_dt);
+    char saved[1200] = "no good state could be saved";
+    if (werr != MM_OK) {
+      snprintf(saved, sizeof saved, "the crash file could not be written: %s",
+               mm_error_message());
+      mm_error_clear(); /* the blow-up is the error to report */
+    } else if (*good_step >= 0)
+      snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
+               *good_step, m->cfg.output_dir, m->cfg.run_name);
     return MM_ERROR(MM_ERR_RUN,
                     "numerical blow-up at step %ld: %s = %s at i=%d j=%d k=%d (%ld non-finite "
                     "values); %s",
                     m->step, d->bad_var ? "salt" : "temp", "NaN/Inf", d->bad_i, d->bad_j,
-                    d->bad_k, d->nonfinite,
-                    werr == MM_OK && *good_step >= 0 ? "last good state written to the crash file"
-                                                     : "no good state could be saved");
+                    d->bad_k, d->nonfinite, saved);
   }
   memcpy(good_t, m->temp, n * sizeof *good_t);
   memcpy(good_s, m->salt, n * sizeof *good_s);
@@ -91,11 +219,22 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   const size_t n = g->ncol_h * (size_t)g->nz;
   mm_err err = MM_OK;
 
-  if (cfg->initial_file[0]) MM_CHECK(mm_initial_read(g, cfg->initial_file, m->temp, m->salt));
+  mm_config fault_cfg; /* fault injection only (fault_open) */
+  mm_read_watchdog dog;
+  if (cfg->initial_file[0]) {
+    const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
+    read_watchdog_start(&dog, path, g->rank);
+    err = mm_initial_read(g, path, m->temp, m->salt);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
+  }
   if (cfg->initial_restart[0]) {
     long step = 0;
     double time = 0.0;
-    MM_CHECK(mm_restart_read(g, cfg, cfg->initial_restart, m->temp, m->salt, &step, &time));
+    read_watchdog_start(&dog, cfg->initial_restart, g->rank);
+    err = mm_restart_read(g, cfg, cfg->initial_restart, m->temp, m->salt, &step, &time);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
     MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
                "%s: restart at step %ld is beyond run.steps = %ld", cfg->initial_restart, step,
                cfg->run_steps);
@@ -104,13 +243,22 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   }
   MM_CHECK(make_output_dir(cfg, g->cart));
 
+  /* The copy of the last good state. Allocated by each rank alone: the ranks
+   * agree before the next collective, or a rank that failed alone would
+   * leave the others waiting in mm_history_create. */
   double *good_t = NULL, *good_s = NULL;
   long good_step = -1;
-  MM_ALLOC(good_t, n);
-  good_s = calloc(n, sizeof *good_s);
-  if (!good_s) {
+  if (mm_fault_is("MINIMODEL_FAULT_ALLOC", "last_good", g->rank)) /* fault injection */
+    err = MM_ERROR(MM_ERR_RUN, "out of memory allocating the last good state (%zu bytes) "
+                   "[injected fault]", 2 * n * sizeof *good_t);
+  else if (!(good_t = calloc(n, sizeof *good_t)) || !(good_s = calloc(n, sizeof *good_s)))
+    err = MM_ERROR(MM_ERR_RUN, "out of memory allocating the last good state (%zu bytes)",
+                   2 * n * sizeof *good_t);
+  err = mm_agree(g->cart, err);
+  if (err != MM_OK) {
     free(good_t);
-    return MM_ERROR(MM_ERR_RUN, "out of memory allocating the last good state");
+    free(good_s);
+    return err;
   }
   long stride = cfg->timing_stride;
   if (stride <= 0) stride = cfg->run_steps > 10000 ? (cfg->run_steps + 9999) / 10000 : 1;
@@ -121,25 +269,31 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_history *hist = NULL;
   mm_diag d = {0};
 
-  err = mm_history_create(g, cfg, opt->version, &hist);
-  if (err == MM_OK) err = checked_diagnostics(m, good_t, good_s, &good_step, NULL, &d);
+  err = mm_history_create(g, fault_open(cfg, "history", g->rank, &fault_cfg), opt->version,
+                          &hist);
+  if (err == MM_OK) err = checked_diagnostics(m, good_t, good_s, &good_step, NULL, &d, true);
   if (err == MM_OK && m->step == cfg->run_steps) {
     /* nothing to do: the state itself is the one record */
     err = mm_history_write(hist, g, m->temp, m->salt, &d);
   }
   const double t0 = MPI_Wtime();
   const long first_step = m->step;
+  const long fault_nan_step = mm_fault_env("MINIMODEL_FAULT_NAN_STEP", -1);
   while (err == MM_OK && m->step < cfg->run_steps) {
     mm_timers_step_begin(&tm);
     err = mm_model_step(m, &tm);
     const long s = m->step;
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
-    if (err == MM_OK && (record || restart))
-      err = checked_diagnostics(m, good_t, good_s, &good_step, &tm, &d);
+    if (err == MM_OK && s == fault_nan_step && mm_fault_here(g->rank))
+      fault_nan(m); /* fault injection */
+    if (err == MM_OK && (record || restart || s % MM_CHECK_INTERVAL == 0))
+      err = checked_diagnostics(m, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
-    if (err == MM_OK && restart) err = mm_restart_write(g, cfg, m->temp, m->salt, s, m->time);
+    if (err == MM_OK && restart)
+      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), m->temp,
+                             m->salt, s, m->time);
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);
     mm_progress_update(&prog, m, MPI_Wtime() - t0);

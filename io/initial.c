@@ -89,6 +89,7 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
   int nc = -1;
   bool open = false;
   if (!buf) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", path, n * sizeof *buf);
+  if (err == MM_OK) err = mm_io_check_classic(path); /* before libnetcdf trusts its counts */
   if (err == MM_OK) {
     int s = nc_open(path, NC_NOWRITE, &nc);
     if (s != NC_NOERR)

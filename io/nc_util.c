@@ -166,3 +166,108 @@ done:
   fclose(f);
   return err;
 }
+
+/* ------------------------------------------- classic header plausibility */
+
+/* A cursor over a classic header: big-endian fields, every read and skip
+ * checked against the bytes left in the file. */
+typedef struct {
+  FILE *f;
+  uint64_t pos, size; /* bytes */
+  int w;              /* width of counts and sizes: 4 (CDF-1, CDF-2) or 8 (CDF-5) */
+  bool ok;
+} mm_cdf;
+
+static uint64_t mm_cdf_get(mm_cdf *c, int n) {
+  unsigned char b[8];
+  if (!c->ok || c->size - c->pos < (uint64_t)n || fread(b, 1, (size_t)n, c->f) != (size_t)n) {
+    c->ok = false;
+    return 0;
+  }
+  c->pos += (uint64_t)n;
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++) v = (v << 8) | b[i];
+  return v;
+}
+
+/* Skip count items of size bytes, padded to 4; false when they do not fit. */
+static void mm_cdf_skip(mm_cdf *c, uint64_t count, uint64_t size) {
+  if (!c->ok || (size && count > (c->size - c->pos) / size)) {
+    c->ok = false;
+    return;
+  }
+  const uint64_t n = (count * size + 3) / 4 * 4;
+  if (n > c->size - c->pos || fseeko(c->f, (off_t)(c->pos + n), SEEK_SET) != 0) {
+    c->ok = false;
+    return;
+  }
+  c->pos += n;
+}
+
+/* A count of elements that each take at least min_bytes of the file. */
+static uint64_t mm_cdf_count(mm_cdf *c, uint64_t min_bytes) {
+  const uint64_t n = mm_cdf_get(c, c->w);
+  if (c->ok && n > (c->size - c->pos) / min_bytes) c->ok = false;
+  return c->ok ? n : 0;
+}
+
+static void mm_cdf_name(mm_cdf *c) { mm_cdf_skip(c, mm_cdf_count(c, 1), 1); }
+
+/* Bytes of one value of an external type; 0 for no such type. */
+static uint64_t mm_cdf_type_size(uint64_t type) {
+  static const unsigned char size[] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8}; /* NC_BYTE .. NC_UINT64 */
+  return type < sizeof size ? size[type] : 0;
+}
+
+/* A list: tag then count, or ABSENT (two zeros). */
+static uint64_t mm_cdf_list(mm_cdf *c, uint64_t tag, uint64_t min_bytes) {
+  const uint64_t t = mm_cdf_get(c, 4);
+  const uint64_t n = mm_cdf_count(c, min_bytes);
+  if (c->ok && t != tag && !(t == 0 && n == 0)) c->ok = false;
+  return n;
+}
+
+static void mm_cdf_attributes(mm_cdf *c) {
+  const uint64_t n = mm_cdf_list(c, 0x0C, 12); /* NC_ATTRIBUTE */
+  for (uint64_t a = 0; c->ok && a < n; a++) {
+    mm_cdf_name(c);
+    const uint64_t size = mm_cdf_type_size(mm_cdf_get(c, 4));
+    if (!size) c->ok = false;
+    mm_cdf_skip(c, mm_cdf_get(c, c->w), size);
+  }
+}
+
+mm_err mm_io_check_classic(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return MM_OK; /* left to nc_open, which says why */
+  struct stat st;
+  unsigned char magic[4];
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || fread(magic, 1, 4, f) != 4 ||
+      memcmp(magic, "CDF", 3) != 0 || (magic[3] != 1 && magic[3] != 2 && magic[3] != 5)) {
+    fclose(f);
+    return MM_OK; /* not classic */
+  }
+  mm_cdf c = {f, 4, (uint64_t)st.st_size, magic[3] == 5 ? 8 : 4, true};
+  mm_cdf_get(&c, c.w); /* numrecs */
+  const uint64_t ndims = mm_cdf_list(&c, 0x0A, 8); /* NC_DIMENSION */
+  for (uint64_t d = 0; c.ok && d < ndims; d++) {
+    mm_cdf_name(&c);
+    mm_cdf_get(&c, c.w); /* length */
+  }
+  mm_cdf_attributes(&c);                          /* global */
+  const uint64_t nvars = mm_cdf_list(&c, 0x0B, 24); /* NC_VARIABLE */
+  for (uint64_t v = 0; c.ok && v < nvars; v++) {
+    mm_cdf_name(&c);
+    mm_cdf_skip(&c, mm_cdf_count(&c, (uint64_t)c.w), (uint64_t)c.w); /* dimension ids */
+    mm_cdf_attributes(&c);
+    if (!mm_cdf_type_size(mm_cdf_get(&c, 4))) c.ok = false;
+    mm_cdf_get(&c, c.w);                  /* vsize */
+    mm_cdf_get(&c, magic[3] == 1 ? 4 : 8); /* begin */
+  }
+  fclose(f);
+  MM_REQUIRE(c.ok, MM_ERR_INPUT,
+             "%s: damaged classic NetCDF header (a count or size beyond the end of the file "
+             "at byte %llu)",
+             path, (unsigned long long)c.pos);
+  return MM_OK;
+}

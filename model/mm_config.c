@@ -367,7 +367,8 @@ static int handler(void *user, const char *section, const char *name, const char
 /* The value of --set S.K=VALUE, held to the rules of a line of the file so
  * that the resolved text reads back as the same configuration: blanks around
  * it trimmed (as inih does), valid UTF-8 without control characters, and no
- * ';' at the start or after a blank (which starts a comment in the file). A malloc'd copy in *out. */
+ * ';' at the start or after a blank (which starts a comment in the file).
+ * A malloc'd copy in *out. */
 static mm_err override_value(const char *text, const char *section, const char *key,
                              char **out) {
   const char *v = strchr(text, '=') + 1, *end = v + strlen(v);
@@ -378,7 +379,7 @@ static mm_err override_value(const char *text, const char *section, const char *
              "--set: %s.%s: not valid UTF-8 text, or a control character", section, key);
   for (size_t i = 0; i < len; i++) /* "key = VALUE": a ';' first or after a blank */
     MM_REQUIRE(!(v[i] == ';' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')), MM_ERR_INPUT,
-               "--set: %s.%s = %.*s: ' ;' would start a comment in a configuration file",
+               "--set: %s.%s = %.*s: ';' would start a comment in a configuration file",
                section, key, (int)len, v);
   *out = malloc(len + 1);
   MM_REQUIRE(*out, MM_ERR_RUN, "--set: out of memory");

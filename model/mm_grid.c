@@ -58,10 +58,15 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
 }
 
 /* Memory a rank may use: MemAvailable shared by the ranks of this node, or
- * MINIMODEL_MEMORY_LIMIT (bytes per rank) when set. */
+ * MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is not a
+ * number > 0. */
 static double available_bytes(MPI_Comm comm) {
   const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
-  if (limit && *limit) return strtod(limit, NULL);
+  if (limit && *limit) {
+    char *end = NULL;
+    const double v = strtod(limit, &end);
+    return *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+  }
   double avail = 0.0;
   FILE *f = fopen("/proc/meminfo", "r");
   if (f) {
@@ -87,6 +92,9 @@ static mm_err mm_grid_check_memory(const mm_grid *g) {
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
   const double need = mm_model_bytes(nxl, nyl, g->nz), avail = available_bytes(g->cart);
+  MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
+             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0",
+             getenv("MINIMODEL_MEMORY_LIMIT"));
   MM_REQUIRE(need <= avail, MM_ERR_INPUT,
              "grid %d x %d x %d on %d ranks needs about %.3g GB per rank but %.3g GB are "
              "available; use more ranks or a smaller grid",

@@ -9,6 +9,17 @@
  * time by name; "auto" picks the fastest correct one for the machine. All CPU
  * backends except `lapack` give results bitwise identical to `reference`.
  *
+ * Device backends (.device_memory = 1: `cuda`, `cusparse`, built with CUDA):
+ * every array argument is a GPU device pointer: depth, a, b, c, kappa, each
+ * rhs[r], and in the fused calls the geometry arrays geo->inv_h and geo->g
+ * too (the caller keeps its own device copy of the geometry). The structures
+ * (mm_tdma_batch, mm_tdma_geometry) and the array of nrhs rhs pointers stay
+ * in host memory. Work runs on the default stream and a call returns when it
+ * is done; a depth outside 0..nz is found on the device before anything is
+ * written (EINVAL). available() is 0 without a usable device, so creating
+ * one there gives MM_TDMA_EDEVICE; a device backend for host memory (or the
+ * reverse) gives MM_TDMA_ENOTSUP.
+ *
  * Return values: 0 on success, a positive MM_TDMA_E* code otherwise. */
 #ifndef MM_TDMA_H
 #define MM_TDMA_H

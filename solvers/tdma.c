@@ -7,21 +7,38 @@
 /* Each backend file defines one of these; add a line here and one in
  * CMakeLists.txt to add a backend. Order: fastest first (what auto tries). */
 extern const mm_tdma_backend mm_tdma_reference;
+extern const mm_tdma_backend mm_tdma_simd;
+extern const mm_tdma_backend mm_tdma_omp;
 #ifdef MINIMODEL_HAVE_LAPACKE
 extern const mm_tdma_backend mm_tdma_lapack;
 #endif
+#ifdef MINIMODEL_HAVE_CUDA
+extern const mm_tdma_backend mm_tdma_cuda;
+extern const mm_tdma_backend mm_tdma_cusparse;
+#endif
 
 static const mm_tdma_backend *const mm_tdma_table[] = {
+    &mm_tdma_simd,
+    &mm_tdma_omp,
     &mm_tdma_reference,
 #ifdef MINIMODEL_HAVE_LAPACKE
     &mm_tdma_lapack,
 #endif
+#ifdef MINIMODEL_HAVE_CUDA
+    &mm_tdma_cuda,
+    &mm_tdma_cusparse,
+#endif
     NULL,
 };
 
-/* Preference of auto, fastest first; names absent from the build are skipped. */
-static const char *const mm_tdma_auto_cpu[] = {"reference", NULL};
-static const char *const mm_tdma_auto_gpu[] = {NULL};
+/* Preference of auto, fastest first; names absent from the build are skipped.
+ * All of them are exact, so the choice never changes a result. `simd` is
+ * fastest for every shape measured (docs/performance.md), including nz = 1
+ * and batches of a few columns; with MINIMODEL_SIMD off it is a scalar tiled
+ * kernel that still beats `omp` (independent columns interleaved). */
+static const char *const mm_tdma_auto_cpu[] = {"simd", "omp", "reference", NULL};
+/* GPU: `cuda` only; `cusparse` is a baseline (not Thomas, not exact). */
+static const char *const mm_tdma_auto_gpu[] = {"cuda", NULL};
 
 struct mm_tdma {
   const mm_tdma_backend *backend;

@@ -4,6 +4,7 @@
 
 #include "mm_tdma.h"
 #include "mm_tdma_column.h"
+#include "tdma_internal.h"
 
 typedef struct {
   double *cp;
@@ -37,9 +38,9 @@ static void ref_destroy(void *ctx) {
   static int ref_solve##SUF(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b,   \
                             const T *c, T *const *rhs, int nrhs) {                      \
     ref_ctx *r = ctx;                                                                    \
+    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL; /* before touching any data */  \
     for (size_t col = 0; col < bt->ncol; col++) {                                        \
       int n = bt->depth[col];                                                            \
-      if (n < 0 || n > bt->nz) return MM_TDMA_EINVAL;                                    \
       long off = (long)(col * (size_t)bt->nz);                                           \
       mm_col_thomas##SUF(n, a + off, b + off, c + off, rhs, nrhs, off, r->CP);           \
     }                                                                                    \
@@ -48,9 +49,9 @@ static void ref_destroy(void *ctx) {
   static int ref_fused##SUF(void *ctx, const mm_tdma_batch *bt, const GEO##SUF *geo,      \
                             const T *kappa, T *const *rhs, int nrhs) {                  \
     ref_ctx *r = ctx;                                                                    \
+    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL;                                 \
     for (size_t col = 0; col < bt->ncol; col++) {                                        \
       int n = bt->depth[col];                                                            \
-      if (n < 0 || n > bt->nz) return MM_TDMA_EINVAL;                                    \
       long off = (long)(col * (size_t)bt->nz);                                           \
       mm_col_fused##SUF(n, kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, r->CP);      \
     }                                                                                    \

@@ -1,0 +1,64 @@
+/* Helpers shared by the CPU backends (tdma_internal.h). */
+#include "tdma_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Below this many unknowns a batch is solved by the calling thread alone. */
+#define MM_TDMA_PARALLEL_MIN 32768
+
+void mm_tdma_ws_init(mm_tdma_ws *ws, size_t bytes_per_thread) {
+  ws->bytes = (bytes_per_thread + 63) / 64 * 64;
+  if (ws->bytes == 0) ws->bytes = 64;
+  ws->nthreads = 0;
+  ws->mem = NULL;
+}
+
+int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads) {
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads <= ws->nthreads) return MM_TDMA_OK;
+  unsigned char *mem = aligned_alloc(64, (size_t)nthreads * ws->bytes);
+  if (!mem) return MM_TDMA_ENOMEM;
+  free(ws->mem);
+  ws->mem = mem;
+  ws->nthreads = nthreads;
+  return MM_TDMA_OK;
+}
+
+void *mm_tdma_ws_block(const mm_tdma_ws *ws, int thread) {
+  return ws->mem + (size_t)thread * ws->bytes;
+}
+
+void mm_tdma_ws_free(mm_tdma_ws *ws) {
+  free(ws->mem);
+  ws->mem = NULL;
+  ws->nthreads = 0;
+}
+
+int mm_tdma_check_depths(const mm_tdma_batch *bt) {
+  for (size_t col = 0; col < bt->ncol; col++)
+    if (bt->depth[col] < 0 || bt->depth[col] > bt->nz) return MM_TDMA_EINVAL;
+  return MM_TDMA_OK;
+}
+
+int mm_tdma_threads_for(size_t unknowns) {
+#ifdef _OPENMP
+  if (unknowns < MM_TDMA_PARALLEL_MIN) return 1;
+  int nt = omp_get_max_threads();
+  return nt > 1 ? nt : 1;
+#else
+  (void)unknowns;
+  return 1;
+#endif
+}
+
+int mm_tdma_thread_num(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}

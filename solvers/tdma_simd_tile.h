@@ -1,0 +1,426 @@
+/* The tile kernel of the `simd` backend, written once for both precisions:
+ * tdma_simd.c includes this file twice with these macros defined:
+ *
+ *   MM_T     element type (double, float)
+ *   MM_V     vector of MM_L elements of MM_T (GCC/Clang vector extension)
+ *   MM_L     lanes per vector (1 when MINIMODEL_SIMD is off)
+ *   MM_NV    vectors in flight per tile
+ *   MM_SUF   suffix of the function and type names (_d, _f)
+ *   MM_TRANSPOSE(r)  transposes the MM_L x MM_L block r[MM_L] in place
+ *
+ * Method. A tile is W = MM_L * MM_NV water columns (lane l of vector v is
+ * column v*MM_L + l of the tile). The forward sweep goes down the tile in
+ * blocks of MM_L levels: MM_L consecutive levels of MM_L columns are loaded
+ * as MM_L vectors (one per column, contiguous in memory) and transposed in
+ * registers, so that vector j then holds level k0+j of the MM_L columns. The
+ * SIMD lanes thus run MM_L independent Thomas recurrences, and the MM_NV
+ * vectors of a tile are interleaved so that several divisions are in flight.
+ * c' and d' of the tile go to `buf` (per thread, (1 + nrhs) * nz * W
+ * elements, in L1 for usual nz); the back substitution reads them, and the
+ * solution is transposed back in blocks of MM_L levels and stored in place.
+ *
+ * Every lane performs exactly the scalar operations of mm_col_thomas /
+ * mm_col_fused (mm_tdma_column.h) in the same order (vector division and
+ * multiplication round like their scalar forms; no FMA as the project builds
+ * with -ffp-contract=off), so the result is bitwise that of `reference`.
+ *
+ * Columns of different depths in one tile: the tile runs to its deepest
+ * column. A lane past its depth gets identity rows (a = c = 0, b = 1, d = 0;
+ * kappa = 0 in the fused solve), is never stored, and never reads memory at
+ * or below its depth: in a block of levels where some lane of a vector is not
+ * wet throughout, each lane is loaded from its column (wet throughout), set
+ * to the identity row (dry throughout) or staged element by element (its
+ * bottom is inside the block), and stored back likewise. Lanes do not
+ * interact, so identity rows cannot change the wet levels. The two places where
+ * a column's own bottom matters are handled per lane with a mask: the back
+ * substitution restarts (x = d') at the bottom wet level, and the fused solve
+ * sets the bottom interface conductance to 0. Tiles whose columns all have
+ * the same depth (the common case) skip both masks. */
+
+#define MM_CAT_(a, b) a##b
+#define MM_CAT(a, b) MM_CAT_(a, b)
+#define MM_FN(name) MM_CAT(name, MM_SUF)
+#define MM_W (MM_L * MM_NV)
+
+typedef __typeof__((MM_V){0} < (MM_V){0}) MM_FN(mm_mask);
+
+/* A tile: which columns, how deep. Lanes >= live are padding: copies of lane
+ * live-1 (same reads, same arithmetic) whose results are not stored. */
+typedef struct {
+  long off[MM_W];    /* element offset of the lane's column (col * nz) */
+  int dep[MM_W];     /* wet levels of the lane's column, >= 1 */
+  int live;          /* lanes that are stored */
+  long next;         /* element offset where the next tile probably starts */
+  int nmax;          /* deepest lane */
+  int nmin[MM_NV];   /* shallowest lane of each vector */
+} MM_FN(mm_tile);
+
+/* The operands of one call. */
+typedef struct {
+  int fused;                     /* 1: coefficients from kappa and the geometry */
+  const MM_T *a, *b, *c;         /* plain solve */
+  const MM_T *kappa;             /* fused solve */
+  const MM_T *g, *inv_h;         /* fused solve: per-level geometry */
+  MM_T *const *rhs;
+  int nrhs;
+  long nelem;                    /* ncol * nz: bound of the prefetches */
+  int nz;                        /* stride between columns */
+} MM_FN(mm_job);
+
+/* Software prefetch of the next tile while this one computes. A single core
+ * keeps too few misses in flight for the hardware prefetchers alone to hide
+ * memory latency behind the arithmetic (measured: compute and transfer times
+ * added up). The next tile is, in the common case, the W * nz elements after
+ * this tile's last column; at each level of the forward sweep this prefetches
+ * W elements of it (a cache line for W * sizeof(MM_T) = 64) into L2, so the
+ * whole next tile is requested once over the nz levels. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_prefetch)(const MM_T *base, long next, long k, long nelem) {
+  const long i = next + k * MM_W;
+  for (long q = 0; q < MM_W; q += 64 / (long)sizeof(MM_T))
+    if (i + q < nelem) __builtin_prefetch(base + i + q, 0, 2);
+}
+
+static inline MM_V MM_FN(mm_splat)(MM_T x) {
+  MM_V v;
+  for (int i = 0; i < MM_L; i++) v[i] = x;
+  return v;
+}
+
+/* m ? x : y, lane by lane (bit select, so it is exact for any x, y). */
+static inline MM_V MM_FN(mm_select)(MM_FN(mm_mask) m, MM_V x, MM_V y) {
+  return (MM_V)((m & (MM_FN(mm_mask))x) | (~m & (MM_FN(mm_mask))y));
+}
+
+/* out[j] = level k0+j of the MM_L columns base + off[0..MM_L-1], all wet
+ * over the block. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_load_block)(const MM_T *restrict base, const long *off, int k0, MM_V out[MM_L]) {
+  for (int l = 0; l < MM_L; l++) memcpy(&out[l], base + off[l] + k0, sizeof(MM_V));
+  MM_TRANSPOSE(out);
+}
+
+/* Levels k0 .. k0+nl-1 (nl < MM_L) of columns that are all wet down to
+ * k0 + nl >= MM_L: the block of the last MM_L wet levels is loaded (it
+ * overlaps the previous block) and its last nl vectors kept, so that a
+ * uniform tile whose depth is not a multiple of MM_L needs no staging. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_load_tail)(const MM_T *restrict base, const long *off, int k0, int nl, MM_V out[MM_L]) {
+  MM_V all[MM_L];
+  MM_FN(mm_load_block)(base, off, k0 + nl - MM_L, all);
+  for (int j = 0; j < nl; j++) out[j] = all[MM_L - nl + j];
+}
+
+/* The same for columns of any depth: a lane wet over the whole block is
+ * loaded from its column, a lane dry over the whole block is `fill` (the
+ * identity row), a lane whose bottom falls inside the block is staged
+ * element by element (wet levels, then fill). Memory at or below a column's
+ * depth is never read. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_load_lanes)(const MM_T *restrict base, const long *off, const int *dep, int k0,
+                     MM_T fill, MM_V out[MM_L]) {
+  for (int l = 0; l < MM_L; l++) {
+    if (k0 + MM_L <= dep[l]) {
+      memcpy(&out[l], base + off[l] + k0, sizeof(MM_V));
+    } else if (dep[l] <= k0) {
+      out[l] = MM_FN(mm_splat)(fill);
+    } else {
+      MM_T stage[MM_L];
+      for (int j = 0; j < MM_L; j++) stage[j] = k0 + j < dep[l] ? base[off[l] + k0 + j] : fill;
+      memcpy(&out[l], stage, sizeof(MM_V));
+    }
+  }
+  MM_TRANSPOSE(out);
+}
+
+/* The inverse of mm_load_block for the first `live` columns. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_store_block)(MM_T *restrict base, const long *off, int k0, MM_V in[MM_L], int live) {
+  MM_TRANSPOSE(in);
+  for (int l = 0; l < MM_L && l < live; l++) memcpy(base + off[l] + k0, &in[l], sizeof(MM_V));
+}
+
+/* The inverse of mm_load_lanes: only wet levels of the first `live` lanes. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_store_lanes)(MM_T *restrict base, const long *off, const int *dep, int k0,
+                      MM_V in[MM_L], int live) {
+  MM_TRANSPOSE(in);
+  for (int l = 0; l < MM_L && l < live; l++) {
+    if (k0 + MM_L <= dep[l]) {
+      memcpy(base + off[l] + k0, &in[l], sizeof(MM_V));
+    } else {
+      for (int j = 0; j < MM_L && k0 + j < dep[l]; j++) base[off[l] + k0 + j] = in[l][j];
+    }
+  }
+}
+
+/* One tile. fused, uniform (all lanes the same depth) and nrhs are
+ * compile-time constants at every call site (MM_TILE_VARIANTS), so the
+ * compiler drops the unused paths and unrolls the right-hand-side loops. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
+                   MM_V *restrict buf, const int fused, const int uniform, const int nrhs) {
+  const int nmax = t->nmax;
+  const int S = 1 + nrhs; /* buf[(k * S + s) * MM_NV + v]: s = 0 c', s = 1 + r d'_r */
+  const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
+  MM_V dm1[MM_NV]; /* depth - 1 of every lane (exact in MM_T), for the masks */
+  for (int v = 0; v < MM_NV; v++)
+    for (int l = 0; l < MM_L; l++) dm1[v][l] = (MM_T)(t->dep[v * MM_L + l] - 1);
+
+  /* Forward sweep: c', d' of every level into buf. The carried values of
+   * level k-1 (zero-initialised only to keep the compiler's flow analysis
+   * quiet: level 0 never reads them). */
+  MM_V cpv[MM_NV], dpv[MM_TDMA_MAX_RHS][MM_NV], prodv[MM_NV];
+  for (int v = 0; v < MM_NV; v++) {
+    cpv[v] = prodv[v] = zero;
+    for (int r = 0; r < nrhs; r++) dpv[r][v] = zero;
+  }
+  for (int k0 = 0; k0 < nmax; k0 += MM_L) {
+    const int nl = nmax - k0 < MM_L ? nmax - k0 : MM_L;
+    /* A: a (plain) or kappa (fused); B, C: b, c (plain); D: right-hand sides. */
+    MM_V A[MM_NV][MM_L], B[MM_NV][MM_L], C[MM_NV][MM_L], D[MM_TDMA_MAX_RHS][MM_NV][MM_L];
+    for (int v = 0; v < MM_NV; v++) {
+      const long *off = t->off + v * MM_L;
+      if (k0 + MM_L <= t->nmin[v]) { /* every lane wet over the whole block */
+        if (fused) {
+          MM_FN(mm_load_block)(jb->kappa, off, k0, A[v]);
+        } else {
+          MM_FN(mm_load_block)(jb->a, off, k0, A[v]);
+          MM_FN(mm_load_block)(jb->b, off, k0, B[v]);
+          MM_FN(mm_load_block)(jb->c, off, k0, C[v]);
+        }
+        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
+      } else if (uniform && nmax >= MM_L) { /* the last, partial block of a uniform tile */
+        if (fused) {
+          MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
+        } else {
+          MM_FN(mm_load_tail)(jb->a, off, k0, nl, A[v]);
+          MM_FN(mm_load_tail)(jb->b, off, k0, nl, B[v]);
+          MM_FN(mm_load_tail)(jb->c, off, k0, nl, C[v]);
+        }
+        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_tail)(jb->rhs[r], off, k0, nl, D[r][v]);
+      } else { /* some lane ends in or above this block: identity rows past it */
+        const int *dep = t->dep + v * MM_L;
+        if (fused) {
+          MM_FN(mm_load_lanes)(jb->kappa, off, dep, k0, 0, A[v]);
+        } else {
+          MM_FN(mm_load_lanes)(jb->a, off, dep, k0, 0, A[v]);
+          MM_FN(mm_load_lanes)(jb->b, off, dep, k0, 1, B[v]);
+          MM_FN(mm_load_lanes)(jb->c, off, dep, k0, 0, C[v]);
+        }
+        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
+      }
+    }
+    for (int j = 0; j < nl; j++) {
+      const int k = k0 + j;
+      const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+      if (fused) {
+        MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
+      } else {
+        MM_FN(mm_prefetch)(jb->a, t->next, k, jb->nelem);
+        MM_FN(mm_prefetch)(jb->b, t->next, k, jb->nelem);
+        MM_FN(mm_prefetch)(jb->c, t->next, k, jb->nelem);
+      }
+      for (int r = 0; r < nrhs; r++) MM_FN(mm_prefetch)(jb->rhs[r], t->next, k, jb->nelem);
+      for (int v = 0; v < MM_NV; v++) {
+        MM_V a, b, c;
+        if (fused) {
+          /* mm_col_coeffs: alpha_up = kappa[k-1]*g[k-1] (k > 0), alpha_dn =
+           * kappa[k]*g[k] (k < n-1); a = -alpha_up*inv_h[k], c = -alpha_dn*inv_h[k],
+           * b = (1 - a) - c. kappa[k-1]*g[k-1] is the previous level's product. */
+          const MM_V prod = A[v][j] * MM_FN(mm_splat)(jb->g[k]);
+          const MM_V h = MM_FN(mm_splat)(jb->inv_h[k]);
+          MM_V alpha_dn;
+          if (uniform)
+            alpha_dn = k < nmax - 1 ? prod : zero;
+          else
+            alpha_dn = MM_FN(mm_select)(kv < dm1[v], prod, zero);
+          const MM_V alpha_up = k > 0 ? prodv[v] : zero;
+          prodv[v] = prod;
+          a = -alpha_up * h;
+          c = -alpha_dn * h;
+          b = (one - a) - c;
+        } else {
+          a = A[v][j];
+          b = B[v][j];
+          c = C[v][j];
+        }
+        MM_V *row = buf + (long)k * S * MM_NV + v;
+        if (k == 0) {
+          const MM_V m = one / b;
+          cpv[v] = c * m;
+          for (int r = 0; r < nrhs; r++) dpv[r][v] = D[r][v][j] * m;
+        } else {
+          const MM_V m = one / (b - a * cpv[v]);
+          cpv[v] = c * m;
+          for (int r = 0; r < nrhs; r++) dpv[r][v] = (D[r][v][j] - a * dpv[r][v]) * m;
+        }
+        row[0] = cpv[v];
+        for (int r = 0; r < nrhs; r++) row[(1 + r) * MM_NV] = dpv[r][v];
+      }
+    }
+  }
+
+  /* Back substitution, bottom block first: x_k = d'_k - c'_k x_{k+1}, and
+   * x = d' at each lane's bottom wet level. */
+  MM_V xv[MM_TDMA_MAX_RHS][MM_NV];
+  for (int v = 0; v < MM_NV; v++)
+    for (int r = 0; r < nrhs; r++) xv[r][v] = zero;
+  /* A uniform tile's partial last block is stored as the overlapping block of
+   * the last MM_L levels once the block above it is known (same values
+   * written twice to the overlap). */
+  const int tail = uniform && nmax >= MM_L ? nmax % MM_L : 0;
+  MM_V Xtail[MM_TDMA_MAX_RHS][MM_NV][MM_L];
+  for (int k0 = (nmax - 1) / MM_L * MM_L; k0 >= 0; k0 -= MM_L) {
+    const int nl = nmax - k0 < MM_L ? nmax - k0 : MM_L;
+    MM_V X[MM_TDMA_MAX_RHS][MM_NV][MM_L];
+    for (int j = nl - 1; j >= 0; j--) {
+      const int k = k0 + j;
+      const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+      for (int v = 0; v < MM_NV; v++) {
+        const MM_V *row = buf + (long)k * S * MM_NV + v;
+        const MM_V cp = row[0];
+        for (int r = 0; r < nrhs; r++) {
+          const MM_V d = row[(1 + r) * MM_NV];
+          MM_V x;
+          if (k == nmax - 1) {
+            x = d;
+          } else {
+            x = d - cp * xv[r][v];
+            if (!uniform) x = MM_FN(mm_select)(kv >= dm1[v], d, x);
+          }
+          xv[r][v] = x;
+          X[r][v][j] = x;
+        }
+      }
+    }
+    if (tail && k0 + MM_L > nmax) { /* the partial last block: store it later */
+      for (int r = 0; r < nrhs; r++)
+        for (int v = 0; v < MM_NV; v++)
+          for (int j = 0; j < tail; j++) Xtail[r][v][j] = X[r][v][j];
+      continue;
+    }
+    for (int v = 0; v < MM_NV; v++) {
+      const long *off = t->off + v * MM_L;
+      const int live = t->live - v * MM_L;
+      if (live <= 0) break;
+      if (tail && k0 + 2 * MM_L > nmax) { /* the block above the tail: store both */
+        for (int r = 0; r < nrhs; r++) {
+          MM_V last[MM_L];
+          for (int j = 0; j < MM_L - tail; j++) last[j] = X[r][v][tail + j];
+          for (int j = 0; j < tail; j++) last[MM_L - tail + j] = Xtail[r][v][j];
+          MM_FN(mm_store_block)(jb->rhs[r], off, nmax - MM_L, last, live);
+        }
+      }
+      if (k0 + MM_L <= t->nmin[v]) {
+        for (int r = 0; r < nrhs; r++) MM_FN(mm_store_block)(jb->rhs[r], off, k0, X[r][v], live);
+      } else {
+        const int *dep = t->dep + v * MM_L;
+        for (int r = 0; r < nrhs; r++)
+          MM_FN(mm_store_lanes)(jb->rhs[r], off, dep, k0, X[r][v], live);
+      }
+    }
+  }
+}
+
+/* The variants: fused x uniform x nrhs in {1, 2, any}. */
+#define MM_TILE_VARIANTS(FUSED, UNIFORM)                                                 \
+  switch (jb->nrhs) {                                                                    \
+  case 1: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 1); break;                      \
+  case 2: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 2); break;                      \
+  default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs); break;               \
+  }
+
+static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb,
+                                 const MM_FN(mm_tile) *restrict t, MM_V *restrict buf,
+                                 int uniform) {
+  if (uniform) {
+    MM_TILE_VARIANTS(0, 1)
+  } else {
+    MM_TILE_VARIANTS(0, 0)
+  }
+}
+
+static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb,
+                                 const MM_FN(mm_tile) *restrict t, MM_V *restrict buf,
+                                 int uniform) {
+  if (uniform) {
+    MM_TILE_VARIANTS(1, 1)
+  } else {
+    MM_TILE_VARIANTS(1, 0)
+  }
+}
+#undef MM_TILE_VARIANTS
+
+/* Completes a tile of n >= 1 lanes (pads it, finds its depths) and runs it. */
+static void MM_FN(mm_tile_finish)(const MM_FN(mm_job) *restrict jb, MM_FN(mm_tile) *restrict t,
+                                  int n, MM_V *restrict buf) {
+  for (int l = n; l < MM_W; l++) {
+    t->off[l] = t->off[n - 1];
+    t->dep[l] = t->dep[n - 1];
+  }
+  t->live = n;
+  t->next = t->off[n - 1] + jb->nz;
+  int uniform = 1;
+  t->nmax = 0;
+  for (int v = 0; v < MM_NV; v++) {
+    int lo = t->dep[v * MM_L];
+    for (int l = 0; l < MM_L; l++) {
+      const int d = t->dep[v * MM_L + l];
+      if (d < lo) lo = d;
+      if (d > t->nmax) t->nmax = d;
+      if (d != t->dep[0]) uniform = 0;
+    }
+    t->nmin[v] = lo;
+  }
+  if (jb->fused)
+    MM_FN(mm_tile_fused)(jb, t, buf, uniform);
+  else
+    MM_FN(mm_tile_plain)(jb, t, buf, uniform);
+}
+
+/* Columns [c0, c1): land columns are skipped, the others go to tiles in
+ * order, so a tile is W adjacent wet columns wherever there is no land. */
+static void MM_FN(mm_run_range)(const MM_FN(mm_job) *restrict jb, const mm_tdma_batch *bt,
+                                size_t c0, size_t c1, MM_V *restrict buf) {
+  MM_FN(mm_tile) t;
+  int n = 0;
+  for (size_t col = c0; col < c1; col++) {
+    const int d = bt->depth[col];
+    if (d == 0) continue;
+    t.off[n] = (long)(col * (size_t)bt->nz);
+    t.dep[n] = d;
+    if (++n == MM_W) {
+      MM_FN(mm_tile_finish)(jb, &t, n, buf);
+      n = 0;
+    }
+  }
+  if (n) MM_FN(mm_tile_finish)(jb, &t, n, buf);
+}
+
+/* A whole batch: chunks of columns shared among the threads. */
+static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_job) *jb) {
+  int rc = mm_tdma_check_depths(bt);
+  if (rc) return rc;
+  const int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);
+  if ((rc = mm_tdma_ws_reserve(&s->ws, nt))) return rc;
+  jb->nelem = (long)(bt->ncol * (size_t)bt->nz);
+  jb->nz = bt->nz;
+  /* Chunks of whole tiles, ~16 per thread (dynamic: a noisy core takes fewer). */
+  size_t chunk = bt->ncol / ((size_t)nt * 16) / MM_W * MM_W;
+  if (chunk < 4 * MM_W) chunk = 4 * MM_W;
+  const long nchunk = (long)((bt->ncol + chunk - 1) / chunk);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    MM_V *buf = mm_tdma_ws_block(&s->ws, mm_tdma_thread_num());
+#pragma omp for schedule(dynamic, 1)
+    for (long i = 0; i < nchunk; i++) {
+      const size_t c0 = (size_t)i * chunk;
+      const size_t c1 = c0 + chunk < bt->ncol ? c0 + chunk : bt->ncol;
+      MM_FN(mm_run_range)(jb, bt, c0, c1, buf);
+    }
+  }
+  return MM_TDMA_OK;
+}
+
+#undef MM_W

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make_inputs.sh MINIMODEL DIR: hostile input files for the reliability.input.*
+# tests, generated rather than committed (binary garbage, 2 MB, a truncated
+# restart file).
+set -eu
+mm="$1"; dir="$2"
+rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+# configuration files
+printf '\x89PNG\r\n\x1a\n\xff\xfe\xfd binary \x80\x81 garbage\n\xc3\x28\n' > garbage.ini
+printf 'ELF\x00\x01\x02\x00\x00[run]\nsteps = 1\n' > garbage_nul.ini
+: > empty.ini
+{ for ((i = 0; i < 2 * 1024 * 1024 / 64; i++)); do
+    printf '; %061d\n' "$i"
+  done; } > big.ini                         # 2 MiB of comment lines
+printf '[run]\nname = %s\n' "$(printf 'x%.0s' $(seq 1 300))" > long_line.ini
+printf '[run]\r\nsteps = 7\r\n[grid]\r\nnx = 8\r\n' > crlf.ini
+printf '\xef\xbb\xbf[run]\nsteps = 7\n' > bom.ini
+mkdir dir.ini
+# input NetCDF files
+: > empty.nc
+head -c 3000 garbage.ini big.ini > garbage.nc
+printf 'CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a\xff\xff\xff\xff' > classic_header.nc
+mkdir dir.nc
+printf '[run]\nname = valid\nsteps = 2\n[grid]\nnx = 24\nny = 18\nnz = 12\n[output]\ndir = %s\nrestart_interval = 2\n' \
+  "$dir" > valid.ini
+OMPI_MCA_rmaps_base_oversubscribe=1 "$mm" --quiet valid.ini > make_inputs.log 2>&1 || { cat make_inputs.log; exit 1; }
+size=$(stat -c %s valid.restart.nc)
+head -c $((size / 2)) valid.restart.nc > truncated.restart.nc
+echo "ok: inputs in $dir"
