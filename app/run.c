@@ -282,6 +282,9 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   while (err == MM_OK && m->step < cfg->run_steps) {
     mm_timers_step_begin(&tm);
     err = mm_model_step(m, &tm);
+    /* a step that failed on one rank (the solver) must stop every rank: the
+     * others would wait for its halo. One integer reduction per step. */
+    err = mm_agree(g->cart, err);
     const long s = m->step;
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;

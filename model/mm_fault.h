@@ -12,6 +12,8 @@
  *                                     `restart` (written) or `initial` (read):
  *                                     that rank alone gets a path that does not
  *                                     exist (app/run.c)
+ *   MINIMODEL_FAULT_SOLVE_STEP=N      the tridiagonal solve of step N fails on
+ *                                     rank R alone (model/mm_model.c)
  *   MINIMODEL_FAULT_KILL_IN_RESTART=N rank R raises SIGKILL in the middle of the
  *                                     N-th restart write: the .tmp file exists,
  *                                     half written, not yet renamed (io/restart.c)

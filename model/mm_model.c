@@ -297,6 +297,11 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   /* 3. implicit vertical diffusion with the surface flux */
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
+  /* fault injection (model/mm_fault.h): the solve fails on one rank */
+  if (err == MM_OK && m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) &&
+      mm_fault_here(g->rank))
+    err = MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]",
+                   m->step + 1);
   mm_timer_stop(tm, MM_PHASE_SOLVE);
   MM_CHECK(err);
 
