@@ -22,7 +22,7 @@ typedef struct {
   double points_per_s;
   double solve_share;
   mm_diag last;
-  char history[2 * MM_STR_MAX];
+  char history[2 * MM_STR_MAX + 8]; /* <output.dir>/<run.name>.nc */
 } mm_run_summary;
 
 mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
