@@ -37,8 +37,25 @@ static void lapack_destroy(void *ctx) {
   free(l);
 }
 
-/* BUILD fills dl[0..n-2], dg[0..n-1], du[0..n-2] of column `col` (offset off,
- * n levels); GTSV is the LAPACKE routine of the precision. */
+/* One column: the last argument (BUILD) fills dl[0..n-2], dg[0..n-1] and
+ * du[0..n-2] of column `col` (offset off, n levels); GTSV is the LAPACKE
+ * routine of the precision. Variadic because BUILD may contain commas. */
+#define LAPACK_COLUMN(T, GTSV, ...)                                                       \
+  do {                                                                                   \
+    const int n = bt->depth[col];                                                        \
+    if (n == 0) break;                                                                   \
+    const long off = col * (long)bt->nz;                                                 \
+    __VA_ARGS__;                                                                         \
+    for (int r = 0; r < nrhs; r++) memcpy(x + (long)r * n, rhs[r] + off, (size_t)n * sizeof(T)); \
+    lapack_int info = GTSV(LAPACK_COL_MAJOR, n, nrhs, dl, dg, du, x, n);                 \
+    if (info != 0) {                                                                     \
+      err = info > 0 ? MM_TDMA_ESINGULAR : MM_TDMA_EINVAL;                               \
+      break;                                                                             \
+    }                                                                                    \
+    for (int r = 0; r < nrhs; r++) memcpy(rhs[r] + off, x + (long)r * n, (size_t)n * sizeof(T)); \
+  } while (0)
+
+/* The whole batch: one thread for small batches, else OpenMP over columns. */
 #define LAPACK_COLUMNS(T, GTSV, BUILD)                                                    \
   lapack_ctx *ctx_ = ctx;                                                                \
   int rc = mm_tdma_check_depths(bt);                                                     \
@@ -48,22 +65,17 @@ static void lapack_destroy(void *ctx) {
   const long ncol = (long)bt->ncol;                                                      \
   const int nz = ctx_->nz;                                                               \
   int err = 0;                                                                           \
-  _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(max : err)") {              \
+  if (nt == 1) {                                                                         \
+    T *dl = mm_tdma_ws_block(&ctx_->ws, 0);                                              \
+    T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                        \
+    for (long col = 0; col < ncol; col++) LAPACK_COLUMN(T, GTSV, BUILD);                 \
+    return err;                                                                          \
+  }                                                                                      \
+  _Pragma("omp parallel num_threads(nt) reduction(max : err)") {                         \
     T *dl = mm_tdma_ws_block(&ctx_->ws, mm_tdma_thread_num());                           \
     T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                        \
-    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++) {    \
-      const int n = bt->depth[col];                                                      \
-      if (n == 0) continue;                                                              \
-      const long off = col * (long)bt->nz;                                               \
-      BUILD;                                                                             \
-      for (int r = 0; r < nrhs; r++) memcpy(x + (long)r * n, rhs[r] + off, (size_t)n * sizeof(T)); \
-      lapack_int info = GTSV(LAPACK_COL_MAJOR, n, nrhs, dl, dg, du, x, n);               \
-      if (info != 0) {                                                                   \
-        err = info > 0 ? MM_TDMA_ESINGULAR : MM_TDMA_EINVAL;                             \
-        continue;                                                                        \
-      }                                                                                  \
-      for (int r = 0; r < nrhs; r++) memcpy(rhs[r] + off, x + (long)r * n, (size_t)n * sizeof(T)); \
-    }                                                                                    \
+    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++)       \
+        LAPACK_COLUMN(T, GTSV, BUILD);                                                   \
   }                                                                                      \
   return err;
 

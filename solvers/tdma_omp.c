@@ -37,7 +37,15 @@ static void omp_destroy(void *ctx) {
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                               \
   if ((rc = mm_tdma_ws_reserve(&o->ws, nt))) return rc;                                  \
   const long ncol = (long)bt->ncol;                                                      \
-  _Pragma("omp parallel num_threads(nt) if(nt > 1)") {                                   \
+  if (nt == 1) { /* no parallel region: it costs more than a small batch */             \
+    T *cp = mm_tdma_ws_block(&o->ws, 0);                                                 \
+    for (long col = 0; col < ncol; col++) {                                              \
+      long off = col * (long)bt->nz;                                                     \
+      OP;                                                                                \
+    }                                                                                    \
+    return MM_TDMA_OK;                                                                   \
+  }                                                                                      \
+  _Pragma("omp parallel num_threads(nt)") {                                              \
     T *cp = mm_tdma_ws_block(&o->ws, mm_tdma_thread_num());                              \
     _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++) {    \
       long off = col * (long)bt->nz;                                                     \

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mm_tdma.h"
+#include "mm_tdma_column.h"
 #include "tdma_internal.h"
 
 #if defined(MINIMODEL_SIMD) && MINIMODEL_SIMD
@@ -105,12 +106,16 @@ typedef struct {
 #define MM_NV MM_SIMD_NV
 #define MM_SUF _d
 #define MM_TRANSPOSE MM_TRANSPOSE_D
+#define MM_COL_THOMAS mm_col_thomas
+#define MM_COL_FUSED mm_col_fused
 #include "tdma_simd_tile.h"
 #undef MM_T
 #undef MM_V
 #undef MM_L
 #undef MM_SUF
 #undef MM_TRANSPOSE
+#undef MM_COL_THOMAS
+#undef MM_COL_FUSED
 
 /* Single precision. */
 #define MM_T float
@@ -118,12 +123,16 @@ typedef struct {
 #define MM_L MM_LF
 #define MM_SUF _f
 #define MM_TRANSPOSE MM_TRANSPOSE_F
+#define MM_COL_THOMAS mm_col_thomas_f
+#define MM_COL_FUSED mm_col_fused_f
 #include "tdma_simd_tile.h"
 #undef MM_T
 #undef MM_V
 #undef MM_L
 #undef MM_SUF
 #undef MM_TRANSPOSE
+#undef MM_COL_THOMAS
+#undef MM_COL_FUSED
 
 static int simd_create(void **ctx, int nz) {
   simd_ctx *s = calloc(1, sizeof *s);

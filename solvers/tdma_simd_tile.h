@@ -7,6 +7,7 @@
  *   MM_NV    vectors in flight per tile
  *   MM_SUF   suffix of the function and type names (_d, _f)
  *   MM_TRANSPOSE(r)  transposes the MM_L x MM_L block r[MM_L] in place
+ *   MM_COL_THOMAS, MM_COL_FUSED  the per-column functions of mm_tdma_column.h
  *
  * Method. A tile is W = MM_L * MM_NV water columns (lane l of vector v is
  * column v*MM_L + l of the tile). The forward sweep goes down the tile in
@@ -35,7 +36,14 @@
  * a column's own bottom matters are handled per lane with a mask: the back
  * substitution restarts (x = d') at the bottom wet level, and the fused solve
  * sets the bottom interface conductance to 0. Tiles whose columns all have
- * the same depth (the common case) skip both masks. */
+ * the same depth (the common case) skip both masks, and when that depth is
+ * not a multiple of MM_L their last block is the overlapping block of the
+ * last MM_L levels (no staging). Tiles shallower than one block of levels
+ * run the scalar per-column functions (mm_tile_scalar).
+ *
+ * Memory: the tile reads its columns once (forward sweep) and writes the
+ * solution once (back substitution, into lines still in cache); while it
+ * computes, the next tile's lines are prefetched (mm_prefetch). */
 
 #define MM_CAT_(a, b) a##b
 #define MM_CAT(a, b) MM_CAT_(a, b)
@@ -352,6 +360,24 @@ static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb,
 }
 #undef MM_TILE_VARIANTS
 
+/* Columns shallower than one vector of levels would only ever take the
+ * staged loads; below this depth a tile runs mm_col_thomas / mm_col_fused
+ * column by column instead (the same arithmetic, so the same bits). */
+#define MM_MIN_DEPTH (MM_L > 1 ? MM_L : 8)
+
+static void MM_FN(mm_tile_scalar)(const MM_FN(mm_job) *restrict jb,
+                                  const MM_FN(mm_tile) *restrict t, MM_V *restrict buf) {
+  MM_T *cp = (MM_T *)buf;
+  for (int l = 0; l < t->live; l++) {
+    if (jb->fused)
+      MM_COL_FUSED(t->dep[l], jb->kappa + t->off[l], jb->g, jb->inv_h, jb->rhs, jb->nrhs,
+                   t->off[l], cp);
+    else
+      MM_COL_THOMAS(t->dep[l], jb->a + t->off[l], jb->b + t->off[l], jb->c + t->off[l], jb->rhs,
+                    jb->nrhs, t->off[l], cp);
+  }
+}
+
 /* Completes a tile of n >= 1 lanes (pads it, finds its depths) and runs it. */
 static void MM_FN(mm_tile_finish)(const MM_FN(mm_job) *restrict jb, MM_FN(mm_tile) *restrict t,
                                   int n, MM_V *restrict buf) {
@@ -373,7 +399,9 @@ static void MM_FN(mm_tile_finish)(const MM_FN(mm_job) *restrict jb, MM_FN(mm_til
     }
     t->nmin[v] = lo;
   }
-  if (jb->fused)
+  if (t->nmax < MM_MIN_DEPTH)
+    MM_FN(mm_tile_scalar)(jb, t, buf);
+  else if (jb->fused)
     MM_FN(mm_tile_fused)(jb, t, buf, uniform);
   else
     MM_FN(mm_tile_plain)(jb, t, buf, uniform);
@@ -410,7 +438,11 @@ static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_jo
   size_t chunk = bt->ncol / ((size_t)nt * 16) / MM_W * MM_W;
   if (chunk < 4 * MM_W) chunk = 4 * MM_W;
   const long nchunk = (long)((bt->ncol + chunk - 1) / chunk);
-#pragma omp parallel num_threads(nt) if (nt > 1)
+  if (nt == 1) { /* no parallel region: it costs more than a small batch */
+    MM_FN(mm_run_range)(jb, bt, 0, bt->ncol, mm_tdma_ws_block(&s->ws, 0));
+    return MM_TDMA_OK;
+  }
+#pragma omp parallel num_threads(nt)
   {
     MM_V *buf = mm_tdma_ws_block(&s->ws, mm_tdma_thread_num());
 #pragma omp for schedule(dynamic, 1)
@@ -424,3 +456,4 @@ static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_jo
 }
 
 #undef MM_W
+#undef MM_MIN_DEPTH
