@@ -284,7 +284,9 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     err = mm_model_step(m, &tm);
     /* a step that failed on one rank (the solver) must stop every rank: the
      * others would wait for its halo. One integer reduction per step. */
+    mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
     err = mm_agree(g->cart, err);
+    mm_timer_stop(&tm, MM_PHASE_HALO);
     const long s = m->step;
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
