@@ -33,8 +33,8 @@ static const mm_tdma_backend *const mm_tdma_table[] = {
 
 /* Preference of auto, fastest first; names absent from the build are skipped.
  * All of them are exact, so the choice never changes a result. `simd` is the
- * fastest CPU backend for every shape measured (docs/performance.md): 3x to
- * 7x faster than `omp` per core from nz = 8 (nz = 4 in double) up, about as
+ * fastest CPU backend for every shape measured (docs/performance.md): 2.5x
+ * to 7x faster than `omp` per core from nz = 8 (nz = 4 in double) up, about as
  * fast below (tiles shallower than one vector run the scalar per-column code),
  * and it threads like `omp`. With MINIMODEL_SIMD off it is the same tiled
  * code with one-lane vectors, still ahead of `omp` from nz of about 10. */
