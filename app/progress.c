@@ -81,7 +81,7 @@ static const char *human_time(char *buf, size_t n, double s) {
 
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   if (p->mode == MM_PROGRESS_OFF) return;
-  const long done = m->step - p->first, remaining = p->total - p->first;
+  const long done = m->step - p->first, planned = p->total - p->first;
   const bool last = m->step >= p->total;
   if (p->mode == MM_PROGRESS_BAR) {
     /* redraw at most 10 times a second: a terminal is slow, steps can be fast */
@@ -90,16 +90,16 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   } else if (!last && done % p->every != 0) {
     return;
   }
-  const double eta = done > 0 ? elapsed / (double)done * (double)(remaining - done) : 0.0;
+  const double eta = done > 0 ? elapsed / (double)done * (double)(planned - done) : 0.0;
   const double rate = elapsed > 0 ? (double)done * p->points / elapsed : 0.0;
   char model_t[32], wall_t[32], eta_t[32];
   human_time(model_t, sizeof model_t, m->time);
   human_time(wall_t, sizeof wall_t, elapsed);
   human_time(eta_t, sizeof eta_t, eta);
-  const int pct = remaining > 0 ? (int)(100 * done / remaining) : 100;
+  const int pct = planned > 0 ? (int)(100 * done / planned) : 100;
   if (p->mode == MM_PROGRESS_BAR) {
     enum { WIDTH = 30 };
-    const int fill = remaining > 0 ? (int)(WIDTH * done / remaining) : WIDTH;
+    const int fill = planned > 0 ? (int)(WIDTH * done / planned) : WIDTH;
     char bar[WIDTH + 1];
     for (int i = 0; i < WIDTH; i++)
       bar[i] = i < fill ? '#' : '.';
