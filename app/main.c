@@ -98,14 +98,9 @@ int main(int argc, char **argv) {
       err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr);
   }
   err = mm_agree(MPI_COMM_WORLD, err);
-  if (err != MM_OK && rank == 0 && !done) {
-    report_error(err, rank, 1);
-    if (err == MM_ERR_INPUT && strstr(mm_error_message(), "--help") == NULL &&
-        (n_files == 0 || strncmp(mm_error_message(), "unknown option", 14) == 0))
-      fputs(usage, stderr);
-  }
+  if (err != MM_OK && !done) report_error(err, rank, 1); /* messages point to --help */
 
-  int failed = 0, first_code = MM_OK;
+  int first_code = MM_OK;
   mm_run_summary *sums = NULL;
   if (err == MM_OK && !done) {
     sums = calloc((size_t)n_files, sizeof *sums);
@@ -115,7 +110,6 @@ int main(int argc, char **argv) {
       e = mm_agree(MPI_COMM_WORLD, e);
       if (e != MM_OK) {
         report_error(e, rank, 1);
-        failed++;
         if (first_code == MM_OK) first_code = e;
         sums[f].steps = -(long)e;
       }
