@@ -1,7 +1,11 @@
 /* Shared set-up of the file-reader harnesses (fuzz_initial.c, fuzz_restart.c,
  * and fuzz_seeds.c, which writes their seed corpus): MPI on one rank, a small
  * grid with land (bowl bathymetry) on MPI_COMM_SELF, state arrays, and a
- * temporary file that holds each input. */
+ * temporary file that holds each input.
+ *
+ * A harness defines FUZZ_FILE_READER before it includes this file and
+ * defines fuzz_read_input(), its read of fuzz_path and the checks of the
+ * outcome; the libFuzzer entry points below do the rest. */
 #ifndef MM_FUZZ_COMMON_H
 #define MM_FUZZ_COMMON_H
 
@@ -74,5 +78,26 @@ static inline void fuzz_check_refusal(mm_err err, const char *what) {
     abort();
   }
 }
+
+#ifdef FUZZ_FILE_READER
+/* The harness's own part: read fuzz_path, which holds the input, and check
+ * the outcome (abort on a finding). Called with the error state clear. */
+static void fuzz_read_input(void);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  fuzz_setup(argc, argv);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (fuzz_write(data, size) != 0) return 0;
+  mm_error_clear();
+  fuzz_read_input();
+  return 0;
+}
+#endif
 
 #endif

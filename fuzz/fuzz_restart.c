@@ -6,19 +6,10 @@
  * time. */
 #include <math.h>
 
+#define FUZZ_FILE_READER
 #include "fuzz_common.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  fuzz_setup(argc, argv);
-  return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (fuzz_write(data, size) != 0) return 0;
-  mm_error_clear();
+static void fuzz_read_input(void) {
   long step = -1;
   double time = NAN;
   mm_err err =
@@ -28,5 +19,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "restart accepted with step %ld, time %g\n", step, time);
     abort();
   }
-  return 0;
 }

@@ -1,5 +1,6 @@
 /* Shared set-up of the io tests: a configuration from a base text plus
- * SECTION.KEY=VALUE arguments, the grid, an analytic field, helpers. */
+ * SECTION.KEY=VALUE arguments, the grid, an analytic field, the check of a
+ * state read back, helpers. */
 #ifndef MM_IO_TEST_H
 #define MM_IO_TEST_H
 
@@ -97,8 +98,56 @@ static inline bool io_test_message_has(const char *const *words) {
   return true;
 }
 
-/* Exit status of the test: 0 when no rank had a failure (collective). */
-static int io_test_finish(void) {
+/* The start of every io test: MPI_Init, the configuration from argv (see
+ * io_test_config), its output directory made, the grid. */
+static void io_test_start(int *argc, char ***argv, mm_config *cfg, mm_grid *g) {
+  MPI_Init(argc, argv);
+  io_test_config(cfg, *argc, *argv, 0, NULL);
+  io_test_mkdir(cfg->output_dir);
+  io_test_grid(cfg, g);
+}
+
+/* Rank 0 writes text (may be empty) to path; all ranks wait. */
+static inline void io_test_write_text(const char *path, const char *text) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
+      fprintf(stderr, "write %s: %s\n", path, strerror(errno));
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The number of values of the state (t, s) in model layout that differ from
+ * what a read must leave: want_t, want_s on wet cells, 0 on land, the halo
+ * untouched (IO_TEST_HALO). bitwise: compare the bits, else with ==. */
+static inline long io_test_state_wrong(const mm_grid *g, const double *t, const double *s,
+                                       const double *want_t, const double *want_s, bool bitwise) {
+  long wrong = 0;
+  for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
+    for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
+      const size_t c = mm_col(g, i, j);
+      const bool inside = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
+      for (int k = 0; k < g->nz; k++) {
+        const size_t e = c * (size_t)g->nz + (size_t)k;
+        const bool wet = inside && k < g->kmt[c];
+        const double wt = !inside ? IO_TEST_HALO : wet ? want_t[e] : 0.0;
+        const double ws = !inside ? IO_TEST_HALO : wet ? want_s[e] : 0.0;
+        if (bitwise ? memcmp(&t[e], &wt, sizeof wt) || memcmp(&s[e], &ws, sizeof ws)
+                    : t[e] != wt || s[e] != ws)
+          wrong++;
+      }
+    }
+  return wrong;
+}
+
+/* The end of every io test: the grid freed, MPI finalized. Exit status of
+ * the test: 0 when no rank had a failure (collective). */
+static int io_test_finish(mm_grid *g) {
+  mm_grid_destroy(g);
   int local = mm_test_failures, total = 0, rank;
   MPI_Allreduce(&local, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

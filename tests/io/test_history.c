@@ -112,6 +112,19 @@ static void check_field(int nc, const char *name, const mm_config *cfg, const mm
   if (cfg->deflate > 0) TEST_CHECK(level == cfg->deflate, "%s: deflate level %d", name, level);
 }
 
+/* Horizontal coordinate name: n cell centres (i + 0.5) d (m) and the
+ * attributes of axis; c has room for n values. */
+static void check_horizontal(int nc, const char *name, int n, double d, const char *axis,
+                             const char *std_name, double *c) {
+  const int v = varid(nc, name);
+  IO_NC(nc_get_var_double(nc, v, c));
+  for (int i = 0; i < n; i++)
+    TEST_CHECK(c[i] == (i + 0.5) * d, "%s[%d] = %g", name, i, c[i]);
+  TEST_CHECK(att_is(nc, v, "units", "m") && att_is(nc, v, "axis", axis) &&
+                 att_is(nc, v, "standard_name", std_name),
+             "%s attributes", name);
+}
+
 static void check_file(const char *path, const mm_config *cfg, const mm_grid *g) {
   int nc = -1;
   int s = nc_open(path, NC_NOWRITE, &nc);
@@ -149,21 +162,9 @@ static void check_file(const char *path, const mm_config *cfg, const mm_grid *g)
 
   /* coordinates */
   double *c = malloc((size_t)(g->nx + g->ny + 2 * g->nz + 2) * sizeof *c);
-  int v = varid(nc, "x");
-  IO_NC(nc_get_var_double(nc, v, c));
-  for (int i = 0; i < g->nx; i++)
-    TEST_CHECK(c[i] == (i + 0.5) * g->dx, "x[%d] = %g", i, c[i]);
-  TEST_CHECK(att_is(nc, v, "units", "m") && att_is(nc, v, "axis", "X") &&
-                 att_is(nc, v, "standard_name", "projection_x_coordinate"),
-             "x attributes");
-  v = varid(nc, "y");
-  IO_NC(nc_get_var_double(nc, v, c));
-  for (int j = 0; j < g->ny; j++)
-    TEST_CHECK(c[j] == (j + 0.5) * g->dy, "y[%d] = %g", j, c[j]);
-  TEST_CHECK(att_is(nc, v, "units", "m") && att_is(nc, v, "axis", "Y") &&
-                 att_is(nc, v, "standard_name", "projection_y_coordinate"),
-             "y attributes");
-  v = varid(nc, "z");
+  check_horizontal(nc, "x", g->nx, g->dx, "X", "projection_x_coordinate", c);
+  check_horizontal(nc, "y", g->ny, g->dy, "Y", "projection_y_coordinate", c);
+  int v = varid(nc, "z");
   IO_NC(nc_get_var_double(nc, v, c));
   for (int k = 0; k < g->nz; k++)
     TEST_CHECK(c[k] == g->z_t[k], "z[%d] = %g", k, c[k]);
@@ -222,12 +223,9 @@ static void check_file(const char *path, const mm_config *cfg, const mm_grid *g)
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   mm_config cfg;
-  io_test_config(&cfg, argc, argv, 0, NULL);
-  io_test_mkdir(cfg.output_dir);
   mm_grid g;
-  io_test_grid(&cfg, &g);
+  io_test_start(&argc, &argv, &cfg, &g);
 
   mm_history *h = NULL;
   mm_err err = mm_history_create(&g, &cfg, IO_TEST_VERSION, &h);
@@ -250,6 +248,5 @@ int main(int argc, char **argv) {
     IO_TEST_FMT(path, "%s/%s.nc", cfg.output_dir, cfg.run_name);
     check_file(path, &cfg, &g);
   }
-  mm_grid_destroy(&g);
-  return io_test_finish();
+  return io_test_finish(&g);
 }

@@ -60,19 +60,7 @@ static void expect_state(const mm_grid *g, const mm_config *cfg, const char *pat
   mm_err err = mm_restart_read(g, cfg, path, t, s, &step, &time);
   TEST_CHECK(err == MM_OK, "read %s: %s", path, mm_error_message());
   TEST_CHECK(step == want_step && time == want_time, "step %ld time %g", step, time);
-  long wrong = 0;
-  for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
-    for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
-      const size_t c = mm_col(g, i, j);
-      const bool inside = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
-      for (int k = 0; k < g->nz; k++) {
-        const size_t e = c * (size_t)g->nz + (size_t)k;
-        const bool wet = inside && k < g->kmt[c];
-        const double wt = !inside ? IO_TEST_HALO : wet ? temp[e] : 0.0;
-        const double ws = !inside ? IO_TEST_HALO : wet ? salt[e] : 0.0;
-        if (memcmp(&t[e], &wt, sizeof wt) || memcmp(&s[e], &ws, sizeof ws)) wrong++;
-      }
-    }
+  const long wrong = io_test_state_wrong(g, t, s, temp, salt, true);
   TEST_CHECK(wrong == 0, "rank %d: %ld values differ after the round trip", g->rank, wrong);
   free(t);
   free(s);
@@ -85,13 +73,10 @@ static void other_case(int argc, char **argv, const char *a, const char *b, mm_c
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   mm_config cfg;
-  io_test_config(&cfg, argc, argv, 0, NULL);
-  IO_TEST_FMT(out_dir, "%s", cfg.output_dir);
-  io_test_mkdir(cfg.output_dir);
   mm_grid g;
-  io_test_grid(&cfg, &g);
+  io_test_start(&argc, &argv, &cfg, &g);
+  IO_TEST_FMT(out_dir, "%s", cfg.output_dir);
   /* fractions that are not exact in binary: the round trip must keep every bit */
   double *temp = io_test_field(&g, 1.0 / 3.0, 0.1), *salt = io_test_field(&g, -1e-3 / 7.0, 35.0);
   char path[2 * MM_STR_MAX], tmp[2 * MM_STR_MAX + 8], other[2 * MM_STR_MAX];
@@ -157,17 +142,11 @@ int main(int argc, char **argv) {
   expect_refused(&g, &cfg, other, (const char *const[]){"truncated.restart.nc", "truncated", NULL});
   /* a text file named .nc */
   path_of(other, "text", ".nc");
-  if (g.rank == 0) {
-    FILE *f = fopen(other, "w");
-    fputs("[run]\nname = not netcdf at all\n", f);
-    fclose(f);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  io_test_write_text(other, "[run]\nname = not netcdf at all\n");
   expect_refused(&g, &cfg, other, (const char *const[]){"text.nc", "not a NetCDF", NULL});
   /* an empty file */
   path_of(other, "empty", ".nc");
-  if (g.rank == 0) fclose(fopen(other, "w"));
-  MPI_Barrier(MPI_COMM_WORLD);
+  io_test_write_text(other, "");
   expect_refused(&g, &cfg, other, (const char *const[]){"empty.nc", "not a NetCDF", NULL});
   /* a missing file */
   path_of(other, "missing", ".restart.nc");
@@ -232,6 +211,5 @@ int main(int argc, char **argv) {
   free(temp);
   free(temp2);
   free(salt);
-  mm_grid_destroy(&g);
-  return io_test_finish();
+  return io_test_finish(&g);
 }

@@ -32,12 +32,9 @@ static void expect_all_fail(const mm_grid *g, const mm_config *cfg, const char *
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   mm_config cfg;
-  io_test_config(&cfg, argc, argv, 0, NULL);
-  io_test_mkdir(cfg.output_dir);
   mm_grid g;
-  io_test_grid(&cfg, &g);
+  io_test_start(&argc, &argv, &cfg, &g);
   char base[MM_STR_MAX], path[2 * MM_STR_MAX];
   IO_TEST_FMT(base, "%s", cfg.output_dir);
 
@@ -61,8 +58,7 @@ int main(int argc, char **argv) {
 
   /* output.dir is a regular file */
   IO_TEST_FMT(cfg.output_dir, "%s/plain_file", base);
-  if (g.rank == 0) fclose(fopen(cfg.output_dir, "w"));
-  MPI_Barrier(MPI_COMM_WORLD);
+  io_test_write_text(cfg.output_dir, "");
   expect_all_fail(&g, &cfg, (const char *const[]){"plain_file", "not a directory", NULL});
 
   /* the file names are taken by directories: the parallel create fails */
@@ -90,6 +86,5 @@ int main(int argc, char **argv) {
   TEST_CHECK(!io_test_exists(path), "%s left behind", path);
   free(f);
 
-  mm_grid_destroy(&g);
-  return io_test_finish();
+  return io_test_finish(&g);
 }
