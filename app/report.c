@@ -84,6 +84,12 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   json_string(f, mm_tdma_backend_of(m->solver)->name);
   fputs(",\n  \"tdma_requested\": ", f);
   json_string(f, cfg->tdma);
+  if (m->gpu) { /* the GPU of rank 0, and how the halo crossed */
+    fputs(",\n  \"device\": ", f);
+    json_string(f, m->device);
+    fputs(",\n  \"halo_path\": ", f);
+    json_string(f, m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
+  }
   fputs(",\n  \"wall_s\": ", f);
   json_number(f, sum->wall_s);
   fputs(",\n  \"points_per_s\": ", f);
@@ -188,6 +194,9 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
     const char *backend = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu";
     printf("\n%s: %ld steps of %d x %d x %d on %d ranks (%d x %d), %s/%s\n", cfg->run_name, steps,
            g->nx, g->ny, g->nz, g->nranks, g->px, g->py, backend, tdma);
+    if (m->gpu)
+      printf("  GPU: %s; halo through %s\n", m->device,
+             m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
     printf("  %-12s %10s %12s %7s %10s %10s %10s %7s\n", "phase", "total s", "per step s", "share",
            "min rank", "mean rank", "max rank", "calls");
     for (int p = 0; p < MM_NPHASES; p++) {

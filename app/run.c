@@ -63,7 +63,8 @@ static void *read_watchdog_main(void *arg) {
   until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
   pthread_mutex_lock(&w->lock);
   int rc = 0;
-  while (!w->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&w->cond, &w->lock, &until);
+  while (!w->done && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&w->cond, &w->lock, &until);
   const bool fire = !w->done;
   pthread_mutex_unlock(&w->lock);
   if (fire) {
@@ -116,8 +117,8 @@ static mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
     struct stat st;
     if (stat(cfg->output_dir, &st) == 0) {
       if (!S_ISDIR(st.st_mode))
-        err = MM_ERROR(MM_ERR_RUN, "output.dir = %s: exists and is not a directory",
-                       cfg->output_dir);
+        err =
+            MM_ERROR(MM_ERR_RUN, "output.dir = %s: exists and is not a directory", cfg->output_dir);
     } else if (mkdir(cfg->output_dir, 0777) != 0) {
       err = MM_ERROR(MM_ERR_RUN, "output.dir = %s: cannot create: %s", cfg->output_dir,
                      strerror(errno));
@@ -163,40 +164,24 @@ static void fault_nan(mm_model *m) {
       }
 }
 
-/* Non-finite wet values of temp and salt on all ranks (collective): the
- * blow-up check alone, without the sums of the diagnostics. */
-static long count_nonfinite(const mm_model *m) {
-  const mm_grid *g = &m->grid;
-  long bad = 0, total = 0;
-  for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++) {
-      const size_t c = mm_col(g, i, j);
-      const double *t = m->temp + c * g->nz, *s = m->salt + c * g->nz;
-      for (int k = 0; k < g->kmt[c]; k++) bad += !isfinite(t[k]) + !isfinite(s[k]);
-    }
-  MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
-  return total;
-}
-
 /* Diagnostics with the blow-up check: on a non-finite value, save the last
  * good state and stop. With full = false (a check between records) only
  * the check runs, and the diagnostics only when it finds something. */
 static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, long *good_step,
                                   mm_timers *tm, mm_diag *d, bool full) {
   mm_timer_start(tm, MM_PHASE_DIAGNOSTICS);
-  if (full || count_nonfinite(m) > 0) mm_model_diagnostics(m, d);
-  else d->nonfinite = 0;
+  mm_err err = mm_agree(m->grid.cart, mm_model_check(m, d, full));
   mm_timer_stop(tm, MM_PHASE_DIAGNOSTICS);
-  const size_t n = m->grid.ncol_h * (size_t)m->grid.nz;
+  MM_CHECK(err);
   if (d->nonfinite) {
     mm_err werr = MM_OK;
-    if (*good_step >= 0)
+    if (*good_step >= 0) werr = mm_agree(m->grid.cart, mm_model_fetch_good(m, good_t, good_s));
+    if (werr == MM_OK && *good_step >= 0)
       werr = mm_crash_write(&m->grid, &m->cfg, good_t, good_s, *good_step,
                             (double)*good_step * m->cfg.run_dt);
     char saved[1200] = "no good state could be saved";
     if (werr != MM_OK) {
-      snprintf(saved, sizeof saved, "the crash file could not be written: %s",
-               mm_error_message());
+      snprintf(saved, sizeof saved, "the crash file could not be written: %s", mm_error_message());
       mm_error_clear(); /* the blow-up is the error to report */
     } else if (*good_step >= 0)
       snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
@@ -204,11 +189,10 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
     return MM_ERROR(MM_ERR_RUN,
                     "numerical blow-up at step %ld: %s = %s at i=%d j=%d k=%d (%ld non-finite "
                     "values); %s",
-                    m->step, d->bad_var ? "salt" : "temp", "NaN/Inf", d->bad_i, d->bad_j,
-                    d->bad_k, d->nonfinite, saved);
+                    m->step, d->bad_var ? "salt" : "temp", "NaN/Inf", d->bad_i, d->bad_j, d->bad_k,
+                    d->nonfinite, saved);
   }
-  memcpy(good_t, m->temp, n * sizeof *good_t);
-  memcpy(good_s, m->salt, n * sizeof *good_s);
+  MM_CHECK(mm_agree(m->grid.cart, mm_model_keep_good(m, good_t, good_s)));
   *good_step = m->step;
   return MM_OK;
 }
@@ -241,6 +225,8 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     m->step = step;
     m->time = (double)step * cfg->run_dt;
   }
+  /* the state read from files goes to the device (solver.backend = cuda) */
+  MM_CHECK(mm_agree(g->cart, mm_model_state_changed(m)));
   MM_CHECK(make_output_dir(cfg, g->cart));
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
@@ -249,8 +235,10 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   double *good_t = NULL, *good_s = NULL;
   long good_step = -1;
   if (mm_fault_is("MINIMODEL_FAULT_ALLOC", "last_good", g->rank)) /* fault injection */
-    err = MM_ERROR(MM_ERR_RUN, "out of memory allocating the last good state (%zu bytes) "
-                   "[injected fault]", 2 * n * sizeof *good_t);
+    err = MM_ERROR(MM_ERR_RUN,
+                   "out of memory allocating the last good state (%zu bytes) "
+                   "[injected fault]",
+                   2 * n * sizeof *good_t);
   else if (!(good_t = calloc(n, sizeof *good_t)) || !(good_s = calloc(n, sizeof *good_s)))
     err = MM_ERROR(MM_ERR_RUN, "out of memory allocating the last good state (%zu bytes)",
                    2 * n * sizeof *good_t);
@@ -269,8 +257,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_history *hist = NULL;
   mm_diag d = {0};
 
-  err = mm_history_create(g, fault_open(cfg, "history", g->rank, &fault_cfg), opt->version,
-                          &hist);
+  err = mm_history_create(g, fault_open(cfg, "history", g->rank, &fault_cfg), opt->version, &hist);
   if (err == MM_OK) err = checked_diagnostics(m, good_t, good_s, &good_step, NULL, &d, true);
   if (err == MM_OK && m->step == cfg->run_steps) {
     /* nothing to do: the state itself is the one record */
@@ -290,15 +277,20 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     const long s = m->step;
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
-    if (err == MM_OK && s == fault_nan_step && mm_fault_here(g->rank))
-      fault_nan(m); /* fault injection */
+    if (err == MM_OK && s == fault_nan_step) { /* fault injection */
+      err = mm_model_fetch_state(m);
+      if (err == MM_OK && mm_fault_here(g->rank)) fault_nan(m);
+      if (err == MM_OK) err = mm_model_state_changed(m);
+      err = mm_agree(g->cart, err);
+    }
     if (err == MM_OK && (record || restart || s % MM_CHECK_INTERVAL == 0))
       err = checked_diagnostics(m, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
+    if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
     if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
     if (err == MM_OK && restart)
-      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), m->temp,
-                             m->salt, s, m->time);
+      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), m->temp, m->salt,
+                             s, m->time);
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);
     mm_progress_update(&prog, m, MPI_Wtime() - t0);

@@ -7,32 +7,30 @@
 
 #include "mm_grid.h"
 
-/* Fixed-point accumulator of six 46-bit limbs, weights 2^92 ... 2^-138
- * (docs/physics.md): adding doubles to it is exact and order-independent. */
-#define MM_RSUM_LIMBS 6
-typedef struct {
-  int64_t limb[MM_RSUM_LIMBS];
-  int pending; /* additions since the last carry normalisation */
-} mm_rsum;
+/* mm_rsum (reproducible sums) and mm_diag_part (what one rank has seen of
+ * the state): mm_rsum.h, shared with the GPU kernels. */
+#include "mm_rsum.h"
 
-void mm_rsum_init(mm_rsum *s);
-void mm_rsum_add(mm_rsum *s, double x);
 /* Sum over the ranks of comm (collective); the result is the same on all. */
 void mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm);
 double mm_rsum_value(const mm_rsum *s);
 
 typedef struct {
   long step;
-  double time;          /* s since start */
-  double heat_content;  /* J */
-  double salt_content;  /* kg */
+  double time;               /* s since start */
+  double heat_content;       /* J */
+  double salt_content;       /* kg */
   double temp_min, temp_max; /* degC, wet cells */
   double salt_min, salt_max; /* g/kg, wet cells */
   /* first non-finite value found (global): count 0 when all finite */
   long nonfinite;
-  int bad_var;          /* 0 temp, 1 salt */
+  int bad_var;             /* 0 temp, 1 salt */
   int bad_i, bad_j, bad_k; /* global indices */
 } mm_diag;
+
+/* The diagnostics from this rank's part (collective): sums and extrema over
+ * the ranks, the first non-finite value in rank order. */
+void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, double cp, mm_diag *d);
 
 /* Compute the diagnostics of (temp, salt) on grid g (collective). */
 void mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, double rho0,

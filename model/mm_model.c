@@ -8,6 +8,7 @@
 
 #include "mm_fault.h"
 #include "mm_flow.h"
+#include "mm_gpu.h"
 #include "mm_physics.h"
 
 #ifndef M_PI
@@ -135,19 +136,26 @@ static mm_err check_stability(mm_model *m) {
   return MM_OK;
 }
 
+/* This rank's index among the ranks of its node (to share out the GPUs). */
+static int node_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  int r = 0;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &r);
+    MPI_Comm_free(&node);
+  }
+  return r;
+}
+
 static mm_err create_solver(mm_model *m) {
   const mm_config *cfg = &m->cfg;
   const int on_device = cfg->backend == MM_BACKEND_CUDA;
-  int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
-  if (rc == MM_TDMA_OK && on_device) {
-    /* the GPU solvers exist, the GPU-resident time step does not yet: the
-     * model's state lives in host memory */
-    mm_tdma_destroy(m->solver);
-    m->solver = NULL;
-    return MM_ERROR(MM_ERR_INPUT,
-                    "solver.backend = cuda: the model's time step does not run on the GPU yet "
-                    "(the CUDA tridiagonal solvers do: build/tdma-bench --backend cuda)");
+  if (on_device && mm_gpu_available()) {
+    char msg[512];
+    if (mm_gpu_select_device(node_rank(m->grid.cart), msg, sizeof msg))
+      return MM_ERROR(MM_ERR_RUN, "solver.backend = cuda: %s", msg);
   }
+  int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
   if (rc == MM_TDMA_OK) return MM_OK;
   if (rc == MM_TDMA_EINVAL || rc == MM_TDMA_ENOTSUP) {
     char names[512] = "auto";
@@ -166,6 +174,53 @@ static mm_err create_solver(mm_model *m) {
                               : "not available in this build");
   return MM_ERROR(MM_ERR_RUN, "solver %s: %s", cfg->tdma, mm_tdma_strerror(rc));
 }
+
+/* The GPU-resident step: the device copy of everything the step needs. */
+static mm_err create_gpu(mm_model *m) {
+  const mm_grid *g = &m->grid;
+  const mm_config *cfg = &m->cfg;
+  MM_REQUIRE(mm_tdma_backend_of(m->solver)->fused_async, MM_ERR_INPUT,
+             "solver.backend = cuda, solver.tdma = %s: this solver cannot run inside the GPU "
+             "time step (it has no stream-ordered fused solve); use solver.tdma = cuda or auto",
+             cfg->tdma);
+  mm_gpu_setup s = {0};
+  s.nz = g->nz, s.nxl = g->nxl, s.nyl = g->nyl;
+  s.nxh = g->nxh, s.nyh = g->nyh, s.ncol_h = g->ncol_h;
+  const int nb[4] = {g->west, g->east, g->south, g->north};
+  for (int d = 0; d < 4; d++)
+    s.neighbour[d] = nb[d] != MPI_PROC_NULL;
+  s.kmt = g->kmt, s.kmt_solve = g->kmt_solve;
+  s.ue = m->ue, s.vn = m->vn;
+  s.g_dt = m->g_dt, s.inv_h = m->inv_h, s.vol = g->vol;
+  s.hstep.scheme = (int)cfg->advection;
+  s.hstep.cfac = m->dt_area, s.hstep.kh_x = m->kh_x, s.hstep.kh_y = m->kh_y;
+  s.mix.alpha = cfg->alpha, s.mix.beta = cfg->beta;
+  s.mix.kappa_v = cfg->kappa_v, s.mix.kappa_mix = m->kappa_mix;
+  s.mix.convect = cfg->kappa_convect > 0.0;
+  s.mix.q_top = m->q_top;
+  s.host_temp = m->temp, s.host_salt = m->salt;
+  s.solver = m->solver;
+  /* MINIMODEL_CUDA_GRAPH=0: launch the kernels one by one (for profiling) */
+  s.use_graph = mm_fault_env("MINIMODEL_CUDA_GRAPH", 1) != 0;
+  /* the halo through device pointers when MPI is CUDA-aware, unless
+   * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
+  int aware = mm_gpu_mpi_is_cuda_aware() && mm_fault_env("MINIMODEL_CUDA_AWARE_MPI", 1) != 0;
+  int all = 0;
+  MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart);
+  m->gpu_stage = !all;
+  mm_gpu_device_name(m->device, sizeof m->device);
+  char msg[512];
+  if (mm_gpu_create(&s, &m->gpu, msg, sizeof msg))
+    return MM_ERROR(MM_ERR_RUN, "solver.backend = cuda: setting up the GPU step on %s: %s",
+                    m->device, msg);
+  return MM_OK;
+}
+
+#define MM_GPU_CALL(call, what)                                                                    \
+  do {                                                                                             \
+    char mm_gpu_msg_[512];                                                                         \
+    if (call) return MM_ERROR(MM_ERR_RUN, "GPU %s: %s", what, mm_gpu_msg_);                        \
+  } while (0)
 
 /* Agree on the outcome of the local part of the set-up (collective over comm):
  * the worst code on every rank; a rank that did not fail takes over the
@@ -236,11 +291,13 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
   MM_CHECK(create_solver(m));
   initial_state(m);
+  if (cfg->backend == MM_BACKEND_CUDA) MM_CHECK(create_gpu(m));
   return MM_OK;
 }
 
 void mm_model_destroy(mm_model *m) {
   if (!m) return;
+  mm_gpu_destroy(m->gpu);
   mm_tdma_destroy(m->solver);
   mm_halo_destroy(&m->halo);
   mm_grid_destroy(&m->grid);
@@ -257,7 +314,34 @@ void mm_model_destroy(mm_model *m) {
   free(m);
 }
 
+/* The step on the GPU (mm_gpu.h): the halo exchange between its halves. */
+static mm_err gpu_step(mm_model *m, mm_timers *tm) {
+  const mm_grid *g = &m->grid;
+  mm_timer_start(tm, MM_PHASE_HALO); /* strips out, MPI exchange (host clock) */
+  MM_GPU_CALL(mm_gpu_step_begin(m->gpu, m->gpu_stage, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
+  double *fields[2] = {m->temp, m->salt};
+  if (!m->gpu_stage) mm_gpu_fields(m->gpu, &fields[0], &fields[1]);
+  mm_err err = mm_halo_start(&m->halo, fields, 2);
+  if (err == MM_OK) err = mm_halo_finish(&m->halo);
+  mm_timer_stop(tm, MM_PHASE_HALO);
+  MM_CHECK(err);
+  mm_gpu_times t;
+  MM_GPU_CALL(mm_gpu_step_end(m->gpu, m->gpu_stage, &t, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
+  mm_timer_add(tm, MM_PHASE_HALO, t.halo);
+  mm_timer_add(tm, MM_PHASE_HORIZONTAL, t.horizontal);
+  mm_timer_add(tm, MM_PHASE_MIXING, t.mixing);
+  mm_timer_add(tm, MM_PHASE_SOLVE, t.solve);
+  /* fault injection (model/mm_fault.h): the solve fails on one rank */
+  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) && mm_fault_here(g->rank))
+    return MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]",
+                    m->step + 1);
+  m->step++;
+  m->time = (double)m->step * m->cfg.run_dt;
+  return MM_OK;
+}
+
 mm_err mm_model_step(mm_model *m, mm_timers *tm) {
+  if (m->gpu) return gpu_step(m, tm);
   const mm_grid *g = &m->grid;
   const int nx = g->nxl, ny = g->nyl;
 
@@ -300,8 +384,8 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   /* fault injection (model/mm_fault.h): the solve fails on one rank */
   if (err == MM_OK && m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) &&
       mm_fault_here(g->rank))
-    err = MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]",
-                   m->step + 1);
+    err =
+        MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]", m->step + 1);
   mm_timer_stop(tm, MM_PHASE_SOLVE);
   MM_CHECK(err);
 
@@ -320,4 +404,70 @@ void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
   mm_diag_compute(&m->grid, m->temp, m->salt, m->cfg.rho0, m->cfg.cp, d);
   d->step = m->step;
   d->time = m->time;
+}
+
+/* Non-finite wet values of temp and salt on all ranks (collective). */
+static long count_nonfinite(const mm_model *m) {
+  const mm_grid *g = &m->grid;
+  long bad = 0, total = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j);
+      const double *t = m->temp + c * g->nz, *s = m->salt + c * g->nz;
+      for (int k = 0; k < g->kmt[c]; k++)
+        bad += !isfinite(t[k]) + !isfinite(s[k]);
+    }
+  MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
+  return total;
+}
+
+mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
+  if (!m->gpu) {
+    /* between records a plain scan; the sums only when needed */
+    if (full || count_nonfinite(m) > 0)
+      mm_model_diagnostics(m, d);
+    else
+      d->nonfinite = 0;
+    return MM_OK;
+  }
+  mm_diag_part part;
+  MM_GPU_CALL(mm_gpu_diagnostics(m->gpu, &part, mm_gpu_msg_, sizeof mm_gpu_msg_), "diagnostics");
+  long bad = 0;
+  if (!full) MPI_Allreduce(&part.bad, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
+  if (full || bad > 0) {
+    mm_diag_finish(&m->grid, &part, m->cfg.rho0, m->cfg.cp, d);
+    d->step = m->step;
+    d->time = m->time;
+  } else {
+    d->nonfinite = 0;
+  }
+  return MM_OK;
+}
+
+mm_err mm_model_state_changed(mm_model *m) {
+  if (m->gpu) MM_GPU_CALL(mm_gpu_upload(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "upload");
+  return MM_OK;
+}
+
+mm_err mm_model_fetch_state(mm_model *m) {
+  if (m->gpu) MM_GPU_CALL(mm_gpu_download(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "download");
+  return MM_OK;
+}
+
+mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
+  if (m->gpu) {
+    MM_GPU_CALL(mm_gpu_keep_good(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "copy");
+    return MM_OK;
+  }
+  const size_t n = m->grid.ncol_h * (size_t)m->grid.nz;
+  memcpy(good_t, m->temp, n * sizeof *good_t);
+  memcpy(good_s, m->salt, n * sizeof *good_s);
+  return MM_OK;
+}
+
+mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s) {
+  if (m->gpu)
+    MM_GPU_CALL(mm_gpu_fetch_good(m->gpu, good_t, good_s, mm_gpu_msg_, sizeof mm_gpu_msg_),
+                "download");
+  return MM_OK;
 }

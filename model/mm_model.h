@@ -25,17 +25,23 @@ typedef struct mm_model {
   double *temp_next; /* work: T* after the horizontal step (degC) */
   double *salt_next; /* work: S* (g/kg) */
   /* Prescribed flow and mixing, column-contiguous [ncol_h * nz]. */
-  double *ue;        /* transport per unit depth through the east face (m2/s) */
-  double *vn;        /* transport per unit depth through the north face (m2/s) */
-  double *kappa_w;   /* vertical diffusivity on the interface below level k (m2/s) */
+  double *ue;      /* transport per unit depth through the east face (m2/s) */
+  double *vn;      /* transport per unit depth through the north face (m2/s) */
+  double *kappa_w; /* vertical diffusivity on the interface below level k (m2/s) */
   /* Per-level factors of the vertical step [nz]. */
-  double *g_dt;      /* dt / distance between centres k and k+1 (s/m) */
-  double *inv_h;     /* 1 / layer thickness (1/m) */
-  double *work;      /* [8 nz] scratch of the horizontal step: face fluxes of one cell */
+  double *g_dt;  /* dt / distance between centres k and k+1 (s/m) */
+  double *inv_h; /* 1 / layer thickness (1/m) */
+  double *work;  /* [8 nz] scratch of the horizontal step: face fluxes of one cell */
 
   mm_tdma *solver;
-  long step;         /* steps done */
-  double time;       /* model time (s) */
+  /* solver.backend = cuda: the GPU-resident step (mm_gpu.h). The state then
+   * lives on the device; temp and salt above are its host copy, current only
+   * after mm_model_fetch_state. */
+  struct mm_gpu *gpu;
+  int gpu_stage;    /* 1: halo strips through the host; 0: CUDA-aware MPI */
+  char device[160]; /* the GPU in use, or "" */
+  long step;        /* steps done */
+  double time;      /* model time (s) */
 
   /* constants of the step */
   double dt_area;    /* dt / (dx dy) (s/m2) */
@@ -56,7 +62,22 @@ double mm_model_bytes(long nxl, long nyl, long nz);
 /* Advance one time step; timers may be NULL. */
 mm_err mm_model_step(mm_model *m, mm_timers *timers);
 
-/* Diagnostics of the current state (collective). */
+/* Diagnostics of the host state temp, salt (collective). */
 void mm_model_diagnostics(const mm_model *m, mm_diag *d);
+
+/* Diagnostics of the current state wherever it lives (collective). With
+ * full = false only the count of non-finite values is sure to be set
+ * (d->nonfinite); the rest is computed when that count is not 0. */
+mm_err mm_model_check(mm_model *m, mm_diag *d, bool full);
+
+/* On the GPU: temp, salt were changed on the host (read from a file):
+ * send them to the device; bring the device state to temp, salt. No-ops on
+ * the CPU. */
+mm_err mm_model_state_changed(mm_model *m);
+mm_err mm_model_fetch_state(mm_model *m);
+/* Keep the current state as the last good one (good_t, good_s on the CPU,
+ * a device copy on the GPU), and bring it to good_t, good_s. */
+mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s);
+mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s);
 
 #endif

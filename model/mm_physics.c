@@ -2,50 +2,32 @@
 
 #include <math.h>
 
-static inline double dmin(double a, double b) { return a < b ? a : b; }
-static inline double dmax(double a, double b) { return a > b ? a : b; }
+#include "mm_cell.h"
+
+_Static_assert(MM_CELL_ADV_NONE == (int)MM_ADV_NONE && MM_CELL_ADV_UPWIND == (int)MM_ADV_UPWIND &&
+                   MM_CELL_ADV_SUPERBEE == (int)MM_ADV_SUPERBEE,
+               "mm_cell.h and mm_config.h agree on the advection schemes");
+_Static_assert(MM_CELL_HALO == MM_HALO, "mm_cell.h and mm_grid.h agree on the halo");
 
 /* Fluxes per unit depth through one face, for the levels of one cell
  * (docs/physics.md, "Horizontal step"). The face lies between cells L and R
  * (R towards +x or +y); LL and RR are the cells beyond them. The face is wet
  * on its first n_face levels, the face LL|L on its first n_ll and R|RR on its
  * first n_rr. Writes the advective flux fa[k] and the diffusive flux fd[k]
- * for k < n_cell (0 where the face is dry). The loop body is branch-free so
- * that it vectorises over k; every value is the one the scalar formulas of
- * docs/physics.md give, bit for bit. */
+ * for k < n_cell (0 where the face is dry). The arithmetic is mm_face_flux
+ * (mm_cell.h, shared with the GPU kernels); it is branch-free, so this loop
+ * vectorises over k. */
 static inline __attribute__((always_inline)) void
 face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cell,
             const double *restrict U, const double *restrict tLL, const double *restrict tL,
             const double *restrict tR, const double *restrict tRR, double cfac, double kh,
             double *restrict fa, double *restrict fd) {
-  for (int k = 0; k < n_face; k++) {
-    double adv = 0.0;
-    if (scheme != MM_ADV_NONE) {
-      const double u = U[k];
-      const int pos = u >= 0.0;
-      const double tu = pos ? tL[k] : tR[k];
-      if (scheme == MM_ADV_UPWIND) {
-        adv = u * tu;
-      } else {
-        const double td = pos ? tR[k] : tL[k];
-        const double tuu = pos ? tLL[k] : tRR[k];
-        const int wet_uu = pos ? k < n_ll : k < n_rr;
-        const double a = wet_uu ? tu - tuu : 0.0, b = td - tu;
-        /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0 if a b <= 0 */
-        const double fa_ = fabs(a), fb_ = fabs(b);
-        const double lim = dmax(dmin(2.0 * fa_, fb_), dmin(fa_, 2.0 * fb_));
-        const double limited = a * b <= 0.0 ? 0.0 : (b > 0.0 ? 1.0 : -1.0) * lim;
-        const double c = fabs(u) * cfac;
-        adv = u * (tu + (0.5 * (1.0 - c)) * limited);
-      }
-    }
-    fa[k] = adv;
-    fd[k] = -kh * (tR[k] - tL[k]);
-  }
-  for (int k = n_face < 0 ? 0 : n_face; k < n_cell; k++) fa[k] = fd[k] = 0.0;
+  for (int k = 0; k < n_face; k++)
+    mm_face_flux((int)scheme, U[k], tLL[k], tL[k], tR[k], tRR[k], k < n_ll, k < n_rr, cfac, kh,
+                 &fa[k], &fd[k]);
+  for (int k = n_face < 0 ? 0 : n_face; k < n_cell; k++)
+    fa[k] = fd[k] = 0.0;
 }
-
-static inline int imin(int a, int b) { return a < b ? a : b; }
 
 /* The kernel, inlined once per advection scheme so that the scheme is a
  * constant inside the loops. */
@@ -78,19 +60,17 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
         const double *t = state[v] + p;
         double *tn = next[v] + p;
         /* east face: L = P, R = E; west face: L = W, R = P; likewise north/south */
-        face_fluxes(scheme, imin(kP, kE), imin(kW, kP), imin(kE, kEE), kP, ue_e, t - sx, t,
-                    t + sx, t + 2 * sx, cfac, kh_x, fa_e, fd_e);
-        face_fluxes(scheme, imin(kW, kP), imin(kWW, kW), imin(kP, kE), kP, ue_w, t - 2 * sx,
-                    t - sx, t, t + sx, cfac, kh_x, fa_w, fd_w);
-        face_fluxes(scheme, imin(kP, kN), imin(kS, kP), imin(kN, kNN), kP, vn_n, t - sy, t,
-                    t + sy, t + 2 * sy, cfac, kh_y, ga_n, gd_n);
-        face_fluxes(scheme, imin(kS, kP), imin(kSS, kS), imin(kP, kN), kP, vn_s, t - 2 * sy,
-                    t - sy, t, t + sy, cfac, kh_y, ga_s, gd_s);
-        for (int k = 0; k < kP; k++) {
-          const double adv = (fa_w[k] - fa_e[k]) + (ga_s[k] - ga_n[k]);
-          const double dif = (fd_w[k] - fd_e[k]) + (gd_s[k] - gd_n[k]);
-          tn[k] = t[k] + cfac * (adv + dif);
-        }
+        face_fluxes(scheme, mm_cell_imin(kP, kE), mm_cell_imin(kW, kP), mm_cell_imin(kE, kEE), kP,
+                    ue_e, t - sx, t, t + sx, t + 2 * sx, cfac, kh_x, fa_e, fd_e);
+        face_fluxes(scheme, mm_cell_imin(kW, kP), mm_cell_imin(kWW, kW), mm_cell_imin(kP, kE), kP,
+                    ue_w, t - 2 * sx, t - sx, t, t + sx, cfac, kh_x, fa_w, fd_w);
+        face_fluxes(scheme, mm_cell_imin(kP, kN), mm_cell_imin(kS, kP), mm_cell_imin(kN, kNN), kP,
+                    vn_n, t - sy, t, t + sy, t + 2 * sy, cfac, kh_y, ga_n, gd_n);
+        face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN), kP,
+                    vn_s, t - 2 * sy, t - sy, t, t + sy, cfac, kh_y, ga_s, gd_s);
+        for (int k = 0; k < kP; k++)
+          tn[k] = mm_cell_update(t[k], fa_w[k], fa_e[k], ga_s[k], ga_n[k], fd_w[k], fd_e[k],
+                                 gd_s[k], gd_n[k], cfac);
       }
     }
 }
@@ -116,10 +96,8 @@ void mm_convective_kappa(mm_model *m) {
       const int n = g->kmt[c];
       const double *t = m->temp_next + p, *s = m->salt_next + p;
       double *kw = m->kappa_w + p;
-      for (int k = 0; k + 1 < n; k++) {
-        const int unstable = -alpha * (t[k] - t[k + 1]) + beta * (s[k] - s[k + 1]) > 0.0;
-        kw[k] = convect && unstable ? kmix : kv;
-      }
+      for (int k = 0; k + 1 < n; k++)
+        kw[k] = mm_cell_kappa(alpha, beta, t[k], t[k + 1], s[k], s[k + 1], convect, kv, kmix);
     }
 }
 

@@ -34,6 +34,8 @@ void mm_timers_init(mm_timers *t, long stride);
 void mm_timers_free(mm_timers *t);
 void mm_timer_start(mm_timers *t, mm_phase p);
 void mm_timer_stop(mm_timers *t, mm_phase p);
+/* Add seconds measured elsewhere (GPU events) to phase p as one call. */
+void mm_timer_add(mm_timers *t, mm_phase p, double seconds);
 /* Mark the beginning and end of step number `step` (records per_step). */
 void mm_timers_step_begin(mm_timers *t);
 void mm_timers_step_end(mm_timers *t, long step);

@@ -75,12 +75,20 @@ typedef struct mm_tdma_backend {
   void (*destroy)(void *ctx);
   int (*solve)(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
                const double *c, double *const *rhs, int nrhs);
-  int (*solve_f)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
-                 const float *c, float *const *rhs, int nrhs);
-  int (*fused)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-               const double *kappa, double *const *rhs, int nrhs);
+  int (*solve_f)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b, const float *c,
+                 float *const *rhs, int nrhs);
+  int (*fused)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo, const double *kappa,
+               double *const *rhs, int nrhs);
   int (*fused_f)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                  const float *kappa, float *const *rhs, int nrhs);
+  /* Device backends only (NULL elsewhere): the fused solve queued on a CUDA
+   * stream (a cudaStream_t passed as void *) and returning at once, without
+   * the depth check: for a caller whose depths never change, that has made
+   * one synchronous call first (which checks them and sizes the workspace).
+   * Capturable in a CUDA graph. Launch errors are returned; errors while
+   * running show at the caller's next synchronisation. */
+  int (*fused_async)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                     const double *kappa, double *const *rhs, int nrhs, void *stream);
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */
@@ -105,6 +113,10 @@ int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *g
                   const double *kappa, double *const *rhs, int nrhs);
 int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                     const float *kappa, float *const *rhs, int nrhs);
+/* The backend's fused_async (see mm_tdma_backend); MM_TDMA_ENOTSUP where it
+ * has none. */
+int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                        const double *kappa, double *const *rhs, int nrhs, void *stream);
 
 #ifdef __cplusplus
 }

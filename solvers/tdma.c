@@ -60,7 +60,9 @@ const char *mm_tdma_strerror(int code) {
   }
 }
 
-const mm_tdma_backend *const *mm_tdma_backends(void) { return mm_tdma_table; }
+const mm_tdma_backend *const *mm_tdma_backends(void) {
+  return mm_tdma_table;
+}
 
 const mm_tdma_backend *mm_tdma_find(const char *name) {
   for (const mm_tdma_backend *const *b = mm_tdma_table; *b; b++)
@@ -105,7 +107,9 @@ void mm_tdma_destroy(mm_tdma *s) {
   free(s);
 }
 
-const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s) { return s->backend; }
+const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s) {
+  return s->backend;
+}
 
 static int check_batch(const mm_tdma *s, const mm_tdma_batch *bt, int nrhs) {
   if (!bt || bt->nz < 1 || bt->nz > s->nz || nrhs < 1 || nrhs > MM_TDMA_MAX_RHS)
@@ -136,6 +140,14 @@ int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *g
   if (rc) return rc;
   if (!s->backend->fused) return MM_TDMA_ENOTSUP;
   return s->backend->fused(s->ctx, bt, geo, kappa, rhs, nrhs);
+}
+
+int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                        const double *kappa, double *const *rhs, int nrhs, void *stream) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->fused_async) return MM_TDMA_ENOTSUP;
+  return s->backend->fused_async(s->ctx, bt, geo, kappa, rhs, nrhs, stream);
 }
 
 int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,

@@ -19,10 +19,10 @@
 
 #include "mm_tdma.h"
 
-#define MM_WDEV __device__ __forceinline__
-#define MM_WARP_SYNC() __syncwarp()
+#define MM_WDEV                 __device__ __forceinline__
+#define MM_WARP_SYNC()          __syncwarp()
 #define MM_COPY_ASYNC(dst, src) __pipeline_memcpy_async((dst), (src), sizeof(*(dst)))
-#define MM_COPY_WAIT() (__pipeline_commit(), __pipeline_wait_prior(0))
+#define MM_COPY_WAIT()          (__pipeline_commit(), __pipeline_wait_prior(0))
 #include "cuda/tdma_cuda_common.h"
 #include "cuda/tdma_cuda_warp.h"
 
@@ -92,12 +92,11 @@ void cuda_destroy(void *ctx) {
 }
 
 template <typename T, int NRHS, bool FUSED>
-int launch(const Args<T> &p, const Plan &pl) {
+int launch(const Args<T> &p, const Plan &pl, cudaStream_t stream) {
   const void *kern = (const void *)tdma_kernel<T, NRHS, FUSED>;
   const size_t bytes = (size_t)pl.warps * pl.warp_bytes;
-  if (bytes > 48 * 1024 &&
-      cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
-          cudaSuccess)
+  if (bytes > 48 * 1024 && cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)bytes) != cudaSuccess)
     return MM_TDMA_EDEVICE;
   if (cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                            cudaSharedmemCarveoutMaxShared) != cudaSuccess)
@@ -105,34 +104,32 @@ int launch(const Args<T> &p, const Plan &pl) {
   const size_t tasks = (p.ncol + mmcuda::kWarp - 1) / mmcuda::kWarp;
   const size_t blocks = (tasks + (size_t)pl.warps - 1) / (size_t)pl.warps;
   if (blocks > (size_t)INT32_MAX) return MM_TDMA_ENOTSUP;
-  tdma_kernel<T, NRHS, FUSED><<<(unsigned)blocks, (unsigned)(pl.warps * mmcuda::kWarp), bytes>>>(
-      p, pl.warps, (unsigned)pl.warp_bytes);
+  tdma_kernel<T, NRHS, FUSED>
+      <<<(unsigned)blocks, (unsigned)(pl.warps * mmcuda::kWarp), bytes, stream>>>(
+          p, pl.warps, (unsigned)pl.warp_bytes);
   return cudaGetLastError() == cudaSuccess ? MM_TDMA_OK : MM_TDMA_EDEVICE;
 }
 
 template <typename T, bool FUSED>
-int dispatch(const Args<T> &p, const Plan &pl, int nrhs) {
+int dispatch(const Args<T> &p, const Plan &pl, int nrhs, cudaStream_t stream = 0) {
   switch (nrhs) {
-  case 1: return launch<T, 1, FUSED>(p, pl);
-  case 2: return launch<T, 2, FUSED>(p, pl);
-  case 3: return launch<T, 3, FUSED>(p, pl);
-  case 4: return launch<T, 4, FUSED>(p, pl);
-  case 5: return launch<T, 5, FUSED>(p, pl);
-  case 6: return launch<T, 6, FUSED>(p, pl);
-  case 7: return launch<T, 7, FUSED>(p, pl);
-  case 8: return launch<T, 8, FUSED>(p, pl);
+  case 1: return launch<T, 1, FUSED>(p, pl, stream);
+  case 2: return launch<T, 2, FUSED>(p, pl, stream);
+  case 3: return launch<T, 3, FUSED>(p, pl, stream);
+  case 4: return launch<T, 4, FUSED>(p, pl, stream);
+  case 5: return launch<T, 5, FUSED>(p, pl, stream);
+  case 6: return launch<T, 6, FUSED>(p, pl, stream);
+  case 7: return launch<T, 7, FUSED>(p, pl, stream);
+  case 8: return launch<T, 8, FUSED>(p, pl, stream);
   default: return MM_TDMA_EINVAL;
   }
 }
 static_assert(MM_TDMA_MAX_RHS == 8, "dispatch() instantiates 1..8 right-hand sides");
 
-/* One call: plan, workspace, depth check, solve, wait. */
+/* The launch parameters of one call: plan, arguments, workspace. */
 template <typename T, bool FUSED>
-int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
-        const T *g, const T *inv_h, T *const *rhs, int nrhs) {
-  CudaCtx *x = (CudaCtx *)ctx;
-  if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
-  if (bt->ncol == 0) return MM_TDMA_OK;
+int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
+            const T *g, const T *inv_h, T *const *rhs, int nrhs, Args<T> *out, Plan *out_plan) {
   Plan pl;
   if (mmcuda::mm_cuda_plan(bt->nz, nrhs, sizeof(T), FUSED, x->smem_sm, x->smem_block,
                            x->warps_per_sm, x->force_kt, x->force_slots, &pl))
@@ -143,7 +140,8 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
   p.depth = bt->depth;
   p.a = a, p.b = b, p.c = c;
   p.kappa = kappa, p.g = g, p.inv_h = inv_h;
-  for (int r = 0; r < nrhs; r++) p.rhs[r] = rhs[r];
+  for (int r = 0; r < nrhs; r++)
+    p.rhs[r] = rhs[r];
   p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
   p.abort = x->st.dev;
   if (pl.slots < pl.chunks) { /* some chunks may spill c' */
@@ -151,7 +149,23 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
     if (rc) return rc;
     p.cpws = (T *)x->cpws.p;
   }
-  int rc = mmcuda::queue_depth_check(&x->st, bt->depth, bt->ncol, bt->nz);
+  *out = p;
+  *out_plan = pl;
+  return MM_TDMA_OK;
+}
+
+/* One call: plan, workspace, depth check, solve, wait. */
+template <typename T, bool FUSED>
+int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
+        const T *g, const T *inv_h, T *const *rhs, int nrhs) {
+  CudaCtx *x = (CudaCtx *)ctx;
+  if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
+  if (bt->ncol == 0) return MM_TDMA_OK;
+  Args<T> p;
+  Plan pl;
+  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
+  if (rc) return rc;
+  rc = mmcuda::queue_depth_check(&x->st, bt->depth, bt->ncol, bt->nz);
   if (!rc) rc = dispatch<T, FUSED>(p, pl, nrhs);
   const int rc2 = mmcuda::finish(&x->st);
   return rc ? rc : rc2;
@@ -161,17 +175,37 @@ int cuda_solve(void *ctx, const mm_tdma_batch *bt, const double *a, const double
                const double *c, double *const *rhs, int nrhs) {
   return run<double, false>(ctx, bt, a, b, c, NULL, NULL, NULL, rhs, nrhs);
 }
-int cuda_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
-                 const float *c, float *const *rhs, int nrhs) {
+int cuda_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b, const float *c,
+                 float *const *rhs, int nrhs) {
   return run<float, false>(ctx, bt, a, b, c, NULL, NULL, NULL, rhs, nrhs);
 }
-int cuda_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-               const double *kappa, double *const *rhs, int nrhs) {
+int cuda_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo, const double *kappa,
+               double *const *rhs, int nrhs) {
   return run<double, true>(ctx, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs);
 }
 int cuda_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                  const float *kappa, float *const *rhs, int nrhs) {
   return run<float, true>(ctx, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs);
+}
+
+/* The fused solve queued on `stream`: the abort flag cleared (no depth
+ * check), then the kernel; no wait. */
+int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                     const double *kappa, double *const *rhs, int nrhs, void *stream) {
+  CudaCtx *x = (CudaCtx *)ctx;
+  if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
+  if (bt->ncol == 0) return MM_TDMA_OK;
+  const cudaStream_t st = (cudaStream_t)stream;
+  Args<double> p;
+  Plan pl;
+  int rc =
+      prepare<double, true>(x, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs, &p, &pl);
+  if (rc) return rc;
+  if (cudaMemsetAsync(x->st.dev, 0, sizeof(int), st) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return MM_TDMA_EDEVICE;
+  }
+  return dispatch<double, true>(p, pl, nrhs, st);
 }
 
 } // namespace
@@ -188,4 +222,5 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     cuda_solve_f,
     cuda_fused,
     cuda_fused_f,
+    cuda_fused_async,
 };

@@ -223,4 +223,5 @@ extern "C" const mm_tdma_backend mm_tdma_cusparse = {
     sp_solve_f,
     sp_fused,
     sp_fused_f,
+    NULL, /* fused_async: the library call synchronises */
 };

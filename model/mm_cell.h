@@ -1,0 +1,227 @@
+/* The per-cell arithmetic of the explicit part of the step (docs/physics.md,
+ * "Horizontal step" and "Convective mixing"), as static inline functions
+ * usable from host and device code. The CPU kernels (mm_physics.c) and the
+ * GPU kernels (cuda/mm_gpu.cu) both call these, so the CPU test suite runs
+ * exactly the arithmetic the GPU runs, and with no FMA contraction on either
+ * side (-ffp-contract=off, nvcc --fmad=false) the results are the same bits.
+ * The order of operations is the one of docs/physics.md: do not
+ * re-associate. Plain C99/C++: no restrict, no C-only headers. */
+#ifndef MM_CELL_H
+#define MM_CELL_H
+
+#include <math.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+#define MM_CELL_FN __host__ __device__ __forceinline__
+#else
+#define MM_CELL_FN static inline __attribute__((always_inline))
+#endif
+
+/* Advection schemes, the values of mm_advection (mm_config.h). */
+enum { MM_CELL_ADV_NONE = 0, MM_CELL_ADV_UPWIND = 1, MM_CELL_ADV_SUPERBEE = 2 };
+
+/* Halo width, MM_HALO of mm_grid.h. */
+#define MM_CELL_HALO 2
+
+MM_CELL_FN double mm_cell_min(double a, double b) {
+  return a < b ? a : b;
+}
+MM_CELL_FN double mm_cell_max(double a, double b) {
+  return a > b ? a : b;
+}
+MM_CELL_FN int mm_cell_imin(int a, int b) {
+  return a < b ? a : b;
+}
+
+/* Fluxes per unit depth through one wet face at one level. The face lies
+ * between cells L and R (R towards +x or +y); LL and RR are the cells beyond.
+ *   u       transport per unit depth through the face, > 0 towards R (m2/s)
+ *   t_*     the tracer in LL, L, R, RR
+ *   wet_ll  the face LL|L is wet at this level; wet_rr likewise R|RR
+ *   cfac    dt / (dx dy) (s/m2)
+ *   kh      kappa_h dy/dx (x faces) or kappa_h dx/dy (y faces) (m2/s)
+ * *fa: advective flux u t_face; *fd: diffusive flux -kh (t_R - t_L).
+ * Branch-free, so that the CPU loop over levels vectorises. */
+MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, double t_r, double t_rr,
+                             int wet_ll, int wet_rr, double cfac, double kh, double *fa,
+                             double *fd) {
+  double adv = 0.0;
+  if (scheme != MM_CELL_ADV_NONE) {
+    const int pos = u >= 0.0;
+    const double tu = pos ? t_l : t_r; /* upwind cell */
+    if (scheme == MM_CELL_ADV_UPWIND) {
+      adv = u * tu;
+    } else {
+      const double td = pos ? t_r : t_l;    /* downwind cell */
+      const double tuu = pos ? t_ll : t_rr; /* the cell beyond the upwind one */
+      const int wet_uu = pos ? wet_ll : wet_rr;
+      const double a = wet_uu ? tu - tuu : 0.0, b = td - tu;
+      /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0 if a b <= 0 */
+      const double fa_ = fabs(a), fb_ = fabs(b);
+      const double lim = mm_cell_max(mm_cell_min(2.0 * fa_, fb_), mm_cell_min(fa_, 2.0 * fb_));
+      const double limited = a * b <= 0.0 ? 0.0 : (b > 0.0 ? 1.0 : -1.0) * lim;
+      const double c = fabs(u) * cfac; /* Courant number of the face */
+      adv = u * (tu + (0.5 * (1.0 - c)) * limited);
+    }
+  }
+  *fa = adv;
+  *fd = -kh * (t_r - t_l);
+}
+
+/* The new value of a cell from its old value t and the fluxes through its
+ * west, east, south and north faces: T* = T + dt/(dx dy) (advective +
+ * diffusive convergence). */
+MM_CELL_FN double mm_cell_update(double t, double fa_w, double fa_e, double ga_s, double ga_n,
+                                 double fd_w, double fd_e, double gd_s, double gd_n, double cfac) {
+  const double adv = (fa_w - fa_e) + (ga_s - ga_n);
+  const double dif = (fd_w - fd_e) + (gd_s - gd_n);
+  return t + cfac * (adv + dif);
+}
+
+/* Diffusivity of the interface between levels k and k+1 from the linear
+ * equation of state: kappa_mix where the water column is statically unstable
+ * (rho_k > rho_{k+1}) and convection is on, kappa_v otherwise (m2/s). */
+MM_CELL_FN double mm_cell_kappa(double alpha, double beta, double t_k, double t_k1, double s_k,
+                                double s_k1, int convect, double kappa_v, double kappa_mix) {
+  const int unstable = -alpha * (t_k - t_k1) + beta * (s_k - s_k1) > 0.0;
+  return convect && unstable ? kappa_mix : kappa_v;
+}
+
+/* The operands of the horizontal step at one cell, for kernels that compute
+ * one (column, level) per thread. Arrays are column-contiguous with the halo
+ * (mm_grid.h): element [col * nz + k]; the east neighbour of column col is
+ * col + 1, the north one col + nxh. */
+typedef struct {
+  int nz;
+  long nxh;                      /* columns per row, halo included */
+  int scheme;                    /* MM_CELL_ADV_* */
+  const int *kmt;                /* [ncol_h] wet levels per column */
+  const double *ue, *vn;         /* [ncol_h nz] east / north face transports (m2/s) */
+  const double *temp, *salt;     /* [ncol_h nz] T (degC), S (g/kg) at step n */
+  double *temp_next, *salt_next; /* [ncol_h nz] T*, S* */
+  double cfac, kh_x, kh_y;       /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
+} mm_cell_hstep;
+
+/* T* and S* at level k of column col (nothing where the cell is dry): the
+ * same fluxes and the same sums as mm_horizontal_step. */
+MM_CELL_FN void mm_cell_horizontal(const mm_cell_hstep *h, long col, int k) {
+  const int *kmt = h->kmt;
+  const long nxh = h->nxh;
+  const int kP = kmt[col];
+  if (k >= kP) return;
+  const int kE = kmt[col + 1], kW = kmt[col - 1], kEE = kmt[col + 2], kWW = kmt[col - 2];
+  const int kN = kmt[col + nxh], kS = kmt[col - nxh];
+  const int kNN = kmt[col + 2 * nxh], kSS = kmt[col - 2 * nxh];
+  const long nz = h->nz, p = col * nz + k, sx = nz, sy = nxh * nz;
+  /* wet faces at this level: e, w, n, s, and the faces beyond them */
+  const int we = k < mm_cell_imin(kP, kE), ww = k < mm_cell_imin(kW, kP);
+  const int wn = k < mm_cell_imin(kP, kN), ws = k < mm_cell_imin(kS, kP);
+  const int wee = k < mm_cell_imin(kE, kEE), www = k < mm_cell_imin(kWW, kW);
+  const int wnn = k < mm_cell_imin(kN, kNN), wss = k < mm_cell_imin(kSS, kS);
+  const double u_e = h->ue[p], u_w = h->ue[p - sx], v_n = h->vn[p], v_s = h->vn[p - sy];
+  const double cfac = h->cfac, kx = h->kh_x, ky = h->kh_y;
+  for (int v = 0; v < 2; v++) {
+    const double *t = (v ? h->salt : h->temp) + p;
+    double fa_e = 0.0, fd_e = 0.0, fa_w = 0.0, fd_w = 0.0;
+    double ga_n = 0.0, gd_n = 0.0, ga_s = 0.0, gd_s = 0.0;
+    if (we)
+      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, cfac, kx, &fa_e, &fd_e);
+    if (ww)
+      mm_face_flux(h->scheme, u_w, t[-2 * sx], t[-sx], t[0], t[sx], www, we, cfac, kx, &fa_w,
+                   &fd_w);
+    if (wn)
+      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, cfac, ky, &ga_n, &gd_n);
+    if (ws)
+      mm_face_flux(h->scheme, v_s, t[-2 * sy], t[-sy], t[0], t[sy], wss, wn, cfac, ky, &ga_s,
+                   &gd_s);
+    (v ? h->salt_next : h->temp_next)[p] =
+        mm_cell_update(t[0], fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, cfac);
+  }
+}
+
+/* The operands of the mixing kernel (one (column, level) per thread). */
+typedef struct {
+  int nz;
+  const int *kmt;
+  double *temp_next;         /* [ncol_h nz] T* (degC): gets the surface flux */
+  const double *salt_next;   /* [ncol_h nz] S* (g/kg) */
+  double *kappa_w;           /* [ncol_h nz] interface diffusivity (m2/s) */
+  double alpha, beta;        /* thermal expansion (1/K), haline contraction (kg/g) */
+  double kappa_v, kappa_mix; /* background and convective diffusivity (m2/s) */
+  int convect;
+  double q_top; /* surface heating of the top cell per step (degC) */
+} mm_cell_mix;
+
+/* kappa_w below level k of column col from T*, S* (mm_convective_kappa),
+ * then at k = 0 the surface flux into the top cell (mm_vertical_step). Only
+ * the thread of level k reads T*[k] before the flux is added, so per-level
+ * threads need no barrier. */
+MM_CELL_FN void mm_cell_mixing(const mm_cell_mix *x, long col, int k) {
+  const int n = x->kmt[col];
+  if (k >= n) return;
+  const long p = col * (long)x->nz + k;
+  if (k + 1 < n)
+    x->kappa_w[p] =
+        mm_cell_kappa(x->alpha, x->beta, x->temp_next[p], x->temp_next[p + 1], x->salt_next[p],
+                      x->salt_next[p + 1], x->convect, x->kappa_v, x->kappa_mix);
+  if (k == 0 && x->q_top != 0.0) x->temp_next[p] += x->q_top;
+}
+
+/* Up to four rectangles of local cells [ib, ie) x [jb, je) (block indices,
+ * 0 <= i < nxl), each cell nz threads (one per level): the index space of a
+ * kernel over the interior or the frame of the block. */
+typedef struct {
+  int n;
+  int ib[4], ie[4], jb[4], je[4];
+  long first[5]; /* first[r]: threads before rectangle r; first[n]: all */
+} mm_cell_rects;
+
+/* Parts of the block: all of it, the interior (cells at least MM_CELL_HALO
+ * from the edge, which need no halo values), or the frame around it. */
+enum { MM_CELL_WHOLE = 0, MM_CELL_INTERIOR = 1, MM_CELL_FRAME = 2 };
+
+MM_CELL_FN void mm_cell_rects_add(mm_cell_rects *r, int nz, int ib, int ie, int jb, int je) {
+  if (ie <= ib || je <= jb) return;
+  const int q = r->n++;
+  r->ib[q] = ib, r->ie[q] = ie, r->jb[q] = jb, r->je[q] = je;
+  r->first[q + 1] = r->first[q] + (long)(ie - ib) * (je - jb) * nz;
+}
+
+/* The rectangles of `part` of an nxl x nyl block, in the order the CPU step
+ * takes them (mm_model_step). A block too small for an interior is all
+ * frame (and has no interior). */
+MM_CELL_FN void mm_cell_rects_block(mm_cell_rects *r, int nz, int nxl, int nyl, int part) {
+  const int h = MM_CELL_HALO;
+  const int inner = nxl > 2 * h && nyl > 2 * h;
+  r->n = 0;
+  r->first[0] = 0;
+  if (part == MM_CELL_WHOLE || (part == MM_CELL_FRAME && !inner)) {
+    mm_cell_rects_add(r, nz, 0, nxl, 0, nyl);
+  } else if (part == MM_CELL_INTERIOR) {
+    if (inner) mm_cell_rects_add(r, nz, h, nxl - h, h, nyl - h);
+  } else {
+    mm_cell_rects_add(r, nz, 0, nxl, 0, h);             /* south */
+    mm_cell_rects_add(r, nz, 0, nxl, nyl - h, nyl);     /* north */
+    mm_cell_rects_add(r, nz, 0, h, h, nyl - h);         /* west */
+    mm_cell_rects_add(r, nz, nxl - h, nxl, h, nyl - h); /* east */
+  }
+}
+
+/* Thread `tid` of the index space: its column (halo included) and level;
+ * 0 past the end. Consecutive threads are consecutive levels of a column,
+ * then consecutive columns of a row, so loads coalesce. */
+MM_CELL_FN int mm_cell_rect_index(const mm_cell_rects *r, int nz, long nxh, long tid, long *col,
+                                  int *k) {
+  if (tid >= r->first[r->n]) return 0;
+  int q = 0;
+  while (tid >= r->first[q + 1])
+    q++;
+  const long e = tid - r->first[q], cell = e / nz, w = r->ie[q] - r->ib[q];
+  const long i = r->ib[q] + cell % w, j = r->jb[q] + cell / w;
+  *col = (j + MM_CELL_HALO) * nxh + (i + MM_CELL_HALO);
+  *k = (int)(e % nz);
+  return 1;
+}
+
+#endif
