@@ -195,7 +195,8 @@ MM_CELL_FN void mm_cell_rects_block(mm_cell_rects *r, int nz, int nxl, int nyl, 
   const int h = MM_CELL_HALO;
   const int inner = nxl > 2 * h && nyl > 2 * h;
   r->n = 0;
-  r->first[0] = 0;
+  for (int q = 0; q < 5; q++)
+    r->first[q] = 0;
   if (part == MM_CELL_WHOLE || (part == MM_CELL_FRAME && !inner)) {
     mm_cell_rects_add(r, nz, 0, nxl, 0, nyl);
   } else if (part == MM_CELL_INTERIOR) {
@@ -215,7 +216,7 @@ MM_CELL_FN int mm_cell_rect_index(const mm_cell_rects *r, int nz, long nxh, long
                                   int *k) {
   if (tid >= r->first[r->n]) return 0;
   int q = 0;
-  while (tid >= r->first[q + 1])
+  while (q + 1 < r->n && tid >= r->first[q + 1])
     q++;
   const long e = tid - r->first[q], cell = e / nz, w = r->ie[q] - r->ib[q];
   const long i = r->ib[q] + cell % w, j = r->jb[q] + cell / w;

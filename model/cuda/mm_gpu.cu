@@ -157,34 +157,6 @@ static int upload(double **dev, const void *host, size_t bytes, char *msg, size_
   return 0;
 }
 
-/* The strips of direction d (0 west, 1 east, 2 south, 3 north): what goes
- * out from the frame and what comes into the halo. */
-static void strips(mm_gpu *g) {
-  const mm_gpu_setup *s = &g->s;
-  const size_t nz = (size_t)s->nz, nxh = (size_t)s->nxh, h = MM_CELL_HALO;
-  const size_t nxl = (size_t)s->nxl, nyl = (size_t)s->nyl;
-#define COL(i, j) (((size_t)(j) + h) * nxh + ((size_t)(i) + h))
-  /* x strips: MM_CELL_HALO columns of each of the nyl rows */
-  for (int d = 0; d < 2; d++) {
-    g->width[d] = h * nz;
-    g->height[d] = nyl;
-  }
-  g->send_off[0] = COL(0, 0) * nz;
-  g->recv_off[0] = (COL(0, 0) - h) * nz;
-  g->send_off[1] = (COL(nxl, 0) - h) * nz;
-  g->recv_off[1] = COL(nxl, 0) * nz;
-  /* y strips: MM_CELL_HALO rows of nxl columns */
-  for (int d = 2; d < 4; d++) {
-    g->width[d] = nxl * nz;
-    g->height[d] = h;
-  }
-  g->send_off[2] = COL(0, 0) * nz;
-  g->recv_off[2] = COL(0, 0) * nz - h * nxh * nz;
-  g->send_off[3] = COL(0, nyl) * nz - h * nxh * nz;
-  g->recv_off[3] = COL(0, nyl) * nz;
-#undef COL
-}
-
 /* Strips of T and S between device and host: out = 1 frame -> host. */
 static int copy_strips(mm_gpu *g, int out, char *msg, size_t len) {
   const size_t pitch = (size_t)g->s.nxh * g->nz * sizeof(double);
@@ -330,7 +302,7 @@ extern "C" int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, siz
   mm_cell_rects_block(&g->interior, s->nz, s->nxl, s->nyl, MM_CELL_INTERIOR);
   mm_cell_rects_block(&g->frame, s->nz, s->nxl, s->nyl, MM_CELL_FRAME);
   mm_cell_rects_block(&g->whole, s->nz, s->nxl, s->nyl, MM_CELL_WHOLE);
-  strips(g);
+  mm_gpu_strips(s->nz, s->nxh, s->nxl, s->nyl, g->send_off, g->recv_off, g->width, g->height);
   /* one synchronous solve of the work arrays: checks the depths once and
    * sizes the solver's workspace before any capture */
   const size_t first = (size_t)MM_CELL_HALO * s->nxh + MM_CELL_HALO;

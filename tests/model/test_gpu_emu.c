@@ -1,0 +1,278 @@
+/* The arithmetic and index maps of the GPU time step, run on the CPU.
+ *
+ * The GPU kernels (model/cuda/mm_gpu.cu) are thin: each thread maps its
+ * index to a (column, level) with mm_cell_rect_index and calls a function of
+ * mm_cell.h / mm_rsum.h / mm_gpu.h. This test calls the same functions over
+ * the same index spaces, thread by thread, and compares with the CPU step:
+ *   - horizontal step: interior then frame rectangles (every wet cell of the
+ *     block written exactly once, no dry cell written), bitwise equal to
+ *     mm_horizontal_step, for each advection scheme;
+ *   - mixing: kappa_w and the surface flux, bitwise equal to
+ *     mm_convective_kappa + the flux of mm_vertical_step;
+ *   - diagnostics: per-thread parts merged in the kernel's tree order and
+ *     over blocks, equal to mm_diag_compute (sums, extrema, first NaN);
+ *   - halo: strips copied out (mm_gpu_strips), exchanged by mm_halo on the
+ *     staging copy, copied back, give the halo of a direct exchange.
+ * Runs on 1, 2 and 4 ranks, periodic and walled. */
+#include <string.h>
+
+#include "mm_gpu.h"
+#include "mm_physics.h"
+#include "test_model_common.h"
+
+static const char *base =
+    "[run]\ndt = 1800\n[grid]\nnx = 24\nny = 20\nnz = 9\ndx = 20000\ndy = 20000\n"
+    "depth = 3000\ndz_surface = 50\nbathymetry = %s\nperiodic_x = %s\nperiodic_y = %s\n"
+    "[physics]\nkappa_v = 1e-5\nkappa_convect = 0.5\nkappa_h = 300\nadvection = %s\n"
+    "flow = %s\nflow_speed = 0.3\n[forcing]\nheat_flux = 150\n[initial]\npattern = %s\n";
+
+static mm_cell_hstep hstep_of(const mm_model *m, double *temp_next, double *salt_next) {
+  const mm_grid *g = &m->grid;
+  mm_cell_hstep h = {.nz = g->nz,
+                     .nxh = g->nxh,
+                     .scheme = (int)m->cfg.advection,
+                     .kmt = g->kmt,
+                     .ue = m->ue,
+                     .vn = m->vn,
+                     .temp = m->temp,
+                     .salt = m->salt,
+                     .temp_next = temp_next,
+                     .salt_next = salt_next,
+                     .cfac = m->dt_area,
+                     .kh_x = m->kh_x,
+                     .kh_y = m->kh_y};
+  return h;
+}
+
+/* Every thread of the index space of `part`, as the kernel launches them
+ * (a whole number of 256-thread blocks, threads past the end do nothing). */
+static void emulate_horizontal(const mm_model *m, const mm_cell_hstep *h, int part) {
+  const mm_grid *g = &m->grid;
+  mm_cell_rects r;
+  mm_cell_rects_block(&r, g->nz, g->nxl, g->nyl, part);
+  const long n = r.first[r.n], launched = (n + 255) / 256 * 256;
+  for (long tid = 0; tid < launched; tid++) {
+    long col;
+    int k;
+    if (mm_cell_rect_index(&r, g->nz, g->nxh, tid, &col, &k))
+      mm_cell_horizontal(h, col, k);
+    else
+      TEST_CHECK(tid >= n, "thread %ld of %ld has no cell", tid, n);
+  }
+}
+
+static void check_horizontal(mm_model *m, const char *what) {
+  const mm_grid *g = &m->grid;
+  const size_t n = g->ncol_h * (size_t)g->nz;
+  double *fields[2] = {m->temp, m->salt};
+  mm_halo_start(&m->halo, fields, 2);
+  mm_halo_finish(&m->halo);
+  /* the CPU step of the whole block */
+  mm_horizontal_step(m, 0, g->nxl, 0, g->nyl);
+  /* the kernels' threads: every output starts as NaN, so a cell written
+   * twice with different values or never written shows */
+  double *tn = malloc(n * sizeof *tn), *sn = malloc(n * sizeof *sn);
+  for (size_t e = 0; e < n; e++)
+    tn[e] = sn[e] = NAN;
+  const mm_cell_hstep h = hstep_of(m, tn, sn);
+  emulate_horizontal(m, &h, MM_CELL_INTERIOR);
+  emulate_horizontal(m, &h, MM_CELL_FRAME);
+  long wrong = 0, unset = 0, extra = 0;
+  for (long c = 0; c < (long)g->ncol_h; c++) {
+    const long i = c % g->nxh - MM_HALO, j = c / g->nxh - MM_HALO;
+    const int in_block = i >= 0 && i < g->nxl && j >= 0 && j < g->nyl;
+    for (int k = 0; k < g->nz; k++) {
+      const size_t e = (size_t)c * g->nz + k;
+      const int wet = in_block && k < g->kmt[c];
+      if (!wet) {
+        extra += !isnan(tn[e]) || !isnan(sn[e]);
+      } else if (isnan(tn[e]) || isnan(sn[e])) {
+        unset++;
+      } else {
+        wrong += memcmp(&tn[e], &m->temp_next[e], sizeof(double)) != 0 ||
+                 memcmp(&sn[e], &m->salt_next[e], sizeof(double)) != 0;
+      }
+    }
+  }
+  TEST_CHECK(wrong == 0 && unset == 0 && extra == 0,
+             "%s: horizontal: %ld cells differ from the CPU, %ld wet cells not written, %ld dry "
+             "written",
+             what, wrong, unset, extra);
+  free(tn);
+  free(sn);
+}
+
+static void check_mixing(mm_model *m, const char *what) {
+  const mm_grid *g = &m->grid;
+  const size_t n = g->ncol_h * (size_t)g->nz;
+  /* T*, S* from the CPU horizontal step (check_horizontal ran it) */
+  double *t2 = malloc(n * sizeof *t2), *k2 = malloc(n * sizeof *k2);
+  memcpy(t2, m->temp_next, n * sizeof *t2);
+  for (size_t e = 0; e < n; e++)
+    k2[e] = -1.0;
+  mm_convective_kappa(m);
+  const mm_cell_mix x = {.nz = g->nz,
+                         .kmt = g->kmt,
+                         .temp_next = t2,
+                         .salt_next = m->salt_next,
+                         .kappa_w = k2,
+                         .alpha = m->cfg.alpha,
+                         .beta = m->cfg.beta,
+                         .kappa_v = m->cfg.kappa_v,
+                         .kappa_mix = m->kappa_mix,
+                         .convect = m->cfg.kappa_convect > 0.0,
+                         .q_top = m->q_top};
+  mm_cell_rects r;
+  mm_cell_rects_block(&r, g->nz, g->nxl, g->nyl, MM_CELL_WHOLE);
+  for (long tid = 0; tid < r.first[r.n]; tid++) {
+    long col;
+    int k;
+    mm_cell_rect_index(&r, g->nz, g->nxh, tid, &col, &k);
+    mm_cell_mixing(&x, col, k);
+  }
+  long wrong = 0, checked = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j), p = c * g->nz;
+      const int kn = g->kmt[c];
+      for (int k = 0; k + 1 < kn; k++, checked++)
+        wrong += k2[p + k] != m->kappa_w[p + k];
+      for (int k = 0; k < kn; k++) {
+        const double want = k == 0 ? m->temp_next[p] + m->q_top : m->temp_next[p + k];
+        wrong += memcmp(&t2[p + k], &want, sizeof want) != 0;
+      }
+    }
+  TEST_CHECK(wrong == 0 && checked > 0, "%s: mixing: %ld of %ld values differ", what, wrong,
+             checked);
+  TEST_CHECK(m->q_top != 0.0, "%s: the surface flux is exercised", what);
+  free(t2);
+  free(k2);
+}
+
+/* The diagnostics kernel on `blocks` blocks: per-thread parts, the tree in
+ * shared memory, then the blocks in order on the host. */
+static void emulate_diag(const mm_model *m, long blocks, mm_diag *d) {
+  const mm_grid *g = &m->grid;
+  mm_cell_rects r;
+  mm_cell_rects_block(&r, g->nz, g->nxl, g->nyl, MM_CELL_WHOLE);
+  const long T = MM_GPU_DIAG_THREADS;
+  static mm_diag_part part[MM_GPU_DIAG_THREADS];
+  mm_diag_part total;
+  mm_diag_part_init(&total);
+  for (long b = 0; b < blocks; b++) {
+    for (long t = 0; t < T; t++)
+      mm_gpu_diag_thread(&r, g->nz, g->nxh, g->kmt, m->temp, m->salt, g->vol, b * T + t, blocks * T,
+                         &part[t]);
+    for (long s = T / 2; s > 0; s /= 2)
+      for (long t = 0; t < s; t++)
+        mm_diag_part_merge(&part[t], &part[t + s]);
+    mm_diag_part_merge(&total, &part[0]);
+  }
+  mm_diag_finish(g, &total, m->cfg.rho0, m->cfg.cp, d);
+}
+
+static void check_diag(mm_model *m, const char *what) {
+  const mm_grid *g = &m->grid;
+  for (int with_nan = 0; with_nan < 2; with_nan++) {
+    if (with_nan) { /* two bad values on rank 0: the first in (j, i, k) order is reported */
+      if (g->rank == 0)
+        for (int j = g->nyl - 1, hits = 0; j >= 0 && hits < 2; j--)
+          for (int i = g->nxl - 1; i >= 0 && hits < 2; i--)
+            if (g->kmt[mm_col(g, i, j)] > 1) {
+              double *v = hits ? m->salt : m->temp;
+              v[mm_col(g, i, j) * g->nz + 1] = hits ? INFINITY : NAN;
+              hits++;
+            }
+    }
+    mm_diag want, got;
+    mm_model_diagnostics(m, &want);
+    const long launches[3] = {1, 7, MM_GPU_DIAG_MAX_BLOCKS};
+    for (int q = 0; q < 3; q++) {
+      emulate_diag(m, launches[q], &got);
+      TEST_CHECK(got.heat_content == want.heat_content && got.salt_content == want.salt_content,
+                 "%s: %ld blocks: sums %.17g %.17g, CPU %.17g %.17g", what, launches[q],
+                 got.heat_content, got.salt_content, want.heat_content, want.salt_content);
+      TEST_CHECK(got.temp_min == want.temp_min && got.temp_max == want.temp_max &&
+                     got.salt_min == want.salt_min && got.salt_max == want.salt_max,
+                 "%s: %ld blocks: extrema differ", what, launches[q]);
+      TEST_CHECK(got.nonfinite == want.nonfinite && got.bad_var == want.bad_var &&
+                     got.bad_i == want.bad_i && got.bad_j == want.bad_j && got.bad_k == want.bad_k,
+                 "%s: %ld blocks: non-finite %ld at %d (%d,%d,%d), CPU %ld at %d (%d,%d,%d)", what,
+                 launches[q], got.nonfinite, got.bad_var, got.bad_i, got.bad_j, got.bad_k,
+                 want.nonfinite, want.bad_var, want.bad_i, want.bad_j, want.bad_k);
+    }
+    TEST_CHECK(want.nonfinite == (with_nan ? 2 : 0), "%s: %ld non-finite values planted", what,
+               want.nonfinite);
+  }
+}
+
+/* Strips out to a staging copy, mm_halo on it, strips back: the halo of
+ * `dev` must then be that of a direct exchange. Only wet-or-not does not
+ * matter here: every element of the strips is compared. */
+static void check_halo(mm_model *m, const char *what) {
+  const mm_grid *g = &m->grid;
+  const size_t n = g->ncol_h * (size_t)g->nz;
+  double *dev = malloc(n * sizeof *dev), *stage = malloc(n * sizeof *stage);
+  double *direct = malloc(n * sizeof *direct);
+  for (size_t e = 0; e < n; e++) { /* values that name their rank and place */
+    dev[e] = direct[e] = g->rank * 1e7 + (double)e;
+    stage[e] = -1.0;
+  }
+  size_t send[4], recv[4], width[4], height[4];
+  mm_gpu_strips(g->nz, g->nxh, g->nxl, g->nyl, send, recv, width, height);
+  const size_t pitch = (size_t)g->nxh * g->nz;
+  const int nb[4] = {g->west, g->east, g->south, g->north};
+  for (int d = 0; d < 4; d++)
+    if (nb[d] != MPI_PROC_NULL)
+      for (size_t r = 0; r < height[d]; r++)
+        memcpy(stage + send[d] + r * pitch, dev + send[d] + r * pitch, width[d] * sizeof *dev);
+  double *f1[1] = {stage}, *f2[1] = {direct};
+  mm_halo h;
+  mm_halo_create(g, &h);
+  mm_halo_start(&h, f1, 1);
+  mm_halo_finish(&h);
+  mm_halo_start(&h, f2, 1);
+  mm_halo_finish(&h);
+  mm_halo_destroy(&h);
+  for (int d = 0; d < 4; d++)
+    if (nb[d] != MPI_PROC_NULL)
+      for (size_t r = 0; r < height[d]; r++)
+        memcpy(dev + recv[d] + r * pitch, stage + recv[d] + r * pitch, width[d] * sizeof *dev);
+  long wrong = 0, changed = 0;
+  for (size_t e = 0; e < n; e++) {
+    wrong += dev[e] != direct[e];
+    changed += direct[e] != g->rank * 1e7 + (double)e;
+  }
+  const int any_nb = nb[0] != MPI_PROC_NULL || nb[2] != MPI_PROC_NULL;
+  TEST_CHECK(wrong == 0, "%s: halo through strips: %ld elements differ from a direct exchange",
+             what, wrong);
+  TEST_CHECK(!any_nb || changed > 0, "%s: the exchange moved nothing", what);
+  free(dev);
+  free(stage);
+  free(direct);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const char *cases[][6] = {
+      /* bathymetry, periodic_x, periodic_y, advection, flow, pattern */
+      {"seamount", "false", "false", "superbee", "gyre", "stratified"},
+      {"bowl", "true", "true", "upwind", "none", "step"},
+      {"flat", "true", "false", "superbee", "uniform", "step"},
+      {"slope", "false", "true", "none", "none", "stratified"},
+  };
+  for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+    char ini[1024], what[128];
+    snprintf(ini, sizeof ini, base, cases[q][0], cases[q][1], cases[q][2], cases[q][3], cases[q][4],
+             cases[q][5]);
+    snprintf(what, sizeof what, "%s/%s/%s", cases[q][0], cases[q][3], cases[q][4]);
+    mm_model *m = test_model(ini, MPI_COMM_WORLD);
+    test_steps(m, 3); /* a state with structure, also convectively unstable in places */
+    check_horizontal(m, what);
+    check_mixing(m, what);
+    check_halo(m, what);
+    check_diag(m, what);
+    mm_model_destroy(m);
+  }
+  return test_finish();
+}
