@@ -83,15 +83,8 @@ static void read_watchdog_start(mm_read_watchdog *w, const char *path, int rank)
   memset(w, 0, sizeof *w);
   w->path = path;
   w->rank = rank;
-  const char *env = getenv("MINIMODEL_READ_TIMEOUT");
-  char *end = NULL;
-  struct stat st;
-  if (env && *env) {
-    w->seconds = strtod(env, &end);
-    if (*end || !(w->seconds > 0.0)) return; /* 0 or not a number: no watchdog */
-  } else {
-    w->seconds = 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
-  }
+  w->seconds = mm_io_read_timeout(path);
+  if (!(w->seconds > 0.0)) return; /* no limit */
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->cond, NULL);
   w->running = pthread_create(&w->thread, NULL, read_watchdog_main, w) == 0;

@@ -83,13 +83,17 @@ static mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const ch
 }
 
 mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt) {
+  /* a damaged classic header before libnetcdf trusts its counts, then a
+   * crash or a hang of the libraries on the metadata, in a child process */
+  mm_err perr = mm_io_agree(g->cart, mm_io_check_classic(path), path);
+  if (perr == MM_OK) perr = mm_io_probe(g->cart, path);
+  if (perr != MM_OK) return perr;
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
   double *buf = malloc(n * sizeof *buf);
   mm_err err = MM_OK;
   int nc = -1;
   bool open = false;
   if (!buf) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", path, n * sizeof *buf);
-  if (err == MM_OK) err = mm_io_check_classic(path); /* before libnetcdf trusts its counts */
   if (err == MM_OK) {
     int s = nc_open(path, NC_NOWRITE, &nc);
     if (s != NC_NOERR)

@@ -72,6 +72,11 @@ mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp
  * file `path` (any NetCDF format) into the rank's block; land set to 0.
  * MM_ERR_INPUT for a missing or unreadable file, a missing variable, other
  * dimensions, or a non-finite (or _FillValue) value in a wet cell. */
+/* Seconds an input file (initial.file, initial.restart) may take to read:
+ * MINIMODEL_READ_TIMEOUT when set (0 or not a number: no limit, returns 0),
+ * else 600 s plus 1 s per 20 MB of the file. */
+double mm_io_read_timeout(const char *path);
+
 mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt);
 
 #endif

@@ -77,6 +77,16 @@ mm_err mm_io_check_dir(const char *dir, const char *path);
  * the space needed and the space free. */
 mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
 
+/* Before reading an input file: rank 0 reads its whole metadata (every
+ * dimension, variable and attribute, with the attributes' values) in a child
+ * process, within mm_io_read_timeout(path), and the ranks agree (collective).
+ * A damaged file on which the netCDF/HDF5 libraries crash or loop (fuzzing
+ * found both in libhdf5 1.10: H5HG_read on a damaged global heap) is refused
+ * with MM_ERR_INPUT and a message, instead of ending the run with a signal
+ * or a hang. A file the libraries merely refuse passes: the read that
+ * follows says why. */
+mm_err mm_io_probe(MPI_Comm comm, const char *path);
+
 /* Before a parallel open of path: it exists, is readable, is an HDF5
  * (NetCDF-4) file and is not shorter than its superblock says.
  * MM_ERR_INPUT naming the reason otherwise. */

@@ -289,6 +289,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   const char *p = path;
   /* refuse what is not a whole HDF5 file before the collective open */
   mm_err err = mm_io_agree(g->cart, mm_io_check_hdf5(p), p);
+  if (err == MM_OK) err = mm_io_probe(g->cart, p); /* a crash or a hang in libhdf5 */
   if (err != MM_OK) return err;
 
   MPI_Comm comm;

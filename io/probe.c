@@ -1,0 +1,131 @@
+/* mm_io_probe: the metadata of an input file read first in a child process
+ * (nc_util.h). */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mm_io.h"
+#include "nc_util.h"
+
+double mm_io_read_timeout(const char *path) {
+  const char *env = getenv("MINIMODEL_READ_TIMEOUT");
+  if (env && *env) {
+    char *end = NULL;
+    const double s = strtod(env, &end);
+    return *end || !(s > 0.0) ? 0.0 : s; /* 0 or not a number: no limit */
+  }
+  struct stat st;
+  return 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
+}
+
+/* Bytes of one value of an atomic netCDF type; 0 for user-defined types. */
+static size_t type_size(nc_type t) {
+  switch (t) {
+  case NC_BYTE:
+  case NC_UBYTE:
+  case NC_CHAR: return 1;
+  case NC_SHORT:
+  case NC_USHORT: return 2;
+  case NC_INT:
+  case NC_UINT:
+  case NC_FLOAT: return 4;
+  case NC_INT64:
+  case NC_UINT64:
+  case NC_DOUBLE: return 8;
+  case NC_STRING: return sizeof(char *);
+  default: return 0;
+  }
+}
+
+/* Every attribute of variable var (NC_GLOBAL: of the file), values read. */
+static int walk_atts(int nc, int var, int natts) {
+  for (int a = 0; a < natts; a++) {
+    char name[NC_MAX_NAME + 1];
+    nc_type type;
+    size_t len;
+    if (nc_inq_attname(nc, var, a, name) || nc_inq_att(nc, var, name, &type, &len)) return 1;
+    const size_t size = type_size(type);
+    if (!size || len == 0 || len > ((size_t)16 << 20) / size) continue;
+    void *buf = malloc(len * size);
+    if (!buf) return 1;
+    const int s = nc_get_att(nc, var, name, buf);
+    if (s == NC_NOERR && type == NC_STRING) nc_free_string(len, buf);
+    free(buf);
+    if (s) return 1;
+  }
+  return 0;
+}
+
+/* The child: open, every dimension, variable and attribute, close. 0 when
+ * all of it reads, 3 when the library refuses something (the real read
+ * will say what). */
+static int walk(const char *path) {
+  int nc, ndims, nvars, ngatts, unlim;
+  if (nc_open(path, NC_NOWRITE, &nc)) return 3;
+  int bad = nc_inq(nc, &ndims, &nvars, &ngatts, &unlim) != NC_NOERR;
+  for (int d = 0; !bad && d < ndims; d++) {
+    char name[NC_MAX_NAME + 1];
+    size_t len;
+    bad = nc_inq_dim(nc, d, name, &len) != NC_NOERR;
+  }
+  if (!bad) bad = walk_atts(nc, NC_GLOBAL, ngatts);
+  for (int v = 0; !bad && v < nvars; v++) {
+    char name[NC_MAX_NAME + 1];
+    nc_type type;
+    int nd, natts, dims[NC_MAX_VAR_DIMS];
+    bad = nc_inq_var(nc, v, name, &type, &nd, dims, &natts) != NC_NOERR || walk_atts(nc, v, natts);
+  }
+  return nc_close(nc) || bad ? 3 : 0;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Rank 0's part: fork, wait (with the time limit), judge. */
+static mm_err probe(const char *path) {
+  const double limit = mm_io_read_timeout(path);
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid < 0) return MM_OK; /* no child to spare: the read itself follows */
+  if (pid == 0) _exit(walk(path));
+  const double t0 = now();
+  int status = 0;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) return MM_OK;
+    if (limit > 0.0 && now() - t0 > limit) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return MM_ERROR(MM_ERR_INPUT,
+                      "%s: still not read after %g s: a damaged file (the netCDF/HDF5 libraries "
+                      "do not finish reading its metadata) or a stalled file system; "
+                      "MINIMODEL_READ_TIMEOUT sets the limit in seconds",
+                      path, limit);
+    }
+    struct timespec nap = {0, 2000000}; /* 2 ms */
+    nanosleep(&nap, NULL);
+  }
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) return MM_OK;
+  if (WIFSIGNALED(status))
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: damaged file: the netCDF/HDF5 libraries crash reading its metadata "
+                    "(signal %d in a test read); refused",
+                    path, WTERMSIG(status));
+  return MM_ERROR(MM_ERR_INPUT,
+                  "%s: damaged file: a test read of its metadata failed (status %d); refused", path,
+                  WEXITSTATUS(status));
+}
+
+mm_err mm_io_probe(MPI_Comm comm, const char *path) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  return mm_io_agree(comm, rank == 0 ? probe(path) : MM_OK, path);
+}
