@@ -1,6 +1,7 @@
 /* mm_io_probe: the metadata of an input file read first in a child process
  * (nc_util.h). */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,14 +115,16 @@ static mm_err probe(const char *path) {
     nanosleep(&nap, NULL);
   }
   if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) return MM_OK;
+  /* a signal, or another exit status: a sanitizer's report, an abort */
+  char how[64];
   if (WIFSIGNALED(status))
-    return MM_ERROR(MM_ERR_INPUT,
-                    "%s: damaged file: the netCDF/HDF5 libraries crash reading its metadata "
-                    "(signal %d in a test read); refused",
-                    path, WTERMSIG(status));
+    snprintf(how, sizeof how, "signal %d", WTERMSIG(status));
+  else
+    snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
   return MM_ERROR(MM_ERR_INPUT,
-                  "%s: damaged file: a test read of its metadata failed (status %d); refused", path,
-                  WEXITSTATUS(status));
+                  "%s: damaged file: the netCDF/HDF5 libraries crash reading its metadata (%s "
+                  "in a test read); refused",
+                  path, how);
 }
 
 mm_err mm_io_probe(MPI_Comm comm, const char *path) {
