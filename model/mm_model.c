@@ -256,7 +256,7 @@ static mm_err allocate(mm_model *m) {
   MM_ALLOC(m->kappa_w, n);
   MM_ALLOC(m->g_dt, g->nz);
   MM_ALLOC(m->inv_h, g->nz);
-  MM_ALLOC(m->work, 8 * (size_t)g->nz);
+  MM_ALLOC(m->work, 12 * (size_t)g->nz);
   return MM_OK;
 }
 

@@ -31,7 +31,7 @@ typedef struct mm_model {
   /* Per-level factors of the vertical step [nz]. */
   double *g_dt;  /* dt / distance between centres k and k+1 (s/m) */
   double *inv_h; /* 1 / layer thickness (1/m) */
-  double *work;  /* [8 nz] scratch of the horizontal step: face fluxes of one cell */
+  double *work;  /* [12 nz] scratch of the horizontal step: face fluxes of one cell */
 
   mm_tdma *solver;
   /* solver.backend = cuda: the GPU-resident step (mm_gpu.h). The state then

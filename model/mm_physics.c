@@ -39,17 +39,26 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
   const long sx = nz, sy = (long)g->nxh * nz; /* strides to the east and north neighbours */
   double *const state[2] = {m->temp, m->salt};
   double *const next[2] = {m->temp_next, m->salt_next};
-  /* face fluxes of the current cell: advective and diffusive, 4 faces */
-  double *const fa_e = m->work, *const fa_w = fa_e + nz, *const ga_n = fa_w + nz,
-                *const ga_s = ga_n + nz, *const fd_e = ga_s + nz, *const fd_w = fd_e + nz,
-                *const gd_n = fd_w + nz, *const gd_s = gd_n + nz;
+  /* Face fluxes of the current cell, advective (fa, ga) and diffusive (fd,
+   * gd). The x faces per tracer: a cell's east face is the next cell's west
+   * face, so it is computed once and passed on (the buffers swap); the
+   * values are those the next cell would compute, bit for bit. */
+  double *w = m->work, *fa_e[2], *fd_e[2], *fa_w[2], *fd_w[2];
+  for (int v = 0; v < 2; v++, w += 4 * nz) {
+    fa_e[v] = w, fd_e[v] = w + nz, fa_w[v] = w + 2 * nz, fd_w[v] = w + 3 * nz;
+  }
+  double *const ga_n = w, *const ga_s = w + nz, *const gd_n = w + 2 * nz, *const gd_s = w + 3 * nz;
 
-  for (int j = jb; j < je; j++)
+  for (int j = jb; j < je; j++) {
+    int have_west = 0; /* fa_w, fd_w hold the west face of cell i (east face of i - 1) */
     for (int i = ib; i < ie; i++) {
       const size_t c = mm_col(g, i, j);
       const long p = (long)c * nz;
       const int kP = g->kmt[c];
-      if (kP == 0) continue;
+      if (kP == 0) {
+        have_west = 0;
+        continue;
+      }
       const int kE = g->kmt[c + 1], kW = g->kmt[c - 1];
       const int kEE = g->kmt[c + 2], kWW = g->kmt[c - 2];
       const int kN = g->kmt[c + g->nxh], kS = g->kmt[c - g->nxh];
@@ -59,20 +68,33 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
       for (int v = 0; v < 2; v++) {
         const double *t = state[v] + p;
         double *tn = next[v] + p;
-        /* east face: L = P, R = E; west face: L = W, R = P; likewise north/south */
-        face_fluxes(scheme, mm_cell_imin(kP, kE), mm_cell_imin(kW, kP), mm_cell_imin(kE, kEE), kP,
-                    ue_e, t - sx, t, t + sx, t + 2 * sx, cfac, kh_x, fa_e, fd_e);
-        face_fluxes(scheme, mm_cell_imin(kW, kP), mm_cell_imin(kWW, kW), mm_cell_imin(kP, kE), kP,
-                    ue_w, t - 2 * sx, t - sx, t, t + sx, cfac, kh_x, fa_w, fd_w);
+        /* east face: L = P, R = E, zero up to the deeper of the two cells so
+         * that E can take it as its west face; west face: L = W, R = P;
+         * likewise north and south */
+        face_fluxes(scheme, mm_cell_imin(kP, kE), mm_cell_imin(kW, kP), mm_cell_imin(kE, kEE),
+                    kP > kE ? kP : kE, ue_e, t - sx, t, t + sx, t + 2 * sx, cfac, kh_x, fa_e[v],
+                    fd_e[v]);
+        if (!have_west)
+          face_fluxes(scheme, mm_cell_imin(kW, kP), mm_cell_imin(kWW, kW), mm_cell_imin(kP, kE), kP,
+                      ue_w, t - 2 * sx, t - sx, t, t + sx, cfac, kh_x, fa_w[v], fd_w[v]);
         face_fluxes(scheme, mm_cell_imin(kP, kN), mm_cell_imin(kS, kP), mm_cell_imin(kN, kNN), kP,
                     vn_n, t - sy, t, t + sy, t + 2 * sy, cfac, kh_y, ga_n, gd_n);
         face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN), kP,
                     vn_s, t - 2 * sy, t - sy, t, t + sy, cfac, kh_y, ga_s, gd_s);
+        const double *restrict aw = fa_w[v], *restrict ae = fa_e[v];
+        const double *restrict dw = fd_w[v], *restrict de = fd_e[v];
         for (int k = 0; k < kP; k++)
-          tn[k] = mm_cell_update(t[k], fa_w[k], fa_e[k], ga_s[k], ga_n[k], fd_w[k], fd_e[k],
-                                 gd_s[k], gd_n[k], cfac);
+          tn[k] = mm_cell_update(t[k], aw[k], ae[k], ga_s[k], ga_n[k], dw[k], de[k], gd_s[k],
+                                 gd_n[k], cfac);
+        /* the east face becomes the next cell's west face */
+        double *x = fa_w[v];
+        fa_w[v] = fa_e[v], fa_e[v] = x;
+        x = fd_w[v];
+        fd_w[v] = fd_e[v], fd_e[v] = x;
       }
+      have_west = 1;
     }
+  }
 }
 
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
