@@ -1,5 +1,6 @@
 /* mm_io_probe: the metadata of an input file read first in a child process
  * (nc_util.h). */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "mm_io.h"
 #include "nc_util.h"
@@ -93,9 +97,20 @@ static double now(void) {
 static mm_err probe(const char *path) {
   const double limit = mm_io_read_timeout(path);
   fflush(NULL);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return MM_OK; /* no child to spare: the read itself follows */
-  if (pid == 0) _exit(walk(path));
+  if (pid == 0) {
+    /* the child never outlives the limit or its parent (whose read
+     * watchdog may end it first): a library that loops must not go on
+     * spinning as an orphan */
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent) _exit(3);
+    if (limit > 0.0) alarm((unsigned)ceil(limit) + 1);
+    _exit(walk(path));
+  }
   const double t0 = now();
   int status = 0;
   for (;;) {
