@@ -318,12 +318,16 @@ void mm_model_destroy(mm_model *m) {
 static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   const mm_grid *g = &m->grid;
   mm_timer_start(tm, MM_PHASE_HALO); /* strips out, MPI exchange (host clock) */
-  MM_GPU_CALL(mm_gpu_step_begin(m->gpu, m->gpu_stage, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
+  char msg[512];
+  const int failed = mm_gpu_step_begin(m->gpu, m->gpu_stage, msg, sizeof msg);
+  /* the exchange even after a failure here: the neighbours wait for it, and
+   * the agreement after the step then stops every rank */
   double *fields[2] = {m->temp, m->salt};
   if (!m->gpu_stage) mm_gpu_fields(m->gpu, &fields[0], &fields[1]);
   mm_err err = mm_halo_start(&m->halo, fields, 2);
   if (err == MM_OK) err = mm_halo_finish(&m->halo);
   mm_timer_stop(tm, MM_PHASE_HALO);
+  if (failed) return MM_ERROR(MM_ERR_RUN, "GPU step: %s", msg);
   MM_CHECK(err);
   mm_gpu_times t;
   MM_GPU_CALL(mm_gpu_step_end(m->gpu, m->gpu_stage, &t, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
@@ -430,8 +434,13 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
       d->nonfinite = 0;
     return MM_OK;
   }
+  /* the ranks agree on the kernel's outcome before the collectives below */
   mm_diag_part part;
-  MM_GPU_CALL(mm_gpu_diagnostics(m->gpu, &part, mm_gpu_msg_, sizeof mm_gpu_msg_), "diagnostics");
+  char msg[512];
+  mm_err err = MM_OK;
+  if (mm_gpu_diagnostics(m->gpu, &part, msg, sizeof msg))
+    err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
+  MM_CHECK(agree(m->grid.cart, err));
   long bad = 0;
   if (!full) MPI_Allreduce(&part.bad, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
   if (full || bad > 0) {
