@@ -40,9 +40,13 @@ typedef struct mm_gpu mm_gpu;
  * except host_temp and host_salt, which stay the model's. */
 typedef struct {
   int nz, nxl, nyl;
-  long nxh, nyh;              /* columns per row / rows, halo included */
-  size_t ncol_h;              /* nxh * nyh */
-  int neighbour[4];           /* 1 where the block has a neighbour: west, east, south, north */
+  long nxh, nyh;    /* columns per row / rows, halo included */
+  size_t ncol_h;    /* nxh * nyh */
+  int neighbour[4]; /* 1 where the block has a neighbour: west, east, south, north */
+  /* the halo strips of mm_halo (mm_halo.h): direction d is height[d] rows
+   * of width[d] elements, pitch elements apart, from send_off[d] (out) and
+   * to recv_off[d] (in) */
+  size_t send_off[4], recv_off[4], width[4], height[4], pitch;
   const int *kmt;             /* [ncol_h] wet levels, halo included */
   const int *kmt_solve;       /* [ncol_h] kmt in the block, 0 in the halo */
   const double *ue, *vn;      /* [ncol_h nz] face transports (m2/s) */
@@ -116,30 +120,6 @@ MM_CELL_FN void mm_gpu_diag_thread(const mm_cell_rects *r, int nz, long nxh, con
       mm_diag_part_add(p, temp[pos], salt[pos], vol[k], pos);
     }
   }
-}
-
-/* The halo strips of direction d (0 west, 1 east, 2 south, 3 north) as 2-D
- * copies of `height` rows of `width` elements, rows nxh * nz elements apart:
- * send_off[d] is the first element of what the neighbour there needs (in the
- * frame of the block), recv_off[d] the first of what it sends (in the halo).
- * The x strips are MM_CELL_HALO columns of each of the nyl rows, the y strips
- * MM_CELL_HALO rows of the nxl columns: mm_halo's strips. */
-MM_CELL_FN void mm_gpu_strips(int nz, long nxh, int nxl, int nyl, size_t send_off[4],
-                              size_t recv_off[4], size_t width[4], size_t height[4]) {
-  const size_t z = (size_t)nz, h = MM_CELL_HALO, row = (size_t)nxh * z;
-  const size_t first = (h * (size_t)nxh + h) * z; /* element of column (0, 0) */
-  width[0] = width[1] = h * z;
-  height[0] = height[1] = (size_t)nyl;
-  send_off[0] = first;                         /* columns 0, 1 */
-  recv_off[0] = first - h * z;                 /* columns -2, -1 */
-  send_off[1] = first + ((size_t)nxl - h) * z; /* columns nxl-2, nxl-1 */
-  recv_off[1] = first + (size_t)nxl * z;       /* columns nxl, nxl+1 */
-  width[2] = width[3] = (size_t)nxl * z;
-  height[2] = height[3] = h;
-  send_off[2] = first;                           /* rows 0, 1 */
-  recv_off[2] = first - h * row;                 /* rows -2, -1 */
-  send_off[3] = first + ((size_t)nyl - h) * row; /* rows nyl-2, nyl-1 */
-  recv_off[3] = first + (size_t)nyl * row;       /* rows nyl, nyl+1 */
 }
 
 #ifdef __cplusplus

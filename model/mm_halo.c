@@ -10,11 +10,18 @@ mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
   h->south = g->south;
   h->north = g->north;
   const int nz = g->nz;
-  /* x strip: for each of the nyl interior rows, MM_HALO adjacent columns */
-  MPI_Type_vector(g->nyl, MM_HALO * nz, g->nxh * nz, MPI_DOUBLE, &h->xstrip);
+  h->pitch = (size_t)g->nxh * (size_t)nz;
+  for (int d = 0; d < 2; d++) { /* x strips: for each of the nyl rows, MM_HALO columns */
+    h->width[d] = (size_t)MM_HALO * (size_t)nz;
+    h->height[d] = (size_t)g->nyl;
+  }
+  for (int d = 2; d < 4; d++) { /* y strips: MM_HALO rows of the nxl columns */
+    h->width[d] = (size_t)g->nxl * (size_t)nz;
+    h->height[d] = MM_HALO;
+  }
+  MPI_Type_vector((int)h->height[0], (int)h->width[0], (int)h->pitch, MPI_DOUBLE, &h->xstrip);
   MPI_Type_commit(&h->xstrip);
-  /* y strip: MM_HALO rows of the nxl interior columns */
-  MPI_Type_vector(MM_HALO, g->nxl * nz, g->nxh * nz, MPI_DOUBLE, &h->ystrip);
+  MPI_Type_vector((int)h->height[2], (int)h->width[2], (int)h->pitch, MPI_DOUBLE, &h->ystrip);
   MPI_Type_commit(&h->ystrip);
   /* what goes west is our first interior columns; it fills the east halo of
    * the west neighbour, and so on */
@@ -37,8 +44,7 @@ void mm_halo_destroy(mm_halo *h) {
 
 mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield) {
   MM_REQUIRE(nfield <= MM_HALO_MAX_FIELDS && h->nreq == 0, MM_ERR_RUN,
-             "halo exchange of %d fields (at most %d, none in flight)", nfield,
-             MM_HALO_MAX_FIELDS);
+             "halo exchange of %d fields (at most %d, none in flight)", nfield, MM_HALO_MAX_FIELDS);
   const int nbr[4] = {h->west, h->east, h->south, h->north};
   /* the message received from direction d was sent towards opposite(d) */
   const int opposite[4] = {1, 0, 3, 2};

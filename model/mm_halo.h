@@ -13,7 +13,13 @@ typedef struct {
   MPI_Comm comm;
   MPI_Datatype xstrip, ystrip; /* MM_HALO columns x nyl rows; nxl columns x MM_HALO rows */
   int east, west, north, south;
-  size_t off_send[4], off_recv[4]; /* element offsets: 0 west, 1 east, 2 south, 3 north */
+  /* The strips of direction d (0 west, 1 east, 2 south, 3 north), each
+   * height[d] rows of width[d] elements, rows `pitch` elements apart:
+   * off_send[d] is the first element of what the neighbour there needs (in
+   * the frame of the block), off_recv[d] the first of what it sends (in the
+   * halo). The MPI types above are these; the GPU step copies them. */
+  size_t off_send[4], off_recv[4];
+  size_t width[4], height[4], pitch;
   MPI_Request req[8 * MM_HALO_MAX_FIELDS];
   int nreq;
 } mm_halo;

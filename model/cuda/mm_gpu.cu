@@ -94,9 +94,6 @@ struct mm_gpu {
   cudaGraphExec_t graph[2][2]; /* [parity][stage] */
   long parity;                 /* steps done by this object, mod 2 */
   mm_cell_rects interior, frame, whole;
-  /* copies of strips: 4 directions (west, east, south, north), offsets in
-   * elements of the first element, width in elements, height in rows */
-  size_t send_off[4], recv_off[4], width[4], height[4];
 };
 
 #define GPU_CHECK(call)                                                                            \
@@ -159,20 +156,21 @@ static int upload(double **dev, const void *host, size_t bytes, char *msg, size_
 
 /* Strips of T and S between device and host: out = 1 frame -> host. */
 static int copy_strips(mm_gpu *g, int out, char *msg, size_t len) {
-  const size_t pitch = (size_t)g->s.nxh * g->nz * sizeof(double);
+  const mm_gpu_setup *s = &g->s;
+  const size_t pitch = s->pitch * sizeof(double);
   double *dev[2] = {g->temp, g->salt}, *host[2] = {g->s.host_temp, g->s.host_salt};
   for (int d = 0; d < 4; d++) {
     if (!g->s.neighbour[d]) continue;
     for (int v = 0; v < 2; v++) {
       if (out) {
-        const size_t o = g->send_off[d];
+        const size_t o = s->send_off[d];
         GPU_CHECK(cudaMemcpy2DAsync(host[v] + o, pitch, dev[v] + o, pitch,
-                                    g->width[d] * sizeof(double), g->height[d],
+                                    s->width[d] * sizeof(double), s->height[d],
                                     cudaMemcpyDeviceToHost, g->stream));
       } else {
-        const size_t o = g->recv_off[d];
+        const size_t o = s->recv_off[d];
         GPU_CHECK(cudaMemcpy2DAsync(dev[v] + o, pitch, host[v] + o, pitch,
-                                    g->width[d] * sizeof(double), g->height[d],
+                                    s->width[d] * sizeof(double), s->height[d],
                                     cudaMemcpyHostToDevice, g->stream));
       }
     }
@@ -302,7 +300,6 @@ extern "C" int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, siz
   mm_cell_rects_block(&g->interior, s->nz, s->nxl, s->nyl, MM_CELL_INTERIOR);
   mm_cell_rects_block(&g->frame, s->nz, s->nxl, s->nyl, MM_CELL_FRAME);
   mm_cell_rects_block(&g->whole, s->nz, s->nxl, s->nyl, MM_CELL_WHOLE);
-  mm_gpu_strips(s->nz, s->nxh, s->nxl, s->nyl, g->send_off, g->recv_off, g->width, g->height);
   /* one synchronous solve of the work arrays: checks the depths once and
    * sizes the solver's workspace before any capture */
   const size_t first = (size_t)MM_CELL_HALO * s->nxh + MM_CELL_HALO;

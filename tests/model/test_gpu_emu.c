@@ -11,8 +11,10 @@
  *     mm_convective_kappa + the flux of mm_vertical_step;
  *   - diagnostics: per-thread parts merged in the kernel's tree order and
  *     over blocks, equal to mm_diag_compute (sums, extrema, first NaN);
- *   - halo: strips copied out (mm_gpu_strips), exchanged by mm_halo on the
- *     staging copy, copied back, give the halo of a direct exchange.
+ *   - halo: strips copied out as the GPU copies them (2-D copies by the
+ *     strip geometry of mm_halo), exchanged by mm_halo on the staging copy,
+ *     copied back, give the halo of a direct exchange (model.halo tests
+ *     mm_halo itself against the neighbours' values).
  * Runs on 1, 2 and 4 ranks, periodic and walled. */
 #include <string.h>
 
@@ -218,26 +220,25 @@ static void check_halo(mm_model *m, const char *what) {
     dev[e] = direct[e] = g->rank * 1e7 + (double)e;
     stage[e] = -1.0;
   }
-  size_t send[4], recv[4], width[4], height[4];
-  mm_gpu_strips(g->nz, g->nxh, g->nxl, g->nyl, send, recv, width, height);
-  const size_t pitch = (size_t)g->nxh * g->nz;
-  const int nb[4] = {g->west, g->east, g->south, g->north};
-  for (int d = 0; d < 4; d++)
-    if (nb[d] != MPI_PROC_NULL)
-      for (size_t r = 0; r < height[d]; r++)
-        memcpy(stage + send[d] + r * pitch, dev + send[d] + r * pitch, width[d] * sizeof *dev);
-  double *f1[1] = {stage}, *f2[1] = {direct};
   mm_halo h;
   mm_halo_create(g, &h);
+  const int nb[4] = {g->west, g->east, g->south, g->north};
+  for (int d = 0; d < 4; d++) /* the device-to-host copies of the frame strips */
+    if (nb[d] != MPI_PROC_NULL)
+      for (size_t r = 0; r < h.height[d]; r++)
+        memcpy(stage + h.off_send[d] + r * h.pitch, dev + h.off_send[d] + r * h.pitch,
+               h.width[d] * sizeof *dev);
+  double *f1[1] = {stage}, *f2[1] = {direct};
   mm_halo_start(&h, f1, 1);
   mm_halo_finish(&h);
   mm_halo_start(&h, f2, 1);
   mm_halo_finish(&h);
-  mm_halo_destroy(&h);
-  for (int d = 0; d < 4; d++)
+  for (int d = 0; d < 4; d++) /* the host-to-device copies of the halo strips */
     if (nb[d] != MPI_PROC_NULL)
-      for (size_t r = 0; r < height[d]; r++)
-        memcpy(dev + recv[d] + r * pitch, stage + recv[d] + r * pitch, width[d] * sizeof *dev);
+      for (size_t r = 0; r < h.height[d]; r++)
+        memcpy(dev + h.off_recv[d] + r * h.pitch, stage + h.off_recv[d] + r * h.pitch,
+               h.width[d] * sizeof *dev);
+  mm_halo_destroy(&h);
   long wrong = 0, changed = 0;
   for (size_t e = 0; e < n; e++) {
     wrong += dev[e] != direct[e];
