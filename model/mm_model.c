@@ -187,8 +187,12 @@ static mm_err create_gpu(mm_model *m) {
   s.nz = g->nz, s.nxl = g->nxl, s.nyl = g->nyl;
   s.nxh = g->nxh, s.nyh = g->nyh, s.ncol_h = g->ncol_h;
   const int nb[4] = {g->west, g->east, g->south, g->north};
-  for (int d = 0; d < 4; d++)
+  for (int d = 0; d < 4; d++) {
     s.neighbour[d] = nb[d] != MPI_PROC_NULL;
+    s.send_off[d] = m->halo.off_send[d], s.recv_off[d] = m->halo.off_recv[d];
+    s.width[d] = m->halo.width[d], s.height[d] = m->halo.height[d];
+  }
+  s.pitch = m->halo.pitch;
   s.kmt = g->kmt, s.kmt_solve = g->kmt_solve;
   s.ue = m->ue, s.vn = m->vn;
   s.g_dt = m->g_dt, s.inv_h = m->inv_h, s.vol = g->vol;
