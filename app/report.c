@@ -21,6 +21,8 @@
 
 #include "mm_report.h"
 
+#include "mm_device.h"
+
 /* The phases a step is made of: every phase but MM_PHASE_STEP itself. */
 static bool inside_step(int p) {
   return p != MM_PHASE_STEP;
@@ -79,12 +81,12 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   fprintf(f, ",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d],\n", g->nranks, g->px, g->py);
   fprintf(f, "  \"grid\": [%d, %d, %d],\n  \"steps\": %ld,\n", g->nx, g->ny, g->nz, sum->steps);
   fputs("  \"backend\": ", f);
-  json_string(f, cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu");
+  json_string(f, m->dev ? m->dev->name : "cpu");
   fputs(",\n  \"tdma\": ", f);
   json_string(f, mm_tdma_backend_of(m->solver)->name);
   fputs(",\n  \"tdma_requested\": ", f);
   json_string(f, cfg->tdma);
-  if (m->gpu) { /* the GPU of rank 0, and how the halo crossed */
+  if (m->gpu) { /* the device of rank 0, and how the halo crossed */
     fputs(",\n  \"device\": ", f);
     json_string(f, m->device);
     fputs(",\n  \"halo_path\": ", f);
@@ -191,11 +193,11 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
   if (g->rank == 0) {
     const double step_median = median(step_s, ns);
     const char *tdma = mm_tdma_backend_of(m->solver)->name;
-    const char *backend = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "cpu";
+    const char *backend = m->dev ? m->dev->name : "cpu";
     printf("\n%s: %ld steps of %d x %d x %d on %d ranks (%d x %d), %s/%s\n", cfg->run_name, steps,
            g->nx, g->ny, g->nz, g->nranks, g->px, g->py, backend, tdma);
     if (m->gpu)
-      printf("  GPU: %s; halo through %s\n", m->device,
+      printf("  GPU step on %s; halo through %s\n", m->device,
              m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
     printf("  %-12s %10s %12s %7s %10s %10s %10s %7s\n", "phase", "total s", "per step s", "share",
            "min rank", "mean rank", "max rank", "calls");

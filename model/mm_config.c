@@ -88,8 +88,9 @@ static const mm_key mm_keys[] = {
      "surface temperature of the analytic state"},
     {"initial", "t_bottom", T_REAL, OFF(t_bottom), "4", "degC", -5, 100, 0, NULL, true,
      "deep temperature of the analytic state"},
-    {"solver", "backend", T_ENUM, OFF(backend), "cpu", "", 0, 0, 0, "cpu|cuda", false,
-     "where the time step runs: cpu, or cuda (the whole step on the GPU; solver.tdma = auto or cuda)"},
+    {"solver", "backend", T_ENUM, OFF(backend), "cpu", "", 0, 0, 0, "cpu|cuda|emulated", false,
+     "where the time step runs: cpu, cuda (the whole step on the GPU; solver.tdma = auto or "
+     "cuda), or emulated (the GPU step on the host, slow; for tests)"},
     {"solver", "tdma", T_STRING, OFF(tdma), "auto", "", 0, 0, 0, NULL, false,
      "tridiagonal solver variant: auto, reference or a fast variant (tdma-bench --list)"},
     {"output", "dir", T_STRING, OFF(output_dir), "output", "", 0, 0, 0, NULL, false,

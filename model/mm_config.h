@@ -17,7 +17,9 @@ typedef enum { MM_BATHY_FLAT, MM_BATHY_BOWL, MM_BATHY_SEAMOUNT, MM_BATHY_SLOPE }
 typedef enum { MM_ADV_NONE, MM_ADV_UPWIND, MM_ADV_SUPERBEE } mm_advection;
 typedef enum { MM_FLOW_NONE, MM_FLOW_UNIFORM, MM_FLOW_GYRE } mm_flow_kind;
 typedef enum { MM_INIT_STRATIFIED, MM_INIT_STEP, MM_INIT_MODE, MM_INIT_UNIFORM } mm_init_pattern;
-typedef enum { MM_BACKEND_CPU, MM_BACKEND_CUDA } mm_backend_kind;
+/* cpu: the CPU step; otherwise the GPU step (mm_gpu.h) on the device of
+ * that name (mm_device.h). */
+typedef enum { MM_BACKEND_CPU, MM_BACKEND_CUDA, MM_BACKEND_EMULATED } mm_backend_kind;
 
 /* The resolved configuration of one case. Units in the table (mm_config.c). */
 typedef struct {

@@ -1,4 +1,4 @@
-/* The GPU-resident time step (solver.backend = cuda).
+/* The GPU-resident time step (solver.backend = cuda or emulated).
  *
  * T, S, the work arrays, kappa_w, the flow and the masks live on the device
  * for the whole run. A step is (docs/architecture.md, "GPU time step"):
@@ -7,26 +7,29 @@
  *                      horizontal kernel of the block interior is queued;
  *                      returns when the strips are on the host
  *   (the caller)       exchanges the halo with MPI (mm_halo), on the host
- *                      arrays, or on the device arrays with CUDA-aware MPI
+ *                      arrays, or on the device arrays where MPI takes
+ *                      device memory
  *   mm_gpu_step_end    the received halo strips go back to the device, then
  *                      the horizontal kernel of the frame, the mixing kernel
  *                      (kappa_w and the surface flux) and the fused
  *                      tridiagonal solve; captured once per parity of the
- *                      step into a CUDA graph; returns when the step is done,
- *                      with the GPU time of each phase (CUDA events)
+ *                      step into a graph; returns when the step is done,
+ *                      with the device time of each phase (events)
  * Only halo strips and output records cross to the host. The arithmetic is
  * that of the CPU step (mm_cell.h, mm_rsum.h, mm_tdma_column.h), so the
  * result is the CPU's to the bit where the device rounds like the host.
  *
- * Plain C interface (no MPI, no model types): built from cuda/mm_gpu.cu with
- * CUDA, from mm_gpu_none.c without. Every call returns 0 or, on failure,
- * nonzero with a message in msg[len]. */
+ * This orchestration is written once (mm_gpu.c) against the table of device
+ * operations of mm_device.h; the device (cuda, or the emulated device on the
+ * host) is the setup's. Plain C interface (no MPI, no model types). Every
+ * call returns 0 or, on failure, nonzero with a message in msg[len]. */
 #ifndef MM_GPU_H
 #define MM_GPU_H
 
 #include <stddef.h>
 
 #include "mm_cell.h"
+#include "mm_device.h"
 #include "mm_rsum.h"
 #include "mm_tdma.h"
 
@@ -39,6 +42,8 @@ typedef struct mm_gpu mm_gpu;
 /* What the device needs of the model; host arrays, copied at creation
  * except host_temp and host_salt, which stay the model's. */
 typedef struct {
+  const mm_device_backend *device; /* the device and a context of it (the caller's) */
+  void *ctx;
   int nz, nxl, nyl;
   long nxh, nyh;    /* columns per row / rows, halo included */
   size_t ncol_h;    /* nxh * nyh */
@@ -56,26 +61,17 @@ typedef struct {
   mm_cell_mix mix;            /* alpha, beta, kappa_v, kappa_mix, convect, q_top (arrays ignored) */
   double *host_temp, *host_salt; /* [ncol_h nz] the model's T and S: halo staging and
                                   * output; registered as pinned memory */
-  mm_tdma *solver;               /* a device backend (mm_tdma_create(..., for_device = 1)) */
-  int use_graph;                 /* capture the steady part of the step in CUDA graphs */
+  mm_tdma *solver;               /* on the device's memory (for_device = device->device_memory) */
+  int use_graph;                 /* capture the steady part of the step in graphs */
 } mm_gpu_setup;
 
-/* GPU time of the phases of one step (s), from CUDA events. */
+/* Device time of the phases of one step (s), from the device's events. */
 typedef struct {
   double halo;       /* the halo strips' copies host -> device */
   double horizontal; /* interior and frame kernels */
   double mixing;
   double solve;
 } mm_gpu_times;
-
-/* 1 when built with CUDA and a device can run the kernels. */
-int mm_gpu_available(void);
-/* Makes device (local_rank mod number of devices) current for this rank. */
-int mm_gpu_select_device(int local_rank, char *msg, size_t len);
-/* "name (sm_XY, N MiB)" of the current device, or "none". */
-void mm_gpu_device_name(char *out, size_t len);
-/* 1 when the MPI library says it can pass device pointers (MPIX_Query_cuda_support). */
-int mm_gpu_mpi_is_cuda_aware(void);
 
 int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, size_t len);
 void mm_gpu_destroy(mm_gpu *g);
@@ -84,7 +80,7 @@ void mm_gpu_destroy(mm_gpu *g);
 int mm_gpu_upload(mm_gpu *g, char *msg, size_t len);
 /* device T, S -> host_temp, host_salt. */
 int mm_gpu_download(mm_gpu *g, char *msg, size_t len);
-/* The device arrays of T and S (for CUDA-aware MPI). */
+/* The device arrays of T and S (for an MPI that takes device memory). */
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
@@ -98,29 +94,6 @@ int mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part, char *msg, size_t len);
  * bring that copy to the host (after a blow-up). */
 int mm_gpu_keep_good(mm_gpu *g, char *msg, size_t len);
 int mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt, char *msg, size_t len);
-
-/* The diagnostics kernel: MM_GPU_DIAG_THREADS threads per block, at most
- * MM_GPU_DIAG_MAX_BLOCKS blocks; thread tid of nthreads takes the elements
- * tid, tid + nthreads, ... of the block's index space into its part, and the
- * parts merge (exactly, in any order) per thread block on the device and
- * over the blocks on the host. Here so that the CPU tests run it. */
-#define MM_GPU_DIAG_THREADS    128
-#define MM_GPU_DIAG_MAX_BLOCKS 1024
-
-MM_CELL_FN void mm_gpu_diag_thread(const mm_cell_rects *r, int nz, long nxh, const int *kmt,
-                                   const double *temp, const double *salt, const double *vol,
-                                   long tid, long nthreads, mm_diag_part *p) {
-  mm_diag_part_init(p);
-  for (long e = tid; e < r->first[r->n]; e += nthreads) {
-    long col;
-    int k;
-    mm_cell_rect_index(r, nz, nxh, e, &col, &k);
-    if (k < kmt[col]) {
-      const long pos = col * nz + k;
-      mm_diag_part_add(p, temp[pos], salt[pos], vol[k], pos);
-    }
-  }
-}
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include "mm_fault.h"
 #include "mm_flow.h"
+#include "mm_device.h"
 #include "mm_gpu.h"
 #include "mm_physics.h"
 
@@ -147,24 +148,55 @@ static int node_rank(MPI_Comm comm) {
   return r;
 }
 
+/* The device of solver.backend (NULL for cpu, and for cuda in a build
+ * without CUDA), and whether its memory is the device's own. */
+static const mm_device_backend *device_of(const mm_config *cfg, int *on_device) {
+  const char *name = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "emulated";
+  const mm_device_backend *dev = cfg->backend == MM_BACKEND_CPU ? NULL : mm_device_find(name);
+  *on_device = dev ? dev->device_memory : cfg->backend == MM_BACKEND_CUDA;
+  return dev;
+}
+
+/* solver.tdma names a solver for the memory the step runs on (checked
+ * before any device is opened, so that a wrong name is found anywhere). */
+static mm_err check_tdma_name(const mm_config *cfg) {
+  int on_device;
+  (void)device_of(cfg, &on_device);
+  const mm_tdma_backend *be = mm_tdma_find(cfg->tdma);
+  if (!strcmp(cfg->tdma, "auto") || (be && be->device_memory == on_device)) return MM_OK;
+  char names[512] = "auto";
+  for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
+    if ((*b)->device_memory == on_device && strlen(names) + strlen((*b)->name) + 3 < sizeof names)
+      strcat(strcat(names, ", "), (*b)->name);
+  return MM_ERROR(MM_ERR_INPUT, "solver.tdma = %s: not a %s solver variant (available: %s)",
+                  cfg->tdma, on_device ? "cuda" : "cpu", names);
+}
+
+/* solver.backend other than cpu: a context on its device (node rank mod
+ * devices). */
+static mm_err open_device(mm_model *m) {
+  const mm_config *cfg = &m->cfg;
+  int on_device;
+  const mm_device_backend *dev = device_of(cfg, &on_device);
+  const char *name = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "emulated";
+  MM_REQUIRE(dev && dev->available(), MM_ERR_INPUT,
+             "solver.backend = %s: no usable device for it on this machine (%s)", name,
+             dev ? "no CUDA device, or none that runs this build's kernels"
+                 : "minimodel was built without CUDA");
+  char msg[512];
+  if (dev->create(node_rank(m->grid.cart), &m->dev_ctx, msg, sizeof msg))
+    return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: %s", name, msg);
+  m->dev = dev;
+  dev->describe(m->dev_ctx, m->device, sizeof m->device);
+  return MM_OK;
+}
+
 static mm_err create_solver(mm_model *m) {
   const mm_config *cfg = &m->cfg;
-  const int on_device = cfg->backend == MM_BACKEND_CUDA;
-  if (on_device && mm_gpu_available()) {
-    char msg[512];
-    if (mm_gpu_select_device(node_rank(m->grid.cart), msg, sizeof msg))
-      return MM_ERROR(MM_ERR_RUN, "solver.backend = cuda: %s", msg);
-  }
+  const int on_device = m->dev && m->dev->device_memory;
   int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
   if (rc == MM_TDMA_OK) return MM_OK;
-  if (rc == MM_TDMA_EINVAL || rc == MM_TDMA_ENOTSUP) {
-    char names[512] = "auto";
-    for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
-      if ((*b)->device_memory == on_device && strlen(names) + strlen((*b)->name) + 3 < sizeof names)
-        strcat(strcat(names, ", "), (*b)->name);
-    return MM_ERROR(MM_ERR_INPUT, "solver.tdma = %s: not a %s solver variant (available: %s)",
-                    cfg->tdma, on_device ? "cuda" : "cpu", names);
-  }
+  if (rc == MM_TDMA_EINVAL || rc == MM_TDMA_ENOTSUP) MM_CHECK(check_tdma_name(cfg));
   if (rc == MM_TDMA_EDEVICE)
     return MM_ERROR(MM_ERR_INPUT,
                     "solver.backend = %s, solver.tdma = %s: no usable device for it on this "
@@ -179,11 +211,12 @@ static mm_err create_solver(mm_model *m) {
 static mm_err create_gpu(mm_model *m) {
   const mm_grid *g = &m->grid;
   const mm_config *cfg = &m->cfg;
-  MM_REQUIRE(mm_tdma_backend_of(m->solver)->fused_async, MM_ERR_INPUT,
-             "solver.backend = cuda, solver.tdma = %s: this solver cannot run inside the GPU "
+  MM_REQUIRE(!m->dev->device_memory || mm_tdma_backend_of(m->solver)->fused_async, MM_ERR_INPUT,
+             "solver.backend = %s, solver.tdma = %s: this solver cannot run inside the GPU "
              "time step (it has no stream-ordered fused solve); use solver.tdma = cuda or auto",
-             cfg->tdma);
+             m->dev->name, cfg->tdma);
   mm_gpu_setup s = {0};
+  s.device = m->dev, s.ctx = m->dev_ctx;
   s.nz = g->nz, s.nxl = g->nxl, s.nyl = g->nyl;
   s.nxh = g->nxh, s.nyh = g->nyh, s.ncol_h = g->ncol_h;
   const int nb[4] = {g->west, g->east, g->south, g->north};
@@ -206,17 +239,16 @@ static mm_err create_gpu(mm_model *m) {
   s.solver = m->solver;
   /* MINIMODEL_CUDA_GRAPH=0: launch the kernels one by one (for profiling) */
   s.use_graph = mm_fault_env("MINIMODEL_CUDA_GRAPH", 1) != 0;
-  /* the halo through device pointers when MPI is CUDA-aware, unless
+  /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
-  int aware = mm_gpu_mpi_is_cuda_aware() && mm_fault_env("MINIMODEL_CUDA_AWARE_MPI", 1) != 0;
+  int aware = m->dev->mpi_takes_device_memory() && mm_fault_env("MINIMODEL_CUDA_AWARE_MPI", 1) != 0;
   int all = 0;
   MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart);
   m->gpu_stage = !all;
-  mm_gpu_device_name(m->device, sizeof m->device);
   char msg[512];
   if (mm_gpu_create(&s, &m->gpu, msg, sizeof msg))
-    return MM_ERROR(MM_ERR_RUN, "solver.backend = cuda: setting up the GPU step on %s: %s",
-                    m->device, msg);
+    return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: setting up the GPU step on %s: %s",
+                    m->dev->name, m->device, msg);
   return MM_OK;
 }
 
@@ -293,9 +325,11 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   m->kh_y = cfg->kappa_h * g->dx / g->dy;
   m->q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * g->h[0]);
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
+  MM_CHECK(check_tdma_name(cfg));
+  if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
   initial_state(m);
-  if (cfg->backend == MM_BACKEND_CUDA) MM_CHECK(create_gpu(m));
+  if (m->dev) MM_CHECK(create_gpu(m));
   return MM_OK;
 }
 
@@ -303,6 +337,7 @@ void mm_model_destroy(mm_model *m) {
   if (!m) return;
   mm_gpu_destroy(m->gpu);
   mm_tdma_destroy(m->solver);
+  if (m->dev) m->dev->destroy(m->dev_ctx);
   mm_halo_destroy(&m->halo);
   mm_grid_destroy(&m->grid);
   free(m->temp);

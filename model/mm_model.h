@@ -34,12 +34,14 @@ typedef struct mm_model {
   double *work;  /* [12 nz] scratch of the horizontal step: face fluxes of one cell */
 
   mm_tdma *solver;
-  /* solver.backend = cuda: the GPU-resident step (mm_gpu.h). The state then
-   * lives on the device; temp and salt above are its host copy, current only
-   * after mm_model_fetch_state. */
+  /* solver.backend = cuda or emulated: the GPU-resident step (mm_gpu.h) on
+   * that device (mm_device.h). The state then lives on the device; temp and
+   * salt above are its host copy, current only after mm_model_fetch_state. */
+  const struct mm_device_backend *dev; /* NULL on the CPU */
+  void *dev_ctx;                       /* a context of dev */
   struct mm_gpu *gpu;
-  int gpu_stage;    /* 1: halo strips through the host; 0: CUDA-aware MPI */
-  char device[160]; /* the GPU in use, or "" */
+  int gpu_stage;    /* 1: halo strips through the host; 0: MPI on device memory */
+  char device[160]; /* the device in use, or "" */
   long step;        /* steps done */
   double time;      /* model time (s) */
 

@@ -8,8 +8,10 @@
  * Tuning knobs (environment, read when a solver is created; for experiments
  * and tests, none is needed):
  *   MM_TDMA_CUDA_WARPS_PER_SM  warps per SM the shared memory must leave room
- *                              for (default 2): fewer keeps more of a column
- *                              on chip, more hides latency better
+ *                              for (default 4): fewer keeps more of a column
+ *                              on chip, more hides latency better; on an
+ *                              H100, 4 was the fastest of 1, 2, 3, 4, 6, 8
+ *                              (docs/performance.md, "GPU")
  *   MM_TDMA_CUDA_KT            levels per chunk (default 32, at most 32)
  *   MM_TDMA_CUDA_SLOTS         chunk slots per warp (default: from the above) */
 #include <cuda_pipeline.h>
@@ -31,7 +33,7 @@ namespace {
 using mmcuda::Args;
 using mmcuda::Plan;
 
-constexpr int kDefaultWarpsPerSm = 2;
+constexpr int kDefaultWarpsPerSm = 4;
 
 template <typename T, int NRHS, bool FUSED>
 __global__ void __launch_bounds__(4 * mmcuda::kWarp)
@@ -214,7 +216,7 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     "cuda",
     "GPU Thomas, one warp per 32 columns, coalesced shared-memory tiles (device pointers)",
     1, /* device_memory */
-    0, /* exact: the arithmetic is reference's, but not checked bitwise on a GPU yet */
+    1, /* exact: reference's arithmetic; bitwise equal on an H100 (gpu_tdma_backends) */
     cuda_available,
     cuda_create,
     cuda_destroy,

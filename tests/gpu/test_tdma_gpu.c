@@ -8,9 +8,9 @@
  * 1, 2, 3 and 8 right-hand sides, both precisions. Levels at and below a
  * column's depth hold NaN and must come back bitwise unchanged. Tolerance per
  * column, normwise against reference: 1e-12 (double), 1e-4 (single). `cuda`
- * runs reference's arithmetic (no FMA contraction, IEEE division), so it is
- * expected to be bitwise equal; the number of bitwise-equal cases is printed
- * but not required. `cusparse` is cyclic reduction, not Thomas: where its
+ * runs reference's arithmetic (no FMA contraction, IEEE division) and is
+ * exact (.exact = 1): it must also be bitwise equal, in every case.
+ * `cusparse` is cyclic reduction, not Thomas: where its
  * forward difference exceeds the tolerance, its normwise backward error
  * (tu_residual) must be within it instead. Also: the chunk/slot plans that
  * spill (forced through MM_TDMA_CUDA_KT / _SLOTS / _WARPS_PER_SM), a bad
@@ -155,7 +155,7 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
                       int nrhs) {
   const size_t n = t->ncol * (size_t)t->nz, es = single ? sizeof(float) : sizeof(double);
   const double tol = single ? 1e-4 : 1e-12;
-  const int exact_arith = !strcmp(name, "cuda");
+  const int exact_arith = mm_tdma_find(name)->exact;
   void **ref = ref_run(t, fused, single, nrhs);
   void *x[MM_TDMA_MAX_RHS];
   for (int q = 0; q < nrhs; q++) x[q] = tu_xmalloc(n * es);
@@ -201,6 +201,9 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
       break;
     }
   }
+  if (exact_arith && !rc)
+    TU_CHECK(bitwise, "%s %s %s ncol=%zu nz=%d nrhs=%d: an exact backend, not bitwise equal",
+             name, single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz, nrhs);
   cases++;
   bitwise_cases += bitwise && !rc;
   for (int q = 0; q < nrhs; q++) free(x[q]);

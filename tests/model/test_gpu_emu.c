@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "mm_gpu.h"
+#include "mm_gpu_kernels.h"
 #include "mm_physics.h"
 #include "test_model_common.h"
 
@@ -47,12 +48,14 @@ static mm_cell_hstep hstep_of(const mm_model *m, double *temp_next, double *salt
 }
 
 /* Every thread of the index space of `part`, as the kernel launches them
- * (a whole number of 256-thread blocks, threads past the end do nothing). */
+ * (a whole number of MM_GPU_THREADS-thread blocks, threads past the end do
+ * nothing). */
 static void emulate_horizontal(const mm_model *m, const mm_cell_hstep *h, int part) {
   const mm_grid *g = &m->grid;
   mm_cell_rects r;
   mm_cell_rects_block(&r, g->nz, g->nxl, g->nyl, part);
-  const long n = r.first[r.n], launched = (n + 255) / 256 * 256;
+  const long n = r.first[r.n],
+             launched = (n + MM_GPU_THREADS - 1) / MM_GPU_THREADS * MM_GPU_THREADS;
   for (long tid = 0; tid < launched; tid++) {
     long col;
     int k;

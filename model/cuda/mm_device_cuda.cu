@@ -1,0 +1,348 @@
+/* The cuda device (solver.backend = cuda): the device table of mm_device.h
+ * on an NVIDIA GPU, through the CUDA runtime.
+ *
+ * Kernels, one thread per (column, level), MM_GPU_THREADS per block; each
+ * calls its per-thread function of mm_gpu_kernels.h (consecutive threads on
+ * consecutive levels of a column, so every load of the column-contiguous
+ * arrays is coalesced):
+ *   horizontal_kernel<scheme>  T*, S* (mm_cell_horizontal); the advection
+ *                              scheme is a template constant
+ *   mixing_kernel              kappa_w and the surface flux (mm_cell_mixing)
+ *   diag_kernel                per-block mm_diag_part, merged in shared memory
+ * and the solver's stream-ordered fused solve (mm_tdma_fused_async). Built
+ * with --fmad=false and IEEE division like the solvers, so the kernels round
+ * like the CPU.
+ *
+ * A context is one non-blocking stream and MM_DEV_EVENTS timing events; a
+ * graph is a CUDA graph captured from that stream (events recorded inside
+ * it become event nodes). */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_device.h"
+#include "mm_gpu_kernels.h"
+
+namespace {
+
+template <int SCHEME>
+__global__ void __launch_bounds__(MM_GPU_THREADS)
+    horizontal_kernel(mm_cell_hstep h, const mm_cell_rects r) {
+  h.scheme = SCHEME; /* a constant inside mm_cell_horizontal */
+  mm_gpu_horizontal_thread(&h, &r, (long)blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+__global__ void __launch_bounds__(MM_GPU_THREADS)
+    mixing_kernel(const mm_cell_mix x, const mm_cell_rects r, long nxh) {
+  mm_gpu_mixing_thread(&x, &r, nxh, (long)blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+__global__ void __launch_bounds__(MM_GPU_DIAG_THREADS) diag_kernel(const mm_dev_diag d) {
+  __shared__ mm_diag_part part[MM_GPU_DIAG_THREADS];
+  const int t = (int)threadIdx.x;
+  mm_gpu_diag_thread(&d.r, d.nz, d.nxh, d.kmt, d.temp, d.salt, d.vol,
+                     (long)blockIdx.x * MM_GPU_DIAG_THREADS + t, d.blocks * MM_GPU_DIAG_THREADS,
+                     &part[t]);
+  __syncthreads();
+  for (int s = MM_GPU_DIAG_THREADS / 2; s > 0; s /= 2) {
+    mm_gpu_diag_tree_thread(part, s, t);
+    __syncthreads();
+  }
+  if (t == 0) d.parts[blockIdx.x] = part[0];
+}
+
+struct Ctx {
+  int device;
+  cudaStream_t stream;
+  cudaEvent_t ev[MM_DEV_EVENTS];
+  int capturing;
+  char err[512];
+};
+
+unsigned blocks_for(long threads, int per_block) {
+  return (unsigned)((threads + per_block - 1) / per_block);
+}
+
+int fail(Ctx *c, cudaError_t e, const char *what) {
+  (void)cudaGetLastError(); /* clear a non-sticky error */
+  snprintf(c->err, sizeof c->err, "%s: %s", what, cudaGetErrorString(e));
+  return 1;
+}
+
+#define CK(c, call)                                                                                \
+  do {                                                                                             \
+    const cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) return fail((c), e_, #call);                                            \
+  } while (0)
+
+cudaMemcpyKind kind_of(mm_dev_dir dir) {
+  return dir == MM_DEV_TO_DEVICE ? cudaMemcpyHostToDevice
+         : dir == MM_DEV_TO_HOST ? cudaMemcpyDeviceToHost
+                                 : cudaMemcpyDeviceToDevice;
+}
+
+int cu_available(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  cudaFuncAttributes fa; /* the kernels have an image for this device */
+  if (cudaFuncGetAttributes(&fa, (const void *)mixing_kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 1;
+}
+
+int cu_mpi_takes_device_memory(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return 0;
+#endif
+}
+
+void cu_destroy(void *ctx) {
+  Ctx *c = (Ctx *)ctx;
+  if (!c) return;
+  if (c->stream) (void)cudaStreamSynchronize(c->stream);
+  for (int i = 0; i < MM_DEV_EVENTS; i++)
+    if (c->ev[i]) (void)cudaEventDestroy(c->ev[i]);
+  if (c->stream) (void)cudaStreamDestroy(c->stream);
+  (void)cudaGetLastError();
+  free(c);
+}
+
+int cu_create(int local_rank, void **ctx, char *msg, size_t len) {
+  *ctx = NULL;
+  Ctx *c = (Ctx *)calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(msg, len, "out of host memory");
+    return 1;
+  }
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaSuccess && n <= 0) e = cudaErrorNoDevice;
+  if (e == cudaSuccess) e = cudaSetDevice(c->device = local_rank % n);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  for (int i = 0; i < MM_DEV_EVENTS && e == cudaSuccess; i++)
+    e = cudaEventCreate(&c->ev[i]);
+  if (e != cudaSuccess) {
+    snprintf(msg, len, "CUDA device for local rank %d: %s", local_rank, cudaGetErrorString(e));
+    cu_destroy(c);
+    return 1;
+  }
+  *ctx = c;
+  return 0;
+}
+
+const char *cu_error(void *ctx) {
+  return ((Ctx *)ctx)->err;
+}
+
+void cu_describe(void *ctx, char *out, size_t len) {
+  const Ctx *c = (const Ctx *)ctx;
+  cudaDeviceProp p;
+  if (cudaGetDeviceProperties(&p, c->device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    snprintf(out, len, "CUDA device %d", c->device);
+    return;
+  }
+  snprintf(out, len, "%s (sm_%d%d, %zu MiB)", p.name, p.major, p.minor, p.totalGlobalMem >> 20);
+}
+
+int cu_alloc(void *ctx, size_t bytes, void **p) {
+  CK((Ctx *)ctx, cudaMalloc(p, bytes));
+  return 0;
+}
+
+void cu_free(void *ctx, void *p) {
+  (void)ctx;
+  (void)cudaFree(p);
+}
+
+int cu_alloc_host(void *ctx, size_t bytes, void **p) {
+  CK((Ctx *)ctx, cudaMallocHost(p, bytes));
+  return 0;
+}
+
+void cu_free_host(void *ctx, void *p) {
+  (void)ctx;
+  (void)cudaFreeHost(p);
+}
+
+int cu_register_host(void *ctx, void *p, size_t bytes) {
+  CK((Ctx *)ctx, cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+  return 0;
+}
+
+void cu_unregister_host(void *ctx, void *p) {
+  (void)ctx;
+  (void)cudaHostUnregister(p);
+  (void)cudaGetLastError();
+}
+
+int cu_copy(void *ctx, void *dst, const void *src, size_t bytes, mm_dev_dir dir) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaMemcpyAsync(dst, src, bytes, kind_of(dir), c->stream));
+  return 0;
+}
+
+int cu_copy_2d(void *ctx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+               size_t height, mm_dev_dir dir) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind_of(dir), c->stream));
+  return 0;
+}
+
+int cu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
+  Ctx *c = (Ctx *)ctx;
+  const long n = r->first[r->n];
+  if (n == 0) return 0;
+  const unsigned blocks = blocks_for(n, MM_GPU_THREADS);
+  switch (h->scheme) {
+  case MM_CELL_ADV_NONE:
+    horizontal_kernel<MM_CELL_ADV_NONE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *r);
+    break;
+  case MM_CELL_ADV_UPWIND:
+    horizontal_kernel<MM_CELL_ADV_UPWIND><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *r);
+    break;
+  default:
+    horizontal_kernel<MM_CELL_ADV_SUPERBEE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *r);
+    break;
+  }
+  CK(c, cudaGetLastError());
+  return 0;
+}
+
+int cu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh) {
+  Ctx *c = (Ctx *)ctx;
+  const long n = r->first[r->n];
+  if (n == 0) return 0;
+  mixing_kernel<<<blocks_for(n, MM_GPU_THREADS), MM_GPU_THREADS, 0, c->stream>>>(*x, *r, nxh);
+  CK(c, cudaGetLastError());
+  return 0;
+}
+
+int cu_diagnostics(void *ctx, const mm_dev_diag *d) {
+  Ctx *c = (Ctx *)ctx;
+  diag_kernel<<<(unsigned)d->blocks, MM_GPU_DIAG_THREADS, 0, c->stream>>>(*d);
+  CK(c, cudaGetLastError());
+  return 0;
+}
+
+int cu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+             const double *kappa, double *const *rhs, int nrhs) {
+  Ctx *c = (Ctx *)ctx;
+  const int rc = mm_tdma_fused_async(s, bt, geo, kappa, rhs, nrhs, (void *)c->stream);
+  if (rc) {
+    snprintf(c->err, sizeof c->err, "tridiagonal solve (%s) on the GPU: %s",
+             mm_tdma_backend_of(s)->name, mm_tdma_strerror(rc));
+    return 1;
+  }
+  return 0;
+}
+
+int cu_record(void *ctx, int e) {
+  Ctx *c = (Ctx *)ctx;
+  /* inside a capture the record becomes an event node of the graph */
+  CK(c, c->capturing ? cudaEventRecordWithFlags(c->ev[e], c->stream, cudaEventRecordExternal)
+                     : cudaEventRecord(c->ev[e], c->stream));
+  return 0;
+}
+
+int cu_wait(void *ctx, int e) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaEventSynchronize(c->ev[e]));
+  return 0;
+}
+
+double cu_elapsed(void *ctx, int a, int b) {
+  Ctx *c = (Ctx *)ctx;
+  float ms = 0.0f;
+  if (cudaEventElapsedTime(&ms, c->ev[a], c->ev[b]) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0.0;
+  }
+  return 1e-3 * (double)ms;
+}
+
+int cu_capture_begin(void *ctx) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed));
+  c->capturing = 1;
+  return 0;
+}
+
+int cu_capture_end(void *ctx, void **graph) {
+  Ctx *c = (Ctx *)ctx;
+  *graph = NULL;
+  c->capturing = 0;
+  cudaGraph_t g;
+  CK(c, cudaStreamEndCapture(c->stream, &g));
+  cudaGraphExec_t exec;
+  const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+  (void)cudaGraphDestroy(g);
+  CK(c, e);
+  *graph = (void *)exec;
+  return 0;
+}
+
+int cu_launch(void *ctx, void *graph) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaGraphLaunch((cudaGraphExec_t)graph, c->stream));
+  return 0;
+}
+
+void cu_graph_destroy(void *ctx, void *graph) {
+  (void)ctx;
+  (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
+int cu_synchronize(void *ctx) {
+  Ctx *c = (Ctx *)ctx;
+  CK(c, cudaStreamSynchronize(c->stream));
+  CK(c, cudaGetLastError());
+  return 0;
+}
+
+} // namespace
+
+extern "C" const mm_device_backend mm_device_cuda = {
+    "cuda",
+    "an NVIDIA GPU through the CUDA runtime: kernels, a stream, CUDA graphs",
+    100, /* priority */
+    1,   /* device_memory */
+    cu_available,
+    cu_mpi_takes_device_memory,
+    cu_create,
+    cu_destroy,
+    cu_error,
+    cu_describe,
+    cu_alloc,
+    cu_free,
+    cu_alloc_host,
+    cu_free_host,
+    cu_register_host,
+    cu_unregister_host,
+    cu_copy,
+    cu_copy_2d,
+    cu_horizontal,
+    cu_mixing,
+    cu_diagnostics,
+    cu_solve,
+    cu_record,
+    cu_wait,
+    cu_elapsed,
+    cu_capture_begin,
+    cu_capture_end,
+    cu_launch,
+    cu_graph_destroy,
+    cu_synchronize,
+};
