@@ -46,7 +46,9 @@ static void report_error(mm_err err, int rank, int shared) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  /* OpenMP threads inside a rank; only the main thread calls MPI */
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   int rank, nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -33,13 +33,23 @@ void mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, d
   const int nz = g->nz;
   mm_diag_part part;
   mm_diag_part_init(&part);
-  for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++) {
-      const size_t c = mm_col(g, i, j);
-      const double *t = temp + c * nz, *s = salt + c * nz;
-      for (int k = 0; k < g->kmt[c]; k++)
-        mm_diag_part_add(&part, t[k], s[k], g->vol[k], (long)(c * nz) + k);
-    }
+  /* a part per OpenMP thread, merged exactly: the same bits for any number
+   * of threads */
+#pragma omp parallel
+  {
+    mm_diag_part mine;
+    mm_diag_part_init(&mine);
+#pragma omp for schedule(static) nowait
+    for (int j = 0; j < g->nyl; j++)
+      for (int i = 0; i < g->nxl; i++) {
+        const size_t c = mm_col(g, i, j);
+        const double *t = temp + c * nz, *s = salt + c * nz;
+        for (int k = 0; k < g->kmt[c]; k++)
+          mm_diag_part_add(&mine, t[k], s[k], g->vol[k], (long)(c * nz) + k);
+      }
+#pragma omp critical(mm_diag_merge)
+    mm_diag_part_merge(&part, &mine);
+  }
   mm_diag_finish(g, &part, rho0, cp, d);
 }
 

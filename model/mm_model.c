@@ -1,6 +1,9 @@
 #include "mm_model.h"
 
 #include <limits.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,7 +295,7 @@ static mm_err allocate(mm_model *m) {
   MM_ALLOC(m->kappa_w, n);
   MM_ALLOC(m->g_dt, g->nz);
   MM_ALLOC(m->inv_h, g->nz);
-  MM_ALLOC(m->work, 12 * (size_t)g->nz);
+  MM_ALLOC(m->work, (size_t)m->nthreads * mm_horizontal_ws(g->nz));
   return MM_OK;
 }
 
@@ -303,6 +306,10 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   *out = m; /* so that the caller destroys what was built on error */
   m->cfg = *cfg;
   m->grid.cart = MPI_COMM_NULL;
+  m->nthreads = 1;
+#ifdef _OPENMP
+  m->nthreads = omp_get_max_threads();
+#endif
   /* the grid's collectives come first; what may fail on one rank alone (the
    * memory check, allocations) follows them, and the ranks agree on it before
    * the next collective (check_stability) */
@@ -416,12 +423,9 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   }
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
 
-  /* 2. convective diffusivity from T*, S* */
-  mm_timer_start(tm, MM_PHASE_MIXING);
-  mm_convective_kappa(m);
-  mm_timer_stop(tm, MM_PHASE_MIXING);
-
-  /* 3. implicit vertical diffusion with the surface flux */
+  /* 2. (the convective diffusivity and the surface flux are part of the
+   * horizontal step on the CPU: each column's, as soon as its T*, S* are
+   * there) 3. implicit vertical diffusion */
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
   /* fault injection (model/mm_fault.h): the solve fails on one rank */
@@ -453,6 +457,7 @@ void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
 static long count_nonfinite(const mm_model *m) {
   const mm_grid *g = &m->grid;
   long bad = 0, total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad)
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++) {
       const size_t c = mm_col(g, i, j);

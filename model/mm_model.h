@@ -31,7 +31,9 @@ typedef struct mm_model {
   /* Per-level factors of the vertical step [nz]. */
   double *g_dt;  /* dt / distance between centres k and k+1 (s/m) */
   double *inv_h; /* 1 / layer thickness (1/m) */
-  double *work;  /* [12 nz] scratch of the horizontal step: face fluxes of one cell */
+  double *work;  /* [nthreads mm_horizontal_ws(nz)] scratch of the horizontal step: face
+                  * fluxes of a cell and a tile's row buffer, per thread */
+  int nthreads;  /* OpenMP threads of every phase (OMP_NUM_THREADS) */
 
   mm_tdma *solver;
   /* solver.backend = cuda or emulated: the GPU-resident step (mm_gpu.h) on

@@ -1,6 +1,9 @@
 #include "mm_physics.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "mm_cell.h"
 
@@ -29,34 +32,61 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
     fa[k] = fd[k] = 0.0;
 }
 
-/* The kernel, inlined once per advection scheme so that the scheme is a
+/* The horizontal step of one tile: the cells ib <= i < ie (at most
+ * MM_HTILE columns), jb <= j < je, row by row from south to north. Each face
+ * is computed once (docs/physics.md, "Horizontal step"):
+ *   - x faces: a cell's east face is the next cell's west face; it is passed
+ *     on along the row (the buffers swap);
+ *   - y faces: a cell's north face is the south face of the cell above it;
+ *     it is kept in the column's slot of a row buffer until the next row.
+ * The values passed on are those the receiving cell would compute, bit for
+ * bit: a face is written to the deeper of its two cells' depths (zero below
+ * the face's own depth). A tile's five rows of T and S and its row buffer
+ * stay in L2 while the tile's rows go by.
+ *
+ * Then, per cell, the convective diffusivity from T*, S* (kappa_w below each
+ * level but the last) and the surface flux into the top cell, in that order
+ * (docs/physics.md, "Convective mixing"): the column is still in L1, so
+ * there is no pass of its own over memory.
+ *
+ * ws: the calling thread's workspace of mm_horizontal_ws(nz) doubles. The
+ * kernel is inlined once per advection scheme so that the scheme is a
  * constant inside the loops. */
 static inline __attribute__((always_inline)) void
-horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection scheme) {
+horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
+                const mm_advection scheme) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
   const double cfac = m->dt_area, kh_x = m->kh_x, kh_y = m->kh_y;
   const long sx = nz, sy = (long)g->nxh * nz; /* strides to the east and north neighbours */
   double *const state[2] = {m->temp, m->salt};
   double *const next[2] = {m->temp_next, m->salt_next};
-  /* Face fluxes of the current cell, advective (fa, ga) and diffusive (fd,
-   * gd). The x faces per tracer: a cell's east face is the next cell's west
-   * face, so it is computed once and passed on (the buffers swap); the
-   * values are those the next cell would compute, bit for bit. */
-  double *w = m->work, *fa_e[2], *fd_e[2], *fa_w[2], *fd_w[2];
-  for (int v = 0; v < 2; v++, w += 4 * nz) {
+  /* x faces of the current cell per tracer: advective fa, diffusive fd */
+  double *w = ws, *fa_e[2], *fd_e[2], *fa_w[2], *fd_w[2];
+  for (int v = 0; v < 2; v++, w += 4 * nz)
     fa_e[v] = w, fd_e[v] = w + nz, fa_w[v] = w + 2 * nz, fd_w[v] = w + 3 * nz;
-  }
-  double *const ga_n = w, *const ga_s = w + nz, *const gd_n = w + 2 * nz, *const gd_s = w + 3 * nz;
+  /* y faces per tracer: slot s < MM_HTILE holds the south face of column
+   * ib + s in the current row (valid where south[s]); slot MM_HTILE takes
+   * the current cell's north face, then swaps into the column's slot */
+  double *ga[2][MM_HTILE + 1], *gd[2][MM_HTILE + 1];
+  for (int v = 0; v < 2; v++)
+    for (int q = 0; q <= MM_HTILE; q++, w += 2 * nz)
+      ga[v][q] = w, gd[v][q] = w + nz;
+  unsigned char south[MM_HTILE] = {0};
+  const double alpha = m->cfg.alpha, beta = m->cfg.beta;
+  const double kv = m->cfg.kappa_v, kmix = m->kappa_mix, q_top = m->q_top;
+  const int convect = m->cfg.kappa_convect > 0.0;
 
   for (int j = jb; j < je; j++) {
     int have_west = 0; /* fa_w, fd_w hold the west face of cell i (east face of i - 1) */
     for (int i = ib; i < ie; i++) {
+      const int slot = i - ib;
       const size_t c = mm_col(g, i, j);
       const long p = (long)c * nz;
       const int kP = g->kmt[c];
       if (kP == 0) {
         have_west = 0;
+        south[slot] = 0;
         continue;
       }
       const int kE = g->kmt[c + 1], kW = g->kmt[c - 1];
@@ -68,70 +98,89 @@ horizontal_block(mm_model *m, int ib, int ie, int jb, int je, const mm_advection
       for (int v = 0; v < 2; v++) {
         const double *t = state[v] + p;
         double *tn = next[v] + p;
-        /* east face: L = P, R = E, zero up to the deeper of the two cells so
-         * that E can take it as its west face; west face: L = W, R = P;
-         * likewise north and south */
+        /* east face: L = P, R = E; west face: L = W, R = P (unless passed
+         * on); north face: L = P, R = N; south face: L = S, R = P (unless
+         * kept from the row below) */
         face_fluxes(scheme, mm_cell_imin(kP, kE), mm_cell_imin(kW, kP), mm_cell_imin(kE, kEE),
                     kP > kE ? kP : kE, ue_e, t - sx, t, t + sx, t + 2 * sx, cfac, kh_x, fa_e[v],
                     fd_e[v]);
         if (!have_west)
           face_fluxes(scheme, mm_cell_imin(kW, kP), mm_cell_imin(kWW, kW), mm_cell_imin(kP, kE), kP,
                       ue_w, t - 2 * sx, t - sx, t, t + sx, cfac, kh_x, fa_w[v], fd_w[v]);
-        face_fluxes(scheme, mm_cell_imin(kP, kN), mm_cell_imin(kS, kP), mm_cell_imin(kN, kNN), kP,
-                    vn_n, t - sy, t, t + sy, t + 2 * sy, cfac, kh_y, ga_n, gd_n);
-        face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN), kP,
-                    vn_s, t - 2 * sy, t - sy, t, t + sy, cfac, kh_y, ga_s, gd_s);
+        face_fluxes(scheme, mm_cell_imin(kP, kN), mm_cell_imin(kS, kP), mm_cell_imin(kN, kNN),
+                    kP > kN ? kP : kN, vn_n, t - sy, t, t + sy, t + 2 * sy, cfac, kh_y,
+                    ga[v][MM_HTILE], gd[v][MM_HTILE]);
+        if (!south[slot])
+          face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN),
+                      kP, vn_s, t - 2 * sy, t - sy, t, t + sy, cfac, kh_y, ga[v][slot],
+                      gd[v][slot]);
         const double *restrict aw = fa_w[v], *restrict ae = fa_e[v];
         const double *restrict dw = fd_w[v], *restrict de = fd_e[v];
+        const double *restrict as = ga[v][slot], *restrict an = ga[v][MM_HTILE];
+        const double *restrict ds = gd[v][slot], *restrict dn = gd[v][MM_HTILE];
         for (int k = 0; k < kP; k++)
-          tn[k] = mm_cell_update(t[k], aw[k], ae[k], ga_s[k], ga_n[k], dw[k], de[k], gd_s[k],
-                                 gd_n[k], cfac);
-        /* the east face becomes the next cell's west face */
+          tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k],
+                                 cfac);
+        /* the east face becomes the next cell's west face, the north face
+         * the south face of the cell above */
         double *x = fa_w[v];
         fa_w[v] = fa_e[v], fa_e[v] = x;
         x = fd_w[v];
         fd_w[v] = fd_e[v], fd_e[v] = x;
+        x = ga[v][slot];
+        ga[v][slot] = ga[v][MM_HTILE], ga[v][MM_HTILE] = x;
+        x = gd[v][slot];
+        gd[v][slot] = gd[v][MM_HTILE], gd[v][MM_HTILE] = x;
       }
       have_west = 1;
+      south[slot] = 1;
+      /* convective mixing of the new column, then the surface flux */
+      double *restrict tn = m->temp_next + p, *restrict kw = m->kappa_w + p;
+      const double *restrict sn = m->salt_next + p;
+      for (int k = 0; k + 1 < kP; k++)
+        kw[k] = mm_cell_kappa(alpha, beta, tn[k], tn[k + 1], sn[k], sn[k + 1], convect, kv, kmix);
+      if (q_top != 0.0) tn[0] += q_top;
     }
   }
+}
+
+size_t mm_horizontal_ws(int nz) {
+  return (size_t)nz * (8 + 4 * (MM_HTILE + 1));
 }
 
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
-  switch (m->cfg.advection) {
-  case MM_ADV_NONE: horizontal_block(m, ib, ie, jb, je, MM_ADV_NONE); break;
-  case MM_ADV_UPWIND: horizontal_block(m, ib, ie, jb, je, MM_ADV_UPWIND); break;
-  case MM_ADV_SUPERBEE: horizontal_block(m, ib, ie, jb, je, MM_ADV_SUPERBEE); break;
-  }
-}
-
-void mm_convective_kappa(mm_model *m) {
-  const mm_grid *g = &m->grid;
-  const int nz = g->nz;
-  const double alpha = m->cfg.alpha, beta = m->cfg.beta;
-  const double kv = m->cfg.kappa_v, kmix = m->kappa_mix;
-  const int convect = m->cfg.kappa_convect > 0.0;
-  for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++) {
-      const size_t c = mm_col(g, i, j);
-      const long p = (long)c * nz;
-      const int n = g->kmt[c];
-      const double *t = m->temp_next + p, *s = m->salt_next + p;
-      double *kw = m->kappa_w + p;
-      for (int k = 0; k + 1 < n; k++)
-        kw[k] = mm_cell_kappa(alpha, beta, t[k], t[k + 1], s[k], s[k + 1], convect, kv, kmix);
+  if (ie <= ib || je <= jb) return;
+  /* tasks: tiles of MM_HTILE columns, each over a band of rows; bands only
+   * where there are too few tiles for the threads (a band restarts the
+   * row buffer: one more y face per column) */
+  const int ntx = (ie - ib + MM_HTILE - 1) / MM_HTILE, rows = je - jb;
+  int nby = (4 * m->nthreads + ntx - 1) / ntx;
+  if (nby > rows / 8) nby = rows / 8;
+  if (nby < 1) nby = 1;
+  const int band = (rows + nby - 1) / nby, ntask = ntx * nby;
+  const size_t stride = mm_horizontal_ws(m->grid.nz);
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (ntask > 1)
+  for (int task = 0; task < ntask; task++) {
+    const int tx = task % ntx, ty = task / ntx;
+    const int i0 = ib + tx * MM_HTILE, i1 = i0 + MM_HTILE < ie ? i0 + MM_HTILE : ie;
+    const int j0 = jb + ty * band, j1 = j0 + band < je ? j0 + band : je;
+    if (j0 >= j1) continue;
+    int thread = 0;
+#ifdef _OPENMP
+    thread = omp_get_thread_num();
+#endif
+    double *ws = m->work + (size_t)thread * stride;
+    switch (m->cfg.advection) {
+    case MM_ADV_NONE: horizontal_tile(m, i0, i1, j0, j1, ws, MM_ADV_NONE); break;
+    case MM_ADV_UPWIND: horizontal_tile(m, i0, i1, j0, j1, ws, MM_ADV_UPWIND); break;
+    case MM_ADV_SUPERBEE: horizontal_tile(m, i0, i1, j0, j1, ws, MM_ADV_SUPERBEE); break;
     }
+  }
 }
 
 mm_err mm_vertical_step(mm_model *m) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
-  if (m->q_top != 0.0)
-    for (int j = 0; j < g->nyl; j++)
-      for (int i = 0; i < g->nxl; i++) {
-        const size_t c = mm_col(g, i, j);
-        if (g->kmt[c] > 0) m->temp_next[c * nz] += m->q_top;
-      }
   /* one batch: every column from the first to the last of the block; halo
    * columns in between have depth 0 and are skipped by the solver */
   const size_t first = mm_col(g, 0, 0), last = mm_col(g, g->nxl - 1, g->nyl - 1);

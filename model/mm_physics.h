@@ -5,15 +5,20 @@
 
 #include "mm_model.h"
 
-/* Explicit horizontal advection + diffusion of T and S into temp_next and
- * salt_next for the cells ib <= i < ie, jb <= j < je of the block. */
+/* Columns per tile of the horizontal step. */
+#define MM_HTILE 32
+
+/* The explicit part of the step for the cells ib <= i < ie, jb <= j < je of
+ * the block, with m->nthreads OpenMP threads: horizontal advection +
+ * diffusion of T and S into temp_next and salt_next, then per column the
+ * convective diffusivity kappa_w from (temp_next, salt_next) and the
+ * surface flux into the top cell. */
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je);
+/* Doubles of workspace per thread of mm_horizontal_step (m->work). */
+size_t mm_horizontal_ws(int nz);
 
-/* kappa_w from the static stability of (temp_next, salt_next). */
-void mm_convective_kappa(mm_model *m);
-
-/* Surface flux into the top cell, then the implicit vertical diffusion of
- * temp_next and salt_next: one tridiagonal solve per column. */
+/* The implicit vertical diffusion of temp_next and salt_next: one
+ * tridiagonal solve per column. */
 mm_err mm_vertical_step(mm_model *m);
 
 #endif
