@@ -2,11 +2,13 @@
  *
  * Exit status: 0 success; 2 usage, configuration or input error; 1 failure
  * while running. */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mm_bandwidth.h"
 #include "mm_config.h"
 #include "mm_error.h"
 #include "mm_run.h"
@@ -26,6 +28,8 @@ static const char usage[] =
     "  --dry-run     validate, print the resolved configuration, the decomposition and\n"
     "                the memory each rank would use, and exit\n"
     "  --quiet       no progress output\n"
+    "  --bandwidth GBPS|probe  compare each phase's time with the least bytes it must\n"
+    "                move at this memory bandwidth (GB/s), or at one measured at start-up\n"
     "  --config-reference  print the table of every configuration key (markdown)\n"
     "  --version     print the version\n"
     "\n"
@@ -57,6 +61,7 @@ int main(int argc, char **argv) {
   mm_config_override *ovr = calloc((size_t)argc, sizeof *ovr);
   const char **files = calloc((size_t)argc, sizeof *files);
   int n_ovr = 0, n_files = 0;
+  bool bandwidth_probe = false;
   mm_err err = MM_OK;
   int done = 0;
   if (!ovr || !files) err = MM_ERROR(MM_ERR_RUN, "out of memory");
@@ -76,6 +81,19 @@ int main(int argc, char **argv) {
       opt.dry_run = true;
     } else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
       opt.quiet = true;
+    } else if (!strcmp(arg, "--bandwidth") || !strncmp(arg, "--bandwidth=", 12)) {
+      const char *v = arg[11] == '=' ? arg + 12 : (a + 1 < argc ? argv[++a] : NULL);
+      char *end = NULL;
+      const double x = v ? strtod(v, &end) : 0.0;
+      if (v && !strcmp(v, "probe")) {
+        bandwidth_probe = true;
+      } else if (!v || end == v || *end || !(x > 0.0) || !isfinite(x)) {
+        err = MM_ERROR(MM_ERR_INPUT, "--bandwidth %s: expected GB/s > 0, or probe",
+                       v ? v : "(nothing)");
+      } else {
+        opt.bandwidth_gbps = x;
+        opt.bandwidth_source = "given";
+      }
     } else if (!strcmp(arg, "--set") || !strncmp(arg, "--set=", 6)) {
       const char *v = arg[5] == '=' ? arg + 6 : (a + 1 < argc ? argv[++a] : NULL);
       if (!v)
@@ -101,6 +119,13 @@ int main(int argc, char **argv) {
   }
   err = mm_agree(MPI_COMM_WORLD, err);
   if (err != MM_OK && !done) report_error(err, rank, 1); /* messages point to --help */
+
+  /* --bandwidth probe: measured once, before the cases, on every rank at once */
+  if (err == MM_OK && !done && bandwidth_probe && !opt.dry_run) {
+    err = mm_agree(MPI_COMM_WORLD, mm_bandwidth_probe(MPI_COMM_WORLD, &opt.bandwidth_gbps));
+    opt.bandwidth_source = "probe";
+    if (err != MM_OK) report_error(err, rank, 1);
+  }
 
   int first_code = MM_OK;
   mm_run_summary *sums = NULL;

@@ -42,8 +42,10 @@ void mm_progress_finish(mm_progress *p);
 
 /* Gather the phase timers across ranks (collective); on rank 0 print the table
  * and write <output.dir>/<run.name>.timing.json (keys: report.c). Fills the
- * summary figures. `quiet` is accepted for symmetry: the table is the run's
- * result and is printed even with --quiet, which silences progress only. */
-mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run_summary *sum);
+ * summary figures. The table is the run's result and is printed even with
+ * --quiet, which silences progress only; opt->bandwidth_gbps adds each
+ * phase's ratio to its memory floor. */
+mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_options *opt,
+                       mm_run_summary *sum);
 
 #endif

@@ -13,6 +13,8 @@ typedef struct {
   bool quiet;
   bool dry_run;
   const char *version;
+  double bandwidth_gbps;        /* memory bandwidth the phases are compared with; 0: none */
+  const char *bandwidth_source; /* "given" (--bandwidth GBPS) or "probe" (--bandwidth probe) */
 } mm_run_options;
 
 /* What a case reports for the summary line. */

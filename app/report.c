@@ -13,7 +13,11 @@
  *   points_per_s: grid points (nx ny nz, land included) times steps over the
  *     step time; column_solves_per_s: wet columns times steps over the solve
  *     time; solve_share; phase_share_sum (the parts' shares added: about 1,
- *     less the untimed glue); step_median_s (median of per_step); wall_s. */
+ *     less the untimed glue); step_median_s (median of per_step); wall_s.
+ *   wet_cells; and per phase with a floor (mm_bandwidth.h) bytes (all ranks,
+ *     the whole run) and gbps (bytes over the phase's total_s); with
+ *     --bandwidth, bandwidth_gbps and bandwidth_source at the top and per
+ *     phase x_floor (total_s over the time the bytes take at that bandwidth). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 
 #include "mm_report.h"
 
+#include "mm_bandwidth.h"
 #include "mm_device.h"
 
 /* The phases a step is made of: every phase but MM_PHASE_STEP itself. */
@@ -68,6 +73,7 @@ static double median(const double *v, size_t n) {
 }
 
 static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t,
+                         const mm_run_options *opt, const double *bytes, double wet,
                          const mm_run_summary *sum, const double *mean, const double *tmin,
                          const double *tmax, const double *step_s, const double *solve_s, size_t ns,
                          double col_rate, double share_sum, double step_median) {
@@ -104,6 +110,14 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   json_number(f, share_sum);
   fputs(",\n  \"step_median_s\": ", f);
   json_number(f, step_median);
+  fputs(",\n  \"wet_cells\": ", f);
+  json_number(f, wet);
+  if (opt->bandwidth_gbps > 0) {
+    fputs(",\n  \"bandwidth_gbps\": ", f);
+    json_number(f, opt->bandwidth_gbps);
+    fputs(",\n  \"bandwidth_source\": ", f);
+    json_string(f, opt->bandwidth_source ? opt->bandwidth_source : "given");
+  }
   fputs(",\n  \"phases\": {\n", f);
   for (int p = 0; p < MM_NPHASES; p++) {
     fprintf(f, "    \"%s\": {\"total_s\": ", mm_phase_name((mm_phase)p));
@@ -116,7 +130,18 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
     json_number(f, tmax[p]);
     fputs(", \"share\": ", f);
     json_number(f, step_total > 0 ? mean[p] / step_total : 0.0);
-    fprintf(f, ", \"calls\": %ld}%s\n", t->calls[p], p + 1 < MM_NPHASES ? "," : "");
+    fprintf(f, ", \"calls\": %ld", t->calls[p]);
+    if (bytes[p] > 0) {
+      fputs(", \"bytes\": ", f);
+      json_number(f, bytes[p]);
+      fputs(", \"gbps\": ", f);
+      json_number(f, mean[p] > 0 ? bytes[p] / mean[p] / 1e9 : 0.0);
+      if (opt->bandwidth_gbps > 0) {
+        fputs(", \"x_floor\": ", f);
+        json_number(f, mean[p] / (bytes[p] / (opt->bandwidth_gbps * 1e9)));
+      }
+    }
+    fprintf(f, "}%s\n", p + 1 < MM_NPHASES ? "," : "");
   }
   fprintf(f, "  },\n  \"per_step_stride\": %ld,\n  \"per_step\": [", t->stride);
   for (size_t i = 0; i < ns; i++) {
@@ -132,8 +157,8 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   return MM_OK;
 }
 
-mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run_summary *sum) {
-  (void)quiet;
+mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_options *opt,
+                       mm_run_summary *sum) {
   const mm_grid *g = &m->grid;
   const mm_config *cfg = &m->cfg;
   MPI_Comm comm = g->cart;
@@ -165,12 +190,17 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
     MPI_Reduce(t->step_s, step_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(t->solve_s, solve_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
   }
-  /* wet columns, for column solves per second */
-  long wet = 0, gwet = 0;
+  /* wet columns, for column solves per second, and wet cells, for the
+   * bytes the phases move */
+  long wet[2] = {0, 0}, gwet2[2] = {0, 0};
   for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++)
-      wet += g->kmt[mm_col(g, i, j)] > 0;
-  MPI_Allreduce(&wet, &gwet, 1, MPI_LONG, MPI_SUM, comm);
+    for (int i = 0; i < g->nxl; i++) {
+      wet[0] += g->kmt[mm_col(g, i, j)] > 0;
+      wet[1] += g->kmt[mm_col(g, i, j)];
+    }
+  MPI_Allreduce(wet, gwet2, 2, MPI_LONG, MPI_SUM, comm);
+  const long gwet = gwet2[0];
+  const double cells = (double)gwet2[1];
 
   const long steps = sum->steps;
   double mean[MM_NPHASES];
@@ -188,6 +218,14 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
   for (int p = 0; p < MM_NPHASES; p++)
     if (inside_step(p)) parts += mean[p];
   const double share_sum = step_total > 0 ? parts / step_total : 0.0;
+  /* bytes each phase moved at least over the run, all ranks (mm_bandwidth.h) */
+  double bytes[MM_NPHASES];
+  for (int p = 0; p < MM_NPHASES; p++) {
+    const double per_call = p == MM_PHASE_DIAGNOSTICS;
+    bytes[p] = mm_phase_bytes_per_cell((mm_phase)p, m->gpu != NULL) * cells *
+               (per_call ? (double)t->calls[p] : (double)steps);
+  }
+  const double bw = opt->bandwidth_gbps * 1e9;
 
   mm_err err = MM_OK;
   if (g->rank == 0) {
@@ -199,8 +237,8 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
     if (m->gpu)
       printf("  GPU step on %s; halo through %s\n", m->device,
              m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
-    printf("  %-12s %10s %12s %7s %10s %10s %10s %7s\n", "phase", "total s", "per step s", "share",
-           "min rank", "mean rank", "max rank", "calls");
+    printf("  %-12s %10s %12s %7s %10s %10s %10s %7s %7s%s\n", "phase", "total s", "per step s",
+           "share", "min rank", "mean rank", "max rank", "calls", "GB/s", bw > 0 ? " x floor" : "");
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
         /* the remainder, so that the column of shares visibly adds up */
@@ -209,13 +247,23 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
                steps ? other / (double)steps : 0.0,
                step_total > 0 ? 100.0 * other / step_total : 0.0);
       }
-      printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld\n",
+      printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld",
              mm_phase_name((mm_phase)p), mean[p], steps ? mean[p] / (double)steps : 0.0,
              step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, tmin[p], mean[p], tmax[p],
              t->calls[p]);
+      if (bytes[p] > 0 && mean[p] > 0) {
+        printf(" %7.1f", bytes[p] / mean[p] / 1e9);
+        if (bw > 0) printf(" %7.2f", mean[p] / (bytes[p] / bw));
+      }
+      printf("\n");
     }
     printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "
-           "slowest rank's)\n");
+           "slowest rank's;\n   GB/s: the least bytes the phase must move, all ranks, over its "
+           "time%s)\n",
+           bw > 0 ? ";\n   x floor: its time over the time of those bytes at the bandwidth" : "");
+    if (bw > 0)
+      printf("  memory bandwidth %.1f GB/s (%s)\n", opt->bandwidth_gbps,
+             opt->bandwidth_source ? opt->bandwidth_source : "given");
     printf("  %.4g grid-point updates/s, %.4g column solves/s, solve share %.1f%%",
            sum->points_per_s, col_rate, 100.0 * sum->solve_share);
     if (ns) printf(", median step %.3e s", step_median);
@@ -225,8 +273,8 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, bool quiet, mm_run
 
     char path[2 * MM_STR_MAX + 32];
     snprintf(path, sizeof path, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
-    err = write_json(path, m, t, sum, mean, tmin, tmax, step_s, solve_s, ns, col_rate, share_sum,
-                     step_median);
+    err = write_json(path, m, t, opt, bytes, cells, sum, mean, tmin, tmax, step_s, solve_s, ns,
+                     col_rate, share_sum, step_median);
     fflush(stdout);
   }
   free(step_s);

@@ -298,7 +298,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     sum->steps = m->step - first_step;
     sum->wall_s = wall;
     sum->last = d;
-    err = mm_report_write(m, &tm, opt->quiet, sum);
+    err = mm_report_write(m, &tm, opt, sum);
   }
   mm_timers_free(&tm);
   free(good_t);

@@ -4,9 +4,11 @@
     scripts/plot_timing.py RUN.timing.json [MORE.timing.json ...] [-o OUT.png]
 
 Left panel: the solve's share of each recorded step (per_step solve_s / step_s)
-against the step number, one line per run. Right panel: the mean time per step
+against the step number, one line per run. Middle panel: the mean time per step
 of each phase (phases.NAME.mean_s) stacked into one bar per run, runs side by
-side. The default output is the first input with .timing.json replaced by
+side. Right panel, when a run has the phases' memory traffic: each phase's
+ratio to its memory floor (phases.NAME.x_floor, runs made with --bandwidth),
+or else its achieved GB/s (phases.NAME.gbps), grouped by phase. The default output is the first input with .timing.json replaced by
 .timing.png. Needs matplotlib (scripts/setup puts it in .venv):
 
     .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
@@ -45,6 +47,8 @@ def label(d, path, names):
     name = d.get("name") or os.path.basename(path).replace(".timing.json", "")
     ranks = d["ranks"]
     text = f"{name}\n{ranks} rank{'s' if ranks != 1 else ''}"
+    if d.get("backend") not in (None, "cpu"):
+        text += f", {d['backend']}"
     if d.get("tdma"):
         text += f", {d['tdma']}"
     if names.count(text) > 0:  # same case twice: tell the files apart
@@ -91,9 +95,14 @@ def main(argv=None):
 
     names = []
     labels = [label(d, p, names) for p, d in runs]
-    width = max(10.0, 6.0 + 1.1 * len(runs))
-    fig, (ax_share, ax_bar) = plt.subplots(
-        1, 2, figsize=(width, 4.8), gridspec_kw={"width_ratios": [3, max(2, len(runs))]})
+    traffic = [name for name, _ in PHASES + [("step", None)]
+               if any("gbps" in d["phases"][name] for _, d in runs)]
+    ratio = bool(traffic) and all("bandwidth_gbps" in d for _, d in runs)
+    width = max(10.0, 6.0 + 1.1 * len(runs)) + (4.5 if traffic else 0.0)
+    ratios = [3, max(2, len(runs))] + ([3] if traffic else [])
+    fig, axes = plt.subplots(1, len(ratios), figsize=(width, 4.8),
+                             gridspec_kw={"width_ratios": ratios})
+    ax_share, ax_bar = axes[0], axes[1]
 
     # left: solve share of every recorded step; on long runs a rolling median
     # on top, since single steps of a busy machine spike (a rank descheduled)
@@ -142,6 +151,24 @@ def main(argv=None):
     ax_bar.set_title("Phases of a step")
     ax_bar.margins(y=0.12)
     ax_bar.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+    # right: each phase against its memory floor (or its GB/s), runs side by side
+    if traffic:
+        ax_bw = axes[2]
+        key = "x_floor" if ratio else "gbps"
+        bar_w = 0.8 / len(runs)
+        for r, ((_, d), text) in enumerate(zip(runs, labels)):
+            vals = [d["phases"][name].get(key, 0.0) for name in traffic]
+            ax_bw.bar([i + (r - (len(runs) - 1) / 2) * bar_w for i in range(len(traffic))], vals,
+                      width=bar_w, label=text.replace("\n", ", "))
+        if ratio:
+            ax_bw.axhline(1.0, color="black", linewidth=0.8)
+        ax_bw.set_xticks(range(len(traffic)))
+        ax_bw.set_xticklabels(traffic, fontsize="small")
+        ax_bw.set_ylabel("time over the memory floor (x)" if ratio else "achieved GB/s")
+        ax_bw.set_title("Phases against their memory floor" if ratio else "Memory traffic")
+        ax_bw.grid(axis="y", alpha=0.3)
+        ax_bw.legend(fontsize="small")
 
     if args.title:
         fig.suptitle(args.title)

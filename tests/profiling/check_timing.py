@@ -2,12 +2,18 @@
 """Check a <run.name>.timing.json against the contract of app/report.c.
 
     check_timing.py FILE --ranks R --decomposition PXxPY --steps N [--stride S]
+                    [--bandwidth GBPS|probe] [--history NC]
     check_timing.py FILE ... --self-test
 
 Exits 0 when FILE holds every contract key, every phase, phase shares inside a
 step adding up to 0.9..1.1, solve_s <= step_s on every recorded step, the
 per_step list of the stride, and the expected ranks, decomposition and steps;
-1 with the reasons otherwise. --self-test instead breaks a copy of FILE in
+the phases' memory traffic (bytes = the bytes per wet cell of
+app/mm_bandwidth.h, here written again, x wet_cells x steps, or x calls for
+diagnostics; gbps = bytes / total_s; with --bandwidth, x_floor = total_s /
+(bytes / bandwidth) and the bandwidth and its source at the top; with
+--history, wet_cells = the sum of the history's kmt); 1 with the reasons
+otherwise. --self-test instead breaks a copy of FILE in
 each way the check must catch and fails if any breakage goes unnoticed (so
 that the check itself can be trusted to fail). Only the standard library.
 """
@@ -23,9 +29,59 @@ TOP_KEYS = ["ranks", "decomposition", "grid", "steps", "backend", "tdma", "phase
 PHASES_INSIDE = ["halo", "horizontal", "mixing", "solve", "diagnostics", "output"]
 PHASE_KEYS = ["total_s", "mean_s", "min_rank_s", "max_rank_s", "share"]
 STEP_KEYS = ["step", "step_s", "solve_s"]
+# least bytes per wet cell of each phase with a floor (per step; diagnostics
+# per call), CPU and GPU step
+BYTES_PER_CELL = {
+    "cpu": {"horizontal": 56, "solve": 40, "diagnostics": 16, "step": 80},
+    "gpu": {"horizontal": 48, "mixing": 24, "solve": 40, "diagnostics": 16, "step": 80},
+}
 
 
-def problems(d, ranks, decomposition, steps, stride):
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-300)
+
+
+def traffic_problems(d, steps, bandwidth, wet_cells):
+    """The bytes, GB/s and x_floor of the phases."""
+    out = []
+    wet = d.get("wet_cells")
+    if not (isinstance(wet, (int, float)) and wet > 0):
+        return [f"wet_cells = {wet!r}: want > 0"]
+    if wet_cells is not None and wet != wet_cells:
+        out.append(f"wet_cells = {wet}, the history's kmt adds up to {wet_cells}")
+    table = BYTES_PER_CELL["cpu" if d["backend"] == "cpu" else "gpu"]
+    if bandwidth is not None:
+        if bandwidth == "probe":
+            if d.get("bandwidth_source") != "probe" or not (d.get("bandwidth_gbps") or 0) > 0:
+                out.append(f"bandwidth {d.get('bandwidth_gbps')!r} from "
+                           f"{d.get('bandwidth_source')!r}: want a probe's value > 0")
+        elif d.get("bandwidth_gbps") != float(bandwidth) or d.get("bandwidth_source") != "given":
+            out.append(f"bandwidth {d.get('bandwidth_gbps')!r} ({d.get('bandwidth_source')!r}): "
+                       f"want {bandwidth} (given)")
+    elif "bandwidth_gbps" in d or any("x_floor" in ph for ph in d["phases"].values()):
+        out.append("bandwidth figures without --bandwidth")
+    for name, ph in d["phases"].items():
+        per_cell = table.get(name, 0)
+        if not per_cell:
+            if "bytes" in ph or "gbps" in ph:
+                out.append(f"phases.{name}: bytes or gbps for a phase without a floor")
+            continue
+        count = ph["calls"] if name == "diagnostics" else steps
+        want = per_cell * wet * count
+        if not close(ph.get("bytes", -1), want):
+            out.append(f"phases.{name}.bytes = {ph.get('bytes')}, want {per_cell} x {wet} x "
+                       f"{count} = {want}")
+            continue
+        if ph["total_s"] > 0 and not close(ph.get("gbps", -1), want / ph["total_s"] / 1e9):
+            out.append(f"phases.{name}.gbps = {ph.get('gbps')}, want bytes / total_s")
+        if "bandwidth_gbps" in d and ph["total_s"] > 0:
+            x = ph["total_s"] / (want / (d["bandwidth_gbps"] * 1e9))
+            if not close(ph.get("x_floor", -1), x):
+                out.append(f"phases.{name}.x_floor = {ph.get('x_floor')}, want {x}")
+    return out
+
+
+def problems(d, ranks, decomposition, steps, stride, bandwidth=None, wet_cells=None):
     """Every way d breaks the contract, as a list of sentences (empty: fine)."""
     out = []
     missing = [k for k in TOP_KEYS if k not in d]
@@ -91,7 +147,7 @@ def problems(d, ranks, decomposition, steps, stride):
         if not (0 <= r["solve_s"] <= r["step_s"]):
             out.append(f"step {r['step']}: solve_s {r['solve_s']} not in [0, step_s "
                        f"{r['step_s']}]")
-    return out
+    return out + traffic_problems(d, steps, bandwidth, wet_cells)
 
 
 def self_test(d, args):
@@ -120,12 +176,26 @@ def self_test(d, args):
                                                   if e["decomposition"][0] !=
                                                   e["decomposition"][1] else [9, 9]),
         "steps wrong": lambda e: e.update(steps=e["steps"] + 1),
+        "wet_cells wrong": lambda e: e.update(wet_cells=e["wet_cells"] + 1),
+        "solve bytes wrong": lambda e: e["phases"]["solve"].update(
+            bytes=e["phases"]["solve"]["bytes"] * 1.01),
+        "step gbps wrong": lambda e: e["phases"]["step"].update(
+            gbps=e["phases"]["step"]["gbps"] * 2),
+        "bytes for halo": lambda e: e["phases"]["halo"].update(bytes=1.0),
     }
-    ok = not problems(d, args.ranks, args.decomposition, args.steps, args.stride)
+    if args.bandwidth is not None:
+        cases["x_floor wrong"] = lambda e: e["phases"]["horizontal"].update(
+            x_floor=e["phases"]["horizontal"]["x_floor"] / 2)
+        cases["bandwidth missing"] = lambda e: e.pop("bandwidth_gbps")
+    def check(e):
+        return problems(e, args.ranks, args.decomposition, args.steps, args.stride,
+                        args.bandwidth, args.wet_cells)
+
+    ok = not check(d)
     if not ok:
         print("self-test: the unbroken file does not pass")
     for name, fn in cases.items():
-        found = problems(broken(fn), args.ranks, args.decomposition, args.steps, args.stride)
+        found = check(broken(fn))
         print(f"self-test: {name}: {'caught' if found else 'NOT CAUGHT'}"
               + (f" ({found[0]})" if found else ""))
         ok = ok and bool(found)
@@ -139,8 +209,15 @@ def main():
     ap.add_argument("--decomposition", required=True, help="PXxPY, e.g. 2x1")
     ap.add_argument("--steps", type=int, required=True)
     ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--bandwidth", help="the bandwidth given to minimodel (GB/s), or probe")
+    ap.add_argument("--history", help="the run's history file: wet_cells = the sum of its kmt")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
+    args.wet_cells = None
+    if args.history:
+        import netCDF4
+        with netCDF4.Dataset(args.history) as nc:
+            args.wet_cells = int(nc["kmt"][:].filled(0).sum())
     args.decomposition = [int(n) for n in args.decomposition.split("x")]
     try:
         with open(args.file) as f:
@@ -150,7 +227,8 @@ def main():
         return 1
     if args.self_test:
         return 0 if self_test(d, args) else 1
-    found = problems(d, args.ranks, args.decomposition, args.steps, args.stride)
+    found = problems(d, args.ranks, args.decomposition, args.steps, args.stride, args.bandwidth,
+                     args.wet_cells)
     for p in found:
         print(f"{args.file}: {p}")
     if not found:

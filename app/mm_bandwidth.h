@@ -1,0 +1,36 @@
+/* Memory traffic of the phases of a step, and the bandwidth they are
+ * compared with (docs/performance.md, "Bandwidth of the phases").
+ *
+ * Bytes per wet cell (8-byte values) each phase must move at least, as the
+ * step is built:
+ *   horizontal   read T, S, ue, vn; write T*, S* (48); on the CPU also
+ *                kappa_w, which it computes per column (56)
+ *   mixing       GPU: read T*, S*, write kappa_w (24); CPU: 0 (part of
+ *                horizontal)
+ *   solve        read kappa_w, T*, S*; write T, S (40)
+ *   diagnostics  read T, S (16), per call
+ *   step         the floor of the whole step: read T, S, ue, vn and write
+ *                T*, S* in the horizontal part, read T*, S* and write T, S
+ *                in the vertical part (80); kappa_w computed inside the
+ *                solve would reach it
+ *   halo, output no floor (messages and files, not memory) */
+#ifndef MM_BANDWIDTH_H
+#define MM_BANDWIDTH_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "mm_error.h"
+#include "mm_timer.h"
+
+/* Bytes per wet cell per step (diagnostics: per call) of phase p; 0 for the
+ * phases without a floor. gpu: the GPU step's phases. */
+double mm_phase_bytes_per_cell(mm_phase p, bool gpu);
+
+/* A short STREAM-like triad on every rank at once (collective, with the
+ * OpenMP threads of each rank): the node's memory bandwidth in GB/s
+ * (10^9 bytes per second, STREAM's count of 24 bytes per element). About
+ * 200 MB per rank and a fraction of a second. */
+mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps);
+
+#endif
