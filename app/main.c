@@ -142,7 +142,8 @@ int main(int argc, char **argv) {
       }
     }
     if (rank == 0 && !opt.dry_run) {
-      printf("\nsummary of %d cases on %d ranks:\n", n_files, nranks);
+      printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s",
+             nranks, nranks == 1 ? "" : "s");
       for (int f = 0; f < n_files; f++) {
         if (sums[f].steps < 0)
           printf("  %-32s FAILED (exit %ld)\n", files[f], -sums[f].steps);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "mm_report.h"
@@ -79,6 +80,54 @@ static const char *human_time(char *buf, size_t n, double s) {
   return buf;
 }
 
+/* Columns of the terminal: the window size of stdout, else $COLUMNS, else 0
+ * (not known: the bar is not fitted). */
+static int terminal_columns(void) {
+  struct winsize ws;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  const char *env = getenv("COLUMNS");
+  const int cols = env ? atoi(env) : 0;
+  return cols > 0 ? cols : 0;
+}
+
+/* The bar in at most `width` characters (so that a redraw never wraps; no
+ * limit when width < 1): fields are dropped from the right, then the bar
+ * itself narrows; returns the length. */
+static int bar_line(char *line, size_t n, int width, int pct, long done, long planned, long step,
+                    long total, const char *model_t, const char *wall_t, const char *eta_t,
+                    double rate) {
+  char fields[5][64];
+  snprintf(fields[0], sizeof fields[0], "  step %ld/%ld", step, total);
+  snprintf(fields[1], sizeof fields[1], "  model %s", model_t);
+  snprintf(fields[2], sizeof fields[2], "  wall %s", wall_t);
+  snprintf(fields[3], sizeof fields[3], "  ETA %s", eta_t);
+  snprintf(fields[4], sizeof fields[4], "  %.3g points/s", rate);
+  int nfield = 5, bar_width = 30, len = 0;
+  for (;;) {
+    len = bar_width + 7; /* "[" bar "] " pct "%" */
+    for (int f = 0; f < nfield; f++)
+      len += (int)strlen(fields[f]);
+    if (width < 1 || len <= width) break;
+    if (nfield > 1)
+      nfield--;
+    else if (bar_width > 5)
+      bar_width = width - 7 - (int)strlen(fields[0]) > 5 ? width - 7 - (int)strlen(fields[0]) : 5;
+    else
+      break;
+  }
+  char bar[31];
+  const int fill = planned > 0 ? (int)(bar_width * done / planned) : bar_width;
+  for (int i = 0; i < bar_width; i++)
+    bar[i] = i < fill ? '#' : '.';
+  bar[bar_width] = '\0';
+  int at = snprintf(line, n, "[%s] %3d%%", bar, pct);
+  for (int f = 0; f < nfield && at > 0 && (size_t)at < n; f++)
+    at += snprintf(line + at, n - (size_t)at, "%s", fields[f]);
+  /* narrower than the bar and the step: cut */
+  if (width > 0 && at > width) line[at = width] = '\0';
+  return at;
+}
+
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   if (p->mode == MM_PROGRESS_OFF) return;
   const long done = m->step - p->first, planned = p->total - p->first;
@@ -98,16 +147,9 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   human_time(eta_t, sizeof eta_t, eta);
   const int pct = planned > 0 ? (int)(100 * done / planned) : 100;
   if (p->mode == MM_PROGRESS_BAR) {
-    enum { WIDTH = 30 };
-    const int fill = planned > 0 ? (int)(WIDTH * done / planned) : WIDTH;
-    char bar[WIDTH + 1];
-    for (int i = 0; i < WIDTH; i++)
-      bar[i] = i < fill ? '#' : '.';
-    bar[WIDTH] = '\0';
     char line[256];
-    const int len = snprintf(line, sizeof line,
-                             "[%s] %3d%%  step %ld/%ld  model %s  wall %s  ETA %s  %.3g points/s",
-                             bar, pct, m->step, p->total, model_t, wall_t, eta_t, rate);
+    const int len = bar_line(line, sizeof line, terminal_columns() - 1, pct, done, planned,
+                             m->step, p->total, model_t, wall_t, eta_t, rate);
     /* pad with blanks over the tail of a longer previous line */
     printf("\r%s%*s", line, p->last_len > len ? p->last_len - len : 0, "");
     p->last_len = len;

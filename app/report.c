@@ -232,8 +232,9 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     const double step_median = median(step_s, ns);
     const char *tdma = mm_tdma_backend_of(m->solver)->name;
     const char *backend = m->dev ? m->dev->name : "cpu";
-    printf("\n%s: %ld steps of %d x %d x %d on %d ranks (%d x %d), %s/%s\n", cfg->run_name, steps,
-           g->nx, g->ny, g->nz, g->nranks, g->px, g->py, backend, tdma);
+    printf("\n%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s\n", cfg->run_name,
+           steps, steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s",
+           g->px, g->py, backend, tdma);
     if (m->gpu)
       printf("  GPU step on %s; halo through %s\n", m->device,
              m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");

@@ -319,8 +319,8 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
     if (err == MM_OK && rank == 0) {
       mm_config_write(cfg, stdout);
       const long nxl = (g.nx + g.px - 1) / g.px, nyl = (g.ny + g.py - 1) / g.py;
-      printf("\n# decomposition: %d ranks = %d x %d (x by y); largest block %ld x %ld x %d\n",
-             g.nranks, g.px, g.py, nxl, nyl, g.nz);
+      printf("\n# decomposition: %d rank%s = %d x %d (x by y); largest block %ld x %ld x %d\n",
+             g.nranks, g.nranks == 1 ? "" : "s", g.px, g.py, nxl, nyl, g.nz);
       printf("# memory per rank: about %.1f MB (largest block)\n",
              mm_model_bytes(nxl, nyl, g.nz) / 1e6);
     }

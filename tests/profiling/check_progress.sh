@@ -4,13 +4,15 @@
 #   lines  "step STEPS/STEPS (100%)" on a line of its own, and no '\r'
 #   bar    a bar redrawn with '\r' that reaches "100%  step STEPS/STEPS"
 #   none   no progress at all, but the timing table
+# With COLUMNS set, no redraw of the bar may be wider than COLUMNS - 1 (a
+# wider one wraps and leaves a row behind on every redraw).
 # Fails when COMMAND fails.
 kind="$1"; steps="$2"; shift 2
 cmd="$*"
 out=$("$@" 2>&1); rc=$?
 fail() { printf 'check_progress %s: %s\n--- output of %s:\n%s\n' "$kind" "$1" "$cmd" "$out"; exit 1; }
 [ "$rc" -eq 0 ] || fail "exit status $rc"
-grep -qE "^[a-z_0-9]+: $steps steps of " <<<"$out" || fail "no timing table"
+grep -qE "^[a-z_0-9]+: $steps steps? of " <<<"$out" || fail "no timing table"
 has_cr=0; [[ "$out" == *$'\r'* ]] && has_cr=1
 case "$kind" in
   lines)
@@ -19,8 +21,13 @@ case "$kind" in
     [ "$has_cr" -eq 0 ] || fail "carriage returns (a bar) in output that is not a terminal" ;;
   bar)
     [ "$has_cr" -eq 1 ] || fail "no bar (no carriage return)"
-    tr '\r' '\n' <<<"$out" | grep -qE "^\[#+\] 100%  step $steps/$steps  model .* ETA .* points/s" ||
-      fail "the bar never reaches 100%" ;;
+    full="  step $steps/$steps  model .* ETA .* points/s"
+    [ -n "${COLUMNS:-}" ] && full=""  # fitted to the width: fields dropped
+    tr '\r' '\n' <<<"$out" | grep -qE "^\[#+\] 100%$full" || fail "the bar never reaches 100%"
+    if [ -n "${COLUMNS:-}" ]; then
+      widest=$(tr '\r' '\n' <<<"$out" | grep -E '^\[' | awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }')
+      [ "$widest" -lt "$COLUMNS" ] || fail "a redraw of $widest characters on $COLUMNS columns"
+    fi ;;
   none)
     ! grep -qE "step [0-9]+/$steps" <<<"$out" || fail "progress printed"
     [ "$has_cr" -eq 0 ] || fail "carriage returns in the output" ;;
