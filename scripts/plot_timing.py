@@ -3,8 +3,10 @@
 
     scripts/plot_timing.py RUN.timing.json [MORE.timing.json ...] [-o OUT.png]
 
-Left panel: the solve's share of each recorded step (per_step solve_s / step_s)
-against the step number, one line per run. Middle panel: the mean time per step
+Left panels: the time of each recorded step (per_step step_s, the slowest
+rank's) against the step number, one line per run, with each run's median
+marked (a dashed line); below it the solve's share of each recorded step
+(per_step solve_s / step_s). Middle panel: the mean time per step
 of each phase (phases.NAME.mean_s) stacked into one bar per run, runs side by
 side. Right panel, when a run has the phases' memory traffic: each phase's
 ratio to its memory floor (phases.NAME.x_floor, runs made with --bandwidth),
@@ -100,9 +102,30 @@ def main(argv=None):
     ratio = bool(traffic) and all("bandwidth_gbps" in d for _, d in runs)
     width = max(10.0, 6.0 + 1.1 * len(runs)) + (4.5 if traffic else 0.0)
     ratios = [3, max(2, len(runs))] + ([3] if traffic else [])
-    fig, axes = plt.subplots(1, len(ratios), figsize=(width, 4.8),
-                             gridspec_kw={"width_ratios": ratios})
-    ax_share, ax_bar = axes[0], axes[1]
+    fig = plt.figure(figsize=(width, 7.2))
+    grid = fig.add_gridspec(2, len(ratios), width_ratios=ratios)
+    ax_step = fig.add_subplot(grid[0, 0])
+    ax_share = fig.add_subplot(grid[1, 0], sharex=ax_step)
+    ax_bar = fig.add_subplot(grid[:, 1])
+    axes = [ax_share, ax_bar] + ([fig.add_subplot(grid[:, 2])] if traffic else [])
+
+    # top left: time of every recorded step, the run's median dashed
+    for (path, d), text in zip(runs, labels):
+        recs = [r for r in d["per_step"] if r.get("step_s", 0) > 0]
+        if not recs:
+            continue
+        ms = [1e3 * r["step_s"] for r in recs]
+        srt = sorted(ms)
+        med = srt[len(srt) // 2] if len(srt) % 2 else 0.5 * (srt[len(srt) // 2 - 1] +
+                                                             srt[len(srt) // 2])
+        (line,) = ax_step.plot([r["step"] for r in recs], ms, linewidth=0.8,
+                               label=f"{text.replace(chr(10), ', ')}: median {med:.3g} ms")
+        ax_step.axhline(med, color=line.get_color(), linestyle="--", linewidth=1.2)
+    ax_step.set_ylabel("step time (ms)")
+    ax_step.set_title("Time of each step (dashed: median)")
+    ax_step.set_ylim(bottom=0)
+    ax_step.grid(alpha=0.3)
+    ax_step.legend(fontsize="small")
 
     # left: solve share of every recorded step; on long runs a rolling median
     # on top, since single steps of a busy machine spike (a rank descheduled)
