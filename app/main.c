@@ -13,9 +13,7 @@
 #include "mm_error.h"
 #include "mm_run.h"
 
-#ifndef MINIMODEL_VERSION
-#define MINIMODEL_VERSION "unknown"
-#endif
+#include "mm_version.h" /* MINIMODEL_VERSION, generated at build time */
 
 static const char usage[] =
     "usage: minimodel [--help] [--version] [--dry-run] [--quiet] [--set SECTION.KEY=VALUE]...\n"

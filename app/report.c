@@ -2,6 +2,7 @@
  *
  * <output.dir>/<run.name>.timing.json holds (keys scripts read are stable;
  * new keys may be added, none renamed):
+ *   name, version (minimodel's, as --version prints it)
  *   ranks, decomposition [px, py], grid [nx, ny, nz], steps, backend, tdma
  *   phases: {NAME: {total_s, mean_s, min_rank_s, max_rank_s, share, calls}}
  *     for halo, horizontal, mixing, solve, diagnostics, output (the parts of a
@@ -84,6 +85,8 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   if (!f) return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file", path);
   fputs("{\n  \"name\": ", f);
   json_string(f, cfg->run_name);
+  fputs(",\n  \"version\": ", f);
+  json_string(f, opt->version ? opt->version : "");
   fprintf(f, ",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d],\n", g->nranks, g->px, g->py);
   fprintf(f, "  \"grid\": [%d, %d, %d],\n  \"steps\": %ld,\n", g->nx, g->ny, g->nz, sum->steps);
   fputs("  \"backend\": ", f);

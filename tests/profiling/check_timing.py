@@ -25,7 +25,7 @@ import math
 import sys
 
 TOP_KEYS = ["ranks", "decomposition", "grid", "steps", "backend", "tdma", "phases",
-            "per_step", "points_per_s"]
+            "per_step", "points_per_s", "version"]
 PHASES_INSIDE = ["halo", "horizontal", "mixing", "solve", "diagnostics", "output"]
 PHASE_KEYS = ["total_s", "mean_s", "min_rank_s", "max_rank_s", "share"]
 STEP_KEYS = ["step", "step_s", "solve_s"]
@@ -98,7 +98,7 @@ def problems(d, ranks, decomposition, steps, stride, bandwidth=None, wet_cells=N
         out.append(f"steps = {d['steps']}, want {steps}")
     if not (isinstance(d["points_per_s"], (int, float)) and d["points_per_s"] > 0):
         out.append(f"points_per_s = {d['points_per_s']}: want > 0")
-    for k in ("backend", "tdma"):
+    for k in ("backend", "tdma", "version"):
         if not (isinstance(d[k], str) and d[k]):
             out.append(f"{k} = {d[k]!r}: want a name")
 
