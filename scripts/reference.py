@@ -227,6 +227,13 @@ def validate_config(cfg, name):
         if cfg["grid.dz_surface"] > uniform:
             raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: must be "
                               f"<= grid.depth / grid.nz = {uniform:g}")
+    # the thinnest level must be a normal double (check_levels() in mm_config.c)
+    thinnest = cfg["grid.dz_surface"] or cfg["grid.depth"] / cfg["grid.nz"]
+    if thinnest < sys.float_info.min:
+        key = "dz_surface" if cfg["grid.dz_surface"] > 0 else "depth"
+        raise ConfigError(f"{name}: grid.{key} = {cfg['grid.' + key]:g}: the thinnest level "
+                          f"({thinnest:g} m) must be >= {sys.float_info.min!r}, the smallest "
+                          "normal double")
     if cfg["initial.pattern"] == "mode" and cfg["initial.mode"] < 1:
         raise ConfigError(f"{name}: initial.mode = {cfg['initial.mode']}: must be >= 1 for the "
                           "mode pattern")
