@@ -87,7 +87,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
 
   int nc = -1;
   int s = nc_create_par(tmp, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &nc);
-  if (s != NC_NOERR) err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, "cannot create", s);
+  if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, s);
   err = mm_io_agree(comm, err, tmp);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
