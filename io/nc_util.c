@@ -44,6 +44,30 @@ mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const 
   return mm_nc_fail(code, src_file, src_line, path, "cannot create", status);
 }
 
+mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
+                             const char *const *want) {
+  int dims[NC_MAX_VAR_DIMS], n = 0;
+  int s = nc_inq_var(nc, var, NULL, NULL, &n, dims, NULL);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+  if (n != nd) return MM_OK; /* the check of the shape says what is wrong */
+  char found[3 * (NC_MAX_NAME + 2) + 8] = "(", expected[64] = "(";
+  bool same = true;
+  for (int d = 0; d < nd; d++) {
+    char dim[NC_MAX_NAME + 1] = "?";
+    s = nc_inq_dimname(nc, dims[d], dim);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+    same = same && strcmp(dim, want[d]) == 0;
+    const char *sep = d + 1 < nd ? ", " : ")";
+    strncat(found, dim, sizeof found - strlen(found) - 1);
+    strncat(found, sep, sizeof found - strlen(found) - 1);
+    strncat(expected, want[d], sizeof expected - strlen(expected) - 1);
+    strncat(expected, sep, sizeof expected - strlen(expected) - 1);
+  }
+  MM_REQUIRE(same, MM_ERR_INPUT, "%s: %s has dimensions %s; expected %s, in this order", path, name,
+             found, expected);
+  return MM_OK;
+}
+
 mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
   int rank;
   MPI_Comm_rank(comm, &rank);

@@ -36,6 +36,14 @@ mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *p
 mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
                          int status);
 
+/* The dimensions of variable var (called name in messages) of an open file
+ * must be called want[0], ..., want[nd - 1] (nd <= 3), in this order, when
+ * it has nd of them: a file in another order, e.g. (x, y, z) on a cubic
+ * grid, would be read transposed. MM_ERR_INPUT naming the order found and
+ * the one expected otherwise. */
+mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
+                             const char *const *want);
+
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
  * "<path>: <what>: <nc_strerror>" recorded at this file and line. */

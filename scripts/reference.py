@@ -506,9 +506,10 @@ def initial_state(cfg, grid):
 
 
 def read_initial_file(path, grid):
-    """initial.file (docs/output.md): numeric temp and salt of shape exactly
-    (nz, ny, nx); land ignored (0); a wet value that is not finite or equals
-    the _FillValue (missing data) is refused."""
+    """initial.file (docs/output.md): numeric temp and salt on dimensions named
+    (z, y, x), in this order, of shape exactly (nz, ny, nx); land ignored (0);
+    a wet value that is not finite or equals the _FillValue (missing data) is
+    refused."""
     import netCDF4
     try:
         ds = netCDF4.Dataset(path, "r")
@@ -524,6 +525,9 @@ def read_initial_file(path, grid):
             var = ds.variables[name]
             if var.dtype == str or np.dtype(var.dtype).kind not in "iuf":
                 raise ConfigError(f"{path}: variable '{name}' is not numeric")
+            if len(var.dimensions) == 3 and var.dimensions != ("z", "y", "x"):
+                raise ConfigError(f"{path}: {name} has dimensions ({', '.join(var.dimensions)}); "
+                                  "expected (z, y, x), in this order")
             if var.shape != (grid.nz, grid.ny, grid.nx):
                 raise ConfigError(f"{path}: {name}: expected dimensions (z, y, x) = "
                                   f"{(grid.nz, grid.ny, grid.nx)}, found {var.dimensions} "
