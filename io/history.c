@@ -295,7 +295,7 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
   mm_creation_time(comm, g->rank, created);
 
   int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
-  if (s != NC_NOERR) err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "cannot create", s);
+  if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, p, s);
   err = mm_io_agree(comm, err, p);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */

@@ -1,5 +1,6 @@
 /* The initial-state file `initial.file` (docs/output.md): temp and salt of
- * dimensions exactly (nz, ny, nx), any NetCDF format. Each rank opens the
+ * dimensions (z, y, x), named so and in this order, of lengths exactly
+ * (nz, ny, nx), any NetCDF format. Each rank opens the
  * file on its own (serial API: classic files cannot be opened in parallel
  * without PnetCDF) and reads its block; the ranks then agree. */
 #include "mm_io.h"
@@ -41,6 +42,9 @@ static mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const ch
   MM_REQUIRE(type != NC_CHAR && type != NC_STRING && type <= NC_UINT64, MM_ERR_INPUT,
              "%s: variable '%s' is not numeric", p, name);
 
+  /* the names first: on a cubic grid (x, y, z) has the right lengths */
+  static const char *const order[3] = {"z", "y", "x"};
+  MM_CHECK(mm_io_check_dim_names(nc, p, var, name, 3, order));
   const size_t want[3] = {(size_t)g->nz, (size_t)g->ny, (size_t)g->nx};
   bool same = nd == 3;
   for (int d = 0; same && d < 3; d++) {

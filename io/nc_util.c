@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,59 @@
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
   return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
+}
+
+mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
+                         int status) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return mm_error_set(code, src_file, src_line, "%s: cannot create: is a directory", path);
+    if (access(path, W_OK) != 0)
+      return mm_error_set(code, src_file, src_line, "%s: cannot create: %s", path, strerror(errno));
+  } else if (errno == ENOENT) {
+    char dir[MM_IO_PATH_MAX] = "."; /* the directory of path */
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct statvfs fs;
+    const bool fs_known = statvfs(dir, &fs) == 0;
+    if (fs_known && fs.f_files > 0 && fs.f_favail == 0)
+      return mm_error_set(code, src_file, src_line,
+                          "%s: cannot create: no free inode on the file system of '%s' (%s)", path,
+                          dir, strerror(ENOSPC));
+    if (fs_known && fs.f_bavail == 0)
+      return mm_error_set(code, src_file, src_line,
+                          "%s: cannot create: no free space on the file system of '%s' (%s)", path,
+                          dir, strerror(ENOSPC));
+    if (access(dir, W_OK | X_OK) != 0)
+      return mm_error_set(code, src_file, src_line, "%s: cannot create: directory '%s': %s", path,
+                          dir, strerror(errno));
+  }
+  return mm_nc_fail(code, src_file, src_line, path, "cannot create", status);
+}
+
+mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
+                             const char *const *want) {
+  int dims[NC_MAX_VAR_DIMS], n = 0;
+  int s = nc_inq_var(nc, var, NULL, NULL, &n, dims, NULL);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+  if (n != nd) return MM_OK; /* the check of the shape says what is wrong */
+  char found[3 * (NC_MAX_NAME + 2) + 8] = "(", expected[64] = "(";
+  bool same = true;
+  for (int d = 0; d < nd; d++) {
+    char dim[NC_MAX_NAME + 1] = "?";
+    s = nc_inq_dimname(nc, dims[d], dim);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+    same = same && strcmp(dim, want[d]) == 0;
+    const char *sep = d + 1 < nd ? ", " : ")";
+    strncat(found, dim, sizeof found - strlen(found) - 1);
+    strncat(found, sep, sizeof found - strlen(found) - 1);
+    strncat(expected, want[d], sizeof expected - strlen(expected) - 1);
+    strncat(expected, sep, sizeof expected - strlen(expected) - 1);
+  }
+  MM_REQUIRE(same, MM_ERR_INPUT, "%s: %s has dimensions %s; expected %s, in this order", path, name,
+             found, expected);
+  return MM_OK;
 }
 
 mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {

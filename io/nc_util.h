@@ -28,6 +28,22 @@
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status);
 
+/* Record a failed create of path (status from nc_create_par), with its
+ * cause where the file system tells it: MPI-IO and HDF5 report most failures
+ * to create a file as "Permission denied". Names a path that is a directory,
+ * a file system without a free inode or without free space, a directory or
+ * file that is not writable; otherwise nc_strerror(status). Returns code. */
+mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
+                         int status);
+
+/* The dimensions of variable var (called name in messages) of an open file
+ * must be called want[0], ..., want[nd - 1] (nd <= 3), in this order, when
+ * it has nd of them: a file in another order, e.g. (x, y, z) on a cubic
+ * grid, would be read transposed. MM_ERR_INPUT naming the order found and
+ * the one expected otherwise. */
+mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
+                             const char *const *want);
+
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
  * "<path>: <what>: <nc_strerror>" recorded at this file and line. */

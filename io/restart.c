@@ -87,7 +87,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
 
   int nc = -1;
   int s = nc_create_par(tmp, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &nc);
-  if (s != NC_NOERR) err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, "cannot create", s);
+  if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, s);
   err = mm_io_agree(comm, err, tmp);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
@@ -188,8 +188,9 @@ static mm_err mm_find_att(int nc, const char *p, const char *name, bool text, si
   return MM_OK;
 }
 
-/* The shape of a variable: exactly ndims dimensions of lengths want[],
- * type `type`; a grid mismatch names the dimensions that differ. */
+/* The shape of a variable: exactly ndims dimensions, named (z, y, x) or
+ * (y, x) in this order, of lengths want[], type `type`; a grid mismatch
+ * names the dimensions that differ. */
 static mm_err mm_check_shape(int nc, const char *p, int var, const char *name, nc_type type,
                              int ndims, const int *want) {
   static const char *const grid_names[3] = {"nz", "ny", "nx"};
@@ -202,6 +203,8 @@ static mm_err mm_check_shape(int nc, const char *p, int var, const char *name, n
              ndims);
   MM_REQUIRE(t == type, MM_ERR_INPUT, "%s: %s is not of type %s", p, name,
              type == NC_DOUBLE ? "double" : "int");
+  static const char *const order[3] = {"z", "y", "x"};
+  MM_CHECK(mm_io_check_dim_names(nc, p, var, name, ndims, order + (3 - ndims)));
   size_t len[3] = {0, 0, 0};
   char differ[64] = "";
   int n_differ = 0;

@@ -1,10 +1,16 @@
 #include "mm_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mm_grid.h"
 
 typedef enum { T_INT, T_REAL, T_BOOL, T_STRING, T_ENUM } mm_key_type;
 
@@ -302,16 +308,31 @@ static bool valid_utf8(const unsigned char *s, size_t n) {
   return true;
 }
 
+/* The end of a section header "[name]" that starts at s: the ']', or NULL
+ * when the line has none before an inline comment (inih's rule: ';' after a
+ * blank). */
+static const char *header_end(const char *s, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    if (s[i] == ']') return s + i;
+    if (s[i] == ';' && (s[i - 1] == ' ' || s[i - 1] == '\t')) return NULL;
+  }
+  return NULL;
+}
+
 static char *reader(char *str, int num, void *stream) {
   mm_parse *p = stream;
   if (p->err != MM_OK || p->pos >= p->len) return NULL;
   const char *start = p->text + p->pos;
-  const char *nl = memchr(start, '\n', p->len - p->pos);
-  size_t linelen = nl ? (size_t)(nl - start) + 1 : p->len - p->pos;
+  /* a line ends at LF, CR LF or a lone CR (the line ends of classic Mac OS) */
+  const size_t left = p->len - p->pos;
+  size_t content = 0;
+  while (content < left && start[content] != '\n' && start[content] != '\r')
+    content++;
+  size_t linelen = content;
+  if (linelen < left)
+    linelen += start[linelen] == '\r' && linelen + 1 < left && start[linelen + 1] == '\n' ? 2 : 1;
   p->line++;
   p->pos += linelen;
-  size_t content = linelen - (nl ? 1 : 0);
-  if (content > 0 && start[content - 1] == '\r') content--;
   if (memchr(start, '\0', linelen)) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: contains a NUL byte", p->name, p->line);
     return NULL;
@@ -325,17 +346,34 @@ static char *reader(char *str, int num, void *stream) {
                       p->line, content, num - 2);
     return NULL;
   }
+  /* leading blanks dropped: inih would take an indented line for the
+   * continuation of the value before it (its multi-line values), and
+   * minimodel has no multi-line values: an indented key is a key */
   size_t lead = 0;
   while (lead < content && (start[lead] == ' ' || start[lead] == '\t')) lead++;
-  if (lead < content && start[lead] == '[') p->section_line = p->line;
-  memcpy(str, start, content);
-  str[content] = '\n';
-  str[content + 1] = '\0';
+  if (lead < content && start[lead] == '[') {
+    p->section_line = p->line;
+    if (!header_end(start + lead, content - lead)) {
+      size_t end = content;
+      while (end > lead && (start[end - 1] == ' ' || start[end - 1] == '\t'))
+        end--;
+      p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %.*s: section header without its closing ']'",
+                        p->name, p->line, (int)(end - lead), start + lead);
+      return NULL;
+    }
+  }
+  memcpy(str, start + lead, content - lead);
+  str[content - lead] = '\n';
+  str[content - lead + 1] = '\0';
   return str;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value) {
   mm_parse *p = user;
+  if (section[0] == '\0') {
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s: key before any [section]", p->name, p->line, name);
+    return 0;
+  }
   if (!known_section(section)) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: [%s]: unknown section (known: run, grid, physics, "
                                     "forcing, initial, solver, output)",
@@ -389,7 +427,11 @@ static mm_err override_value(const char *text, const char *section, const char *
   return MM_OK;
 }
 
-static mm_err apply_override(mm_config *cfg, const char *text) {
+/* Override i of overrides; set_by[key] is the override that set a key
+ * before (-1: none): a key given twice is refused, whatever the values. */
+static mm_err apply_override(mm_config *cfg, const mm_config_override *overrides, int i,
+                             int *set_by) {
+  const char *text = overrides[i].text;
   const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
   MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT,
              "--set %s: expected SECTION.KEY=VALUE", text);
@@ -405,6 +447,10 @@ static mm_err apply_override(mm_config *cfg, const char *text) {
              section);
   const mm_key *k = find_key(section, key);
   MM_REQUIRE(k, MM_ERR_INPUT, "--set %s: %s.%s: unknown key", text, section, key);
+  const int idx = (int)(k - mm_keys);
+  MM_REQUIRE(set_by[idx] < 0, MM_ERR_INPUT, "--set %s and --set %s: %s.%s given twice",
+             overrides[set_by[idx]].text, text, section, key);
+  set_by[idx] = i;
   char why[256], *value = NULL;
   MM_CHECK(override_value(text, section, key, &value));
   const bool ok = set_value(cfg, k, value, why, sizeof why);
@@ -420,6 +466,61 @@ static const char *origin_of(const mm_config *cfg, const char *section, const ch
   const mm_key *k = find_key(section, key);
   const char *o = cfg->origin[k - mm_keys];
   return o[0] ? o : fallback;
+}
+
+/* The levels (mm_grid_levels) must be usable by the step: every level at
+ * least DBL_MIN thick (a thinner one is a subnormal double, whose reciprocal
+ * overflows below 1/DBL_MAX = 5.6e-309), and every number the step derives
+ * from them finite: 1/h_k, run.dt/dzw_k, the vertical diffusion
+ * (kappa_v + kappa_convect) run.dt / (dzw_k h) of both levels of each
+ * interface, and the surface heating. A level too thin otherwise passes
+ * validation and blows up at run time. */
+static mm_err check_levels(const mm_config *cfg, const char *name) {
+  const bool stretched = cfg->dz_surface > 0;
+  const char *key = stretched ? "dz_surface" : "depth";
+  const char *where = origin_of(cfg, "grid", key, name);
+  const double value = stretched ? cfg->dz_surface : cfg->depth; /* m */
+  const int nz = (int)cfg->nz;
+  double *h = malloc((3 * (size_t)nz + 1) * sizeof *h);
+  MM_REQUIRE(h, MM_ERR_RUN, "out of memory checking the levels");
+  double *z_w = h + nz, *z_t = z_w + nz + 1;
+  mm_grid_levels(cfg, h, z_w, z_t);
+  const double kappa = cfg->kappa_v + cfg->kappa_convect; /* m2/s, the largest */
+  const double dt = cfg->run_dt;                          /* s */
+  const double q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * h[0]);
+  mm_err err = MM_OK;
+  for (int k = 0; k < nz && err == MM_OK; k++) {
+    if (!(h[k] >= DBL_MIN)) {
+      if (stretched)
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: grid.dz_surface = %g: must be 0 or >= %.17g, the smallest normal "
+                       "double (level %d would be %g m thick)",
+                       where, value, DBL_MIN, k, h[k]);
+      else
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: grid.depth = %g: levels of grid.depth / grid.nz = %g m: must be >= "
+                       "%.17g, the smallest normal double",
+                       where, value, h[k], DBL_MIN);
+      break;
+    }
+    if (k + 1 == nz) break;
+    const double dzw = z_t[k + 1] - z_t[k], g_dt = dt / dzw; /* m, s/m */
+    const double upper = kappa * g_dt * (1.0 / h[k]), lower = kappa * g_dt * (1.0 / h[k + 1]);
+    if (!(dzw > 0) || !isfinite(g_dt) || !isfinite(upper) || !isfinite(lower))
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: grid.%s = %g: level %d too thin for the vertical diffusion: "
+                     "(physics.kappa_v + physics.kappa_convect) run.dt / (dz h) = %g; use thicker "
+                     "levels",
+                     where, key, value, k, isfinite(upper) ? lower : upper);
+  }
+  if (err == MM_OK && cfg->heat_flux != 0 && !isfinite(q_top))
+    err = MM_ERROR(MM_ERR_INPUT,
+                   "%s: forcing.heat_flux = %g: the heating per step of the top level (%g m thick, "
+                   "physics.rho0 = %g, physics.cp = %g) is not finite",
+                   origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux, h[0], cfg->rho0,
+                   cfg->cp);
+  free(h);
+  return err;
 }
 
 /* Checks that involve more than one key. */
@@ -440,6 +541,7 @@ static mm_err validate(const mm_config *cfg, const char *name) {
                "%s: grid.dz_surface = %g: must be <= grid.depth / grid.nz = %g",
                origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, uniform);
   }
+  MM_CHECK(check_levels(cfg, name));
   MM_REQUIRE(cfg->initial_pattern != MM_INIT_MODE || cfg->initial_mode >= 1, MM_ERR_INPUT,
              "%s: initial.mode = %ld: must be >= 1 for the mode pattern",
              origin_of(cfg, "initial", "mode", name), cfg->initial_mode);
@@ -457,7 +559,11 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
   if (p.err != MM_OK) return p.err;
   MM_REQUIRE(rc == 0, MM_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)",
              name, rc > 0 ? rc : 0);
-  for (int i = 0; i < n_overrides; i++) MM_CHECK(apply_override(cfg, overrides[i].text));
+  int set_by[MM_NKEYS];
+  for (int i = 0; i < MM_NKEYS; i++)
+    set_by[i] = -1;
+  for (int i = 0; i < n_overrides; i++)
+    MM_CHECK(apply_override(cfg, overrides, i, set_by));
   MM_CHECK(validate(cfg, name));
   return MM_OK;
 }
@@ -465,8 +571,32 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
 mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override *overrides,
                       int n_overrides) {
   enum { MAX_BYTES = 1 << 20 };
-  FILE *f = fopen(path, "rb");
-  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  /* opened without blocking, so that a FIFO nobody writes to is refused
+   * instead of waited for; every rank reads the file, so it must be one */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  MM_REQUIRE(fd >= 0, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    close(fd);
+    return MM_ERROR(MM_ERR_INPUT, "%s: cannot read: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) { /* a directory: the read says so */
+    const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "of an unknown type";
+    close(fd);
+    return MM_ERROR(MM_ERR_INPUT, "%s: not a regular file (%s): a configuration must be a file",
+                    path, kind);
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    return MM_ERROR(MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(e));
+  }
   char *text = malloc(MAX_BYTES + 1);
   if (!text) {
     fclose(f);
@@ -539,7 +669,7 @@ void mm_config_write_markdown(FILE *out) {
   fprintf(out, "# Configuration\n\n"
                "<!-- generated by `minimodel --config-reference`; tests/config checks it -->\n\n"
                "A case is one INI file; keys not given take their default. "
-               "`--set SECTION.KEY=VALUE` overrides a key in every case. "
+               "`--set SECTION.KEY=VALUE` overrides a key in every case (each key at most once). "
                "Ranges are closed unless written with a parenthesis.\n");
   const char *section = "";
   for (int i = 0; i < MM_NKEYS; i++) {

@@ -166,6 +166,18 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   /* A halo strip must come from one neighbour: each block needs >= MM_HALO
    * columns in a direction where it has neighbours (or wraps onto itself). */
   int min_nx = g->nx / g->px, min_ny = g->ny / g->py;
+  /* on one rank, a periodic direction wraps onto the block itself: fewer
+   * ranks cannot help, only more cells or walls */
+  MM_REQUIRE(min_nx >= MM_HALO || g->px > 1 || !g->periodic_x, MM_ERR_INPUT,
+             "grid.nx = %d with grid.periodic_x = true: the halo of %d columns wraps around onto "
+             "the block itself, which needs at least %d columns; use grid.nx >= %d or "
+             "grid.periodic_x = false",
+             g->nx, MM_HALO, MM_HALO, MM_HALO);
+  MM_REQUIRE(min_ny >= MM_HALO || g->py > 1 || !g->periodic_y, MM_ERR_INPUT,
+             "grid.ny = %d with grid.periodic_y = true: the halo of %d rows wraps around onto "
+             "the block itself, which needs at least %d rows; use grid.ny >= %d or "
+             "grid.periodic_y = false",
+             g->ny, MM_HALO, MM_HALO, MM_HALO);
   MM_REQUIRE(min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x), MM_ERR_INPUT,
              "grid.nx = %d over %d ranks in x gives blocks of %d columns; need at least %d "
              "(use fewer ranks in x or set grid.ranks_x)",

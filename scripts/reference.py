@@ -227,6 +227,13 @@ def validate_config(cfg, name):
         if cfg["grid.dz_surface"] > uniform:
             raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: must be "
                               f"<= grid.depth / grid.nz = {uniform:g}")
+    # the thinnest level must be a normal double (check_levels() in mm_config.c)
+    thinnest = cfg["grid.dz_surface"] or cfg["grid.depth"] / cfg["grid.nz"]
+    if thinnest < sys.float_info.min:
+        key = "dz_surface" if cfg["grid.dz_surface"] > 0 else "depth"
+        raise ConfigError(f"{name}: grid.{key} = {cfg['grid.' + key]:g}: the thinnest level "
+                          f"({thinnest:g} m) must be >= {sys.float_info.min!r}, the smallest "
+                          "normal double")
     if cfg["initial.pattern"] == "mode" and cfg["initial.mode"] < 1:
         raise ConfigError(f"{name}: initial.mode = {cfg['initial.mode']}: must be >= 1 for the "
                           "mode pattern")
@@ -499,9 +506,10 @@ def initial_state(cfg, grid):
 
 
 def read_initial_file(path, grid):
-    """initial.file (docs/output.md): numeric temp and salt of shape exactly
-    (nz, ny, nx); land ignored (0); a wet value that is not finite or equals
-    the _FillValue (missing data) is refused."""
+    """initial.file (docs/output.md): numeric temp and salt on dimensions named
+    (z, y, x), in this order, of shape exactly (nz, ny, nx); land ignored (0);
+    a wet value that is not finite or equals the _FillValue (missing data) is
+    refused."""
     import netCDF4
     try:
         ds = netCDF4.Dataset(path, "r")
@@ -517,6 +525,9 @@ def read_initial_file(path, grid):
             var = ds.variables[name]
             if var.dtype == str or np.dtype(var.dtype).kind not in "iuf":
                 raise ConfigError(f"{path}: variable '{name}' is not numeric")
+            if len(var.dimensions) == 3 and var.dimensions != ("z", "y", "x"):
+                raise ConfigError(f"{path}: {name} has dimensions ({', '.join(var.dimensions)}); "
+                                  "expected (z, y, x), in this order")
             if var.shape != (grid.nz, grid.ny, grid.nx):
                 raise ConfigError(f"{path}: {name}: expected dimensions (z, y, x) = "
                                   f"{(grid.nz, grid.ny, grid.nx)}, found {var.dimensions} "

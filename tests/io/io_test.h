@@ -33,13 +33,19 @@ static const char io_test_base[] = "[run]\n"
 #define IO_TEST_HALO -7777.0
 
 /* Load the base configuration with the overrides in argv[1..argc-1]
- * (SECTION.KEY=VALUE) and extra ones; exits on error. */
+ * (SECTION.KEY=VALUE) and extra ones, an extra one in place of an argument
+ * of the same key (a key may be given once); exits on error. */
 static void io_test_config(mm_config *cfg, int argc, char **argv, int n_extra,
                            const char *const *extra) {
   mm_config_override ovr[64];
   int n = 0;
-  for (int a = 1; a < argc && n < 64; a++)
-    ovr[n++].text = argv[a];
+  for (int a = 1; a < argc && n < 64; a++) {
+    const size_t key = strcspn(argv[a], "=");
+    bool replaced = false;
+    for (int e = 0; e < n_extra; e++)
+      replaced |= strcspn(extra[e], "=") == key && !strncmp(extra[e], argv[a], key);
+    if (!replaced) ovr[n++].text = argv[a];
+  }
   for (int e = 0; e < n_extra && n < 64; e++)
     ovr[n++].text = extra[e];
   if (mm_config_load_string(cfg, "io_test", io_test_base, ovr, n) != MM_OK) {

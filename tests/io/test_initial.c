@@ -1,7 +1,8 @@
 /* Initial-state file: read from NetCDF-4 and classic files (land ignored,
- * set to 0; dimension names free), refused with MM_ERR_INPUT on every rank
- * for other dimensions, a missing variable, a non-finite or missing (fill)
- * wet value, a missing file.
+ * set to 0), refused with MM_ERR_INPUT on every rank for other dimensions,
+ * dimensions not named (z, y, x) in this order (on a cubic grid, (x, y, z)
+ * would otherwise be read transposed), a missing variable, a non-finite or
+ * missing (fill) wet value, a missing file.
  *
  * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
 #include "io_test.h"
@@ -14,6 +15,8 @@ typedef enum {
   NO_SALT,     /* temp only */
   NAN_WET,     /* NaN in one wet cell of salt */
   FILL_WET,    /* one wet cell of temp never written (the fill value) */
+  TRANSPOSED,  /* dimensions named (x, y, z), of lengths (nz, ny, nx) */
+  OTHER_NAMES, /* dimensions named (depth, lat, lon) */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -30,9 +33,12 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   const int nz = g->nz + (kind == EXTRA_LEVEL), ny = g->ny, nx = g->nx;
   int nc, dz, dy, dx, vt, vs = -1;
   IO_NC(nc_create(path, cmode | NC_CLOBBER, &nc));
-  IO_NC(nc_def_dim(nc, "depth", (size_t)nz, &dz));
-  IO_NC(nc_def_dim(nc, "lat", (size_t)ny, &dy));
-  IO_NC(nc_def_dim(nc, "lon", (size_t)nx, &dx));
+  static const char *const names[3][3] = {
+      {"z", "y", "x"}, {"x", "y", "z"}, {"depth", "lat", "lon"}};
+  const char *const *name = names[kind == TRANSPOSED ? 1 : kind == OTHER_NAMES ? 2 : 0];
+  IO_NC(nc_def_dim(nc, name[0], (size_t)nz, &dz));
+  IO_NC(nc_def_dim(nc, name[1], (size_t)ny, &dy));
+  IO_NC(nc_def_dim(nc, name[2], (size_t)nx, &dx));
   const int dims[3] = {dz, dy, dx};
   IO_NC(kind == FLAT ? nc_def_var(nc, "temp", NC_DOUBLE, 2, dims + 1, &vt)
                      : nc_def_var(nc, "temp", NC_DOUBLE, 3, dims, &vt));
@@ -107,6 +113,7 @@ int main(int argc, char **argv) {
       {"no_salt.nc", NC_NETCDF4, NO_SALT},
       {"nan_wet.nc", NC_64BIT_OFFSET, NAN_WET},
       {"fill_wet.nc", NC_NETCDF4, FILL_WET},
+      {"other_names.nc", NC_NETCDF4, OTHER_NAMES},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -120,15 +127,40 @@ int main(int argc, char **argv) {
   expect_read(&cfg, &g, path[1]);
   expect_refused(&g, path[2],
                  (const char *const[]){"extra_level.nc", "temp", "expected dimensions",
-                                       "(z, y, x) = (5, 9, 13)",
-                                       "found 3: (depth = 6, lat = 9, lon = 13)", NULL});
-  expect_refused(&g, path[3],
-                 (const char *const[]){"flat.nc", "found 2: (lat = 9, lon = 13)", NULL});
+                                       "(z, y, x) = (5, 9, 13)", "found 3: (z = 6, y = 9, x = 13)",
+                                       NULL});
+  expect_refused(&g, path[3], (const char *const[]){"flat.nc", "found 2: (y = 9, x = 13)", NULL});
   expect_refused(&g, path[4], (const char *const[]){"no_salt.nc", "missing variable 'salt'", NULL});
   expect_refused(
       &g, path[5],
       (const char *const[]){"nan_wet.nc", "salt", "not finite", "(i=6, j=4, k=1)", NULL});
   expect_refused(&g, path[6], (const char *const[]){"fill_wet.nc", "_FillValue", NULL});
+  expect_refused(&g, path[7],
+                 (const char *const[]){"other_names.nc", "temp has dimensions (depth, lat, lon)",
+                                       "expected (z, y, x)", NULL});
+
+  /* on a cubic grid, a file in another order has the right lengths: only the
+   * names tell that it would be read transposed */
+  {
+    mm_config c6;
+    mm_grid g6;
+    io_test_config(&c6, argc, argv, 3,
+                   (const char *const[]){"grid.nx=6", "grid.ny=6", "grid.nz=6"});
+    io_test_grid(&c6, &g6);
+    char cubic[2][2 * MM_STR_MAX];
+    IO_TEST_FMT(cubic[0], "%s/cubic.nc", cfg.output_dir);
+    IO_TEST_FMT(cubic[1], "%s/cubic_transposed.nc", cfg.output_dir);
+    if (g6.rank == 0) {
+      make_file(cubic[0], NC_NETCDF4, GOOD, &c6, &g6);
+      make_file(cubic[1], NC_64BIT_OFFSET, TRANSPOSED, &c6, &g6);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_read(&c6, &g6, cubic[0]);
+    expect_refused(&g6, cubic[1],
+                   (const char *const[]){"cubic_transposed.nc", "temp has dimensions (x, y, z)",
+                                         "expected (z, y, x)", NULL});
+    mm_grid_destroy(&g6);
+  }
   char missing[2 * MM_STR_MAX];
   IO_TEST_FMT(missing, "%s/does_not_exist.nc", cfg.output_dir);
   expect_refused(

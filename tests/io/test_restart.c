@@ -1,8 +1,8 @@
 /* Restart and crash files: bitwise round trip, atomic replacement through
  * the .tmp file, and refusal (MM_ERR_INPUT on every rank, with the reason in
  * the message) of a file for another grid, another configuration, another
- * land mask, a truncated file, a text file, a missing file, a missing
- * attribute and a non-finite value.
+ * land mask, dimensions in another order than (z, y, x), a truncated file, a
+ * text file, a missing file, a missing attribute and a non-finite value.
  *
  * usage: test_restart output.dir=DIR [SECTION.KEY=VALUE ...]   (3 ranks) */
 #include "io_test.h"
@@ -188,6 +188,37 @@ int main(int argc, char **argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     expect_refused(&g, &cfg, other, (const char *const[]){"land mask", "kmt(i=12", NULL});
+  }
+  /* on a cubic grid, dimensions in another order have the right lengths:
+   * only their names tell that the file would be read transposed */
+  {
+    mm_config c6;
+    mm_grid g6;
+    io_test_config(&c6, argc, argv, 4,
+                   (const char *const[]){"grid.nx=6", "grid.ny=6", "grid.nz=6", "run.name=cubic"});
+    io_test_grid(&c6, &g6);
+    double *t6 = io_test_field(&g6, 1.0, 0.0), *s6 = io_test_field(&g6, -1e-3, 35.0);
+    TEST_CHECK(mm_restart_write(&g6, &c6, t6, s6, 3, 1800.0) == MM_OK, "%s", mm_error_message());
+    path_of(other, "cubic", ".restart.nc");
+    expect_state(&g6, &c6, other, t6, s6, 3, 1800.0);
+    if (g6.rank == 0) { /* (z, y, x) renamed (x, y, z) */
+      int nc, dz, dx;
+      IO_NC(nc_open(other, NC_WRITE, &nc));
+      IO_NC(nc_redef(nc));
+      IO_NC(nc_inq_dimid(nc, "z", &dz));
+      IO_NC(nc_inq_dimid(nc, "x", &dx));
+      IO_NC(nc_rename_dim(nc, dz, "swap"));
+      IO_NC(nc_rename_dim(nc, dx, "z"));
+      IO_NC(nc_rename_dim(nc, dz, "x"));
+      IO_NC(nc_close(nc));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_refused(&g6, &c6, other,
+                   (const char *const[]){"cubic.restart.nc", "temp has dimensions (x, y, z)",
+                                         "expected (z, y, x)", NULL});
+    free(t6);
+    free(s6);
+    mm_grid_destroy(&g6);
   }
   /* a non-finite value in a wet cell of the last rank's block */
   {

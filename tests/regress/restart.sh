@@ -8,24 +8,25 @@ run() { local np="$1"; shift; mpirun --oversubscribe -np "$np" "$mm" --quiet "$@
 cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"
-common=(--set output.dir="$work" --set output.interval=0 --set run.steps=24)
-run 2 "${common[@]}" --set run.name=straight --set output.restart_interval=24 || fail "straight run"
+common=(--set output.dir="$work" --set output.interval=0)  # each key once: run.steps per run
+run 2 "${common[@]}" --set run.steps=24 --set run.name=straight --set output.restart_interval=24 ||
+  fail "straight run"
 run 2 "${common[@]}" --set run.name=half --set run.steps=12 --set output.restart_interval=12 || fail "half run"
 [ -f "$work/half.restart.nc" ] || fail "no restart file"
 [ ! -e "$work/half.restart.nc.tmp" ] || fail "temporary restart file left behind"
-run 2 "${common[@]}" --set run.name=cont --set initial.restart="$work/half.restart.nc" \
+run 2 "${common[@]}" --set run.steps=24 --set run.name=cont --set initial.restart="$work/half.restart.nc" \
   --set output.restart_interval=24 || fail "continued run"
 cmp_nc "$work/straight.nc" "$work/cont.nc" || fail "history after restart differs"
 cmp_nc "$work/straight.restart.nc" "$work/cont.restart.nc" || fail "restart state differs"
 # continued on 3 ranks from a restart written by 2: still the same bits
-run 3 "${common[@]}" --set run.name=cont3 --set initial.restart="$work/half.restart.nc" || fail "continued on 3 ranks"
+run 3 "${common[@]}" --set run.steps=24 --set run.name=cont3 --set initial.restart="$work/half.restart.nc" || fail "continued on 3 ranks"
 cmp_nc "$work/straight.nc" "$work/cont3.nc" || fail "restart on 3 ranks differs"
 # the comparison can fail: the half-way state is not the final one
 cmp_nc --vars temp "$work/half.restart.nc" "$work/straight.restart.nc" && fail "compare.py did not see a difference"
 # a restart for another configuration or grid is refused with exit 2
-run 2 "${common[@]}" --set run.name=bad --set physics.kappa_v=2e-5 --set initial.restart="$work/half.restart.nc"
+run 2 "${common[@]}" --set run.steps=24 --set run.name=bad --set physics.kappa_v=2e-5 --set initial.restart="$work/half.restart.nc"
 rc=$?; [ $rc -eq 2 ] || fail "restart for another configuration: exit $rc, expected 2"
 grep -q "configuration" "$work/log" || fail "no reason given for the configuration mismatch"
-run 2 "${common[@]}" --set run.name=bad --set grid.nz=11 --set initial.restart="$work/half.restart.nc"
+run 2 "${common[@]}" --set run.steps=24 --set run.name=bad --set grid.nz=11 --set initial.restart="$work/half.restart.nc"
 rc=$?; [ $rc -eq 2 ] || fail "restart for another grid: exit $rc, expected 2"
 echo "ok: restart is bitwise identical to the straight run"
