@@ -50,7 +50,7 @@ typedef struct mm_model {
   double kh_x, kh_y; /* kappa_h dy/dx, kappa_h dx/dy (m2/s) */
   double q_top;      /* dt Q / (rho0 cp h_0): surface heating of the top cell per step (degC) */
   double kappa_mix;  /* kappa_v + kappa_convect (m2/s) */
-  double courant_adv, courant_dif; /* stability numbers of the explicit part */
+  double dt_stable;  /* largest stable run.dt of the explicit step (s; +inf: any) */
 } mm_model;
 
 /* Build grid, decomposition, flow, solver and the analytic initial state

@@ -295,8 +295,11 @@ def test_command_line():
         for bad, what in ((("--set", "initial.restart=x.nc"), "not supported"),
                           (("--set", "grid.nx=0"), "grid.nx"),
                           (("--set", "grid.foo=1"), "unknown key"),
-                          (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"), "Courant"),
-                          (("--set", "physics.kappa_h=1e5"), "diffusive")):
+                          (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"),
+                           "advective stability limit"),
+                          (("--set", "physics.kappa_h=1e5"), "diffusive stability limit"),
+                          (("--set", "physics.flow=gyre", "--set", "physics.kappa_h=1e3",
+                            "--set", "run.dt=3e4"), "advective + diffusive stability limit")):
             rc, out, err = run_script(REFERENCE, ini, "--quiet", *bad)
             assert rc == 2 and what in err, f"{bad}: exit {rc}, {err!r}"
         ini2 = write_ini(tmp, "[grid]\nnx = 4\nnx = 5\n")
