@@ -502,16 +502,17 @@ void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
   d->time = m->time;
 }
 
-/* Non-finite wet values of temp and salt on all ranks (collective). */
-static long count_nonfinite(const mm_model *m) {
+/* Wet values of temp and salt on all ranks that are non-finite or outside
+ * the physically possible range (collective). */
+static long count_suspect(const mm_model *m) {
   const mm_grid *g = &m->grid;
   long bad = 0, total = 0;
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++) {
       const size_t c = mm_col(g, i, j);
       const double *t = m->temp + c * g->nz, *s = m->salt + c * g->nz;
-      for (int k = 0; k < g->kmt[c]; k++)
-        bad += !isfinite(t[k]) + !isfinite(s[k]);
+      for (int k = 0; k < g->kmt[c]; k++) /* false for NaN, and for +-Inf */
+        bad += !mm_temp_possible(t[k]) + !mm_salt_possible(s[k]);
     }
   MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
   return total;
@@ -520,10 +521,12 @@ static long count_nonfinite(const mm_model *m) {
 mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   if (!m->gpu) {
     /* between records a plain scan; the sums only when needed */
-    if (full || count_nonfinite(m) > 0)
+    if (full || count_suspect(m) > 0) {
       mm_model_diagnostics(m, d);
-    else
+    } else {
       d->nonfinite = 0;
+      d->out_of_range = 0;
+    }
     return MM_OK;
   }
   /* the ranks agree on the kernel's outcome before the collectives below */
@@ -534,13 +537,15 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
     err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
   MM_CHECK(agree(m->grid.cart, err));
   long bad = 0;
-  if (!full) MPI_Allreduce(&part.bad, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
+  const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
+  if (!full) MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
   if (full || bad > 0) {
     mm_diag_finish(&m->grid, &part, m->cfg.rho0, m->cfg.cp, d);
     d->step = m->step;
     d->time = m->time;
   } else {
     d->nonfinite = 0;
+    d->out_of_range = 0;
   }
   return MM_OK;
 }

@@ -68,8 +68,9 @@ mm_err mm_model_step(mm_model *m, mm_timers *timers);
 void mm_model_diagnostics(const mm_model *m, mm_diag *d);
 
 /* Diagnostics of the current state wherever it lives (collective). With
- * full = false only the count of non-finite values is sure to be set
- * (d->nonfinite); the rest is computed when that count is not 0. */
+ * full = false only the counts of non-finite values and of values outside
+ * the physically possible range are sure to be set (d->nonfinite,
+ * d->out_of_range); the rest is computed when either is not 0. */
 mm_err mm_model_check(mm_model *m, mm_diag *d, bool full);
 
 /* On the GPU: temp, salt were changed on the host (read from a file):

@@ -20,7 +20,8 @@ Array layout: tracers are (nz, ny, nx) arrays indexed [k, j, i]; land cells
 (k >= kmt) hold 0. Horizontal neighbours come from copies padded with a halo
 of HALO cells (wrapped on periodic edges, land beyond walls).
 
-Exit status: 0 success, 1 failure while running (non-finite state, I/O),
+Exit status: 0 success, 1 failure while running (non-finite state, or one
+outside the physically possible range; I/O),
 2 usage, configuration or input-file error (as the C model).
 """
 
@@ -35,6 +36,10 @@ import sys
 import numpy as np
 
 HALO = 2  # superbee needs two cells upstream of a face
+# The physically possible range of the state (docs/physics.md): a finite
+# value outside it is a blow-up as much as a NaN.
+TEMP_RANGE = (-10.0, 110.0)  # degC
+SALT_RANGE = (-1.0, 100.0)   # g/kg
 # NC_FILL_DOUBLE, the NetCDF default fill of doubles. docs/output.md writes it
 # 9.96920996838687e+36, which rounds to a neighbouring double: the exact
 # value is 9.9692099683868690e+36.
@@ -583,6 +588,10 @@ def read_initial_file(path, grid):
                 raise ConfigError(f"{path}: {name} has non-finite values at wet cells")
             if fill is not None and np.any(wet == fill):
                 raise ConfigError(f"{path}: {name} has the _FillValue (missing data) at wet cells")
+            lo, hi = TEMP_RANGE if name == "temp" else SALT_RANGE
+            if np.any((wet < lo) | (wet > hi)):
+                raise ConfigError(f"{path}: {name} has values outside the physically possible "
+                                  f"range [{lo:g}, {hi:g}] at wet cells")
             out.append(np.where(grid.wet, a, 0.0))
     return out[0], out[1]
 
@@ -784,6 +793,14 @@ class Model:
             bad = np.argwhere(~(np.isfinite(self.T) & np.isfinite(self.S)))[0]
             raise RunError(f"step {self.n}: non-finite tracer at k={bad[0]}, j={bad[1]}, "
                            f"i={bad[2]}")
+        inside = ((self.T >= TEMP_RANGE[0]) & (self.T <= TEMP_RANGE[1])
+                  & (self.S >= SALT_RANGE[0]) & (self.S <= SALT_RANGE[1]))
+        if not np.all(inside[self.grid.wet]):
+            bad = np.argwhere(self.grid.wet & ~inside)[0]
+            raise RunError(f"step {self.n}: tracer outside the physically possible range "
+                           f"(T in [{TEMP_RANGE[0]:g}, {TEMP_RANGE[1]:g}] degC, S in "
+                           f"[{SALT_RANGE[0]:g}, {SALT_RANGE[1]:g}] g/kg) at k={bad[0]}, "
+                           f"j={bad[1]}, i={bad[2]}")
 
 
 # ---------------------------------------------------------------------------
