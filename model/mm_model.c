@@ -113,6 +113,7 @@ static double stable_x(mm_advection scheme, double out, double sq, double dif) {
   double a = dif;
   if (scheme == MM_ADV_UPWIND) a = out + dif;
   if (scheme == MM_ADV_SUPERBEE) a = 2.0 * out + dif;
+  if (isnan(a)) return 0.0; /* a coefficient that is not a number: nothing is stable */
   if (!(a > 0.0)) return INFINITY;
   if (scheme != MM_ADV_SUPERBEE || sq == 0.0) return 1.0 / a;
   /* the smaller root of x a - x^2 Q = 1, in a form free of cancellation
@@ -120,10 +121,15 @@ static double stable_x(mm_advection scheme, double out, double sq, double dif) {
   return 2.0 / (a + sqrt(fmax(a * a - 4.0 * sq, 0.0)));
 }
 
-/* The shortest decimal of `digits` significant digits that is <= x (x > 0,
- * finite), written to buf: a time step that is sure to pass the check. */
+/* The largest decimal of `digits` significant digits that is <= x, written
+ * to buf: a time step that is sure to pass the check (x itself where that
+ * cannot be formed: 0, +inf, or beyond the range of the scale). */
 static double floor_decimal(double x, int digits, char *buf, size_t len) {
-  const double scale = pow(10.0, digits - 1 - (int)floor(log10(x)));
+  const double scale = x > 0.0 && isfinite(x) ? pow(10.0, digits - 1 - (int)floor(log10(x))) : 0.0;
+  if (!(scale > 0.0) || !isfinite(scale * x)) {
+    snprintf(buf, len, "%.17g", x);
+    return x;
+  }
   for (double v = floor(x * scale); v > 0.0; v -= 1.0) {
     snprintf(buf, len, "%.*g", digits, v / scale);
     const double back = strtod(buf, NULL);
@@ -172,6 +178,10 @@ static mm_err check_stability(mm_model *m) {
     }
   MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE_INT, MPI_MINLOC, g->cart);
   const double dt = cfg->run_dt;
+  /* the step multiplies its fluxes by dt / (dx dy): 0 x inf would be NaN */
+  MM_REQUIRE(isfinite(m->dt_area), MM_ERR_INPUT,
+             "grid.dx = %g m, grid.dy = %g m: run.dt / (dx dy) = %g s/m2 is not a finite number",
+             g->dx, g->dy, m->dt_area);
   m->dt_stable = all.x * (g->dx * g->dy);
   if (dt <= m->dt_stable) return MM_OK;
   MPI_Bcast(at, 6, MPI_DOUBLE, all.rank, g->cart);

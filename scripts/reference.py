@@ -473,6 +473,7 @@ def stable_x(cfg, grid, U, V):
         if scheme == "superbee":  # the smaller root, free of cancellation
             x = np.where(sq != 0.0, 2.0 / (a + np.sqrt(np.maximum(a * a - 4.0 * sq, 0.0))), x)
         x = np.where(a > 0.0, x, math.inf)
+        x = np.where(np.isnan(a), 0.0, x)  # a coefficient that is not a number
     return x, (out if scheme != "none" else np.zeros_like(out)), dif
 
 
