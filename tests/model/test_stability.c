@@ -66,27 +66,37 @@ static int stays_within(mm_model *m, int steps, double lo, double hi, int *at) {
   return 1;
 }
 
-/* The largest dt the check accepts, by bisection (0 if it accepts no dt
- * between 1 s and 1e8 s, the largest run.dt, or every one). */
+/* Whether the check accepts dt. */
+static int accepts(const scase *c, double dt) {
+  char msg[2048];
+  mm_model *m = NULL;
+  const int ok = create(c, dt, &m, msg, sizeof msg) == MM_OK;
+  mm_model_destroy(m);
+  return ok;
+}
+
+/* The largest dt the check accepts, to 1e-12 relative, by bisection (0 if
+ * it accepts no dt between 1 s and 1e8 s, the largest run.dt, or every
+ * one). The bracket starts from the dt the refusal of 1e8 s suggests when
+ * that brackets the limit, else from [1 s, 1e8 s]. */
 static double accepted_limit(const scase *c) {
   char msg[2048];
   mm_model *m = NULL;
   double lo = 1.0, hi = 1e8;
-  if (create(c, lo, &m, msg, sizeof msg) != MM_OK) return 0.0;
-  mm_model_destroy(m);
-  if (create(c, hi, &m, msg, sizeof msg) == MM_OK) {
+  if (!accepts(c, lo) || create(c, hi, &m, msg, sizeof msg) == MM_OK) {
     mm_model_destroy(m);
     return 0.0;
   }
-  for (int it = 0; it < 200 && nextafter(lo, hi) < hi; it++) {
+  const char *use = strstr(msg, "use run.dt <= ");
+  const double s = use ? strtod(use + strlen("use run.dt <= "), NULL) : 0.0;
+  if (s > lo && s < hi && accepts(c, s) && !accepts(c, s * (1.0 + 2e-5)))
+    lo = s, hi = s * (1.0 + 2e-5);
+  while (hi - lo > 1e-12 * hi) {
     const double mid = 0.5 * (lo + hi);
-    if (mid <= lo || mid >= hi) break;
-    if (create(c, mid, &m, msg, sizeof msg) == MM_OK) {
+    if (accepts(c, mid))
       lo = mid;
-      mm_model_destroy(m);
-    } else {
+    else
       hi = mid;
-    }
   }
   return lo;
 }
