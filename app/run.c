@@ -125,7 +125,8 @@ static bool is_record_step(const mm_config *cfg, long step) {
   return cfg->output_interval > 0 && step % cfg->output_interval == 0;
 }
 
-/* The NaN/Inf check (checked_diagnostics) runs on every record step and
+/* The blow-up check (checked_diagnostics: NaN/Inf, and values outside the
+ * physically possible range) runs on every record step and
  * restart step, and in any case every MM_CHECK_INTERVAL steps, so that a
  * blow-up is caught early and the crash file's state is recent also with
  * output.interval = 0 or a long interval (docs/reliability.md). Between
@@ -157,7 +158,36 @@ static void fault_nan(mm_model *m) {
       }
 }
 
-/* Diagnostics with the blow-up check: on a non-finite value, save the last
+/* "temp = 112 degC at i=.. j=.. k=.., outside the physically possible range
+ * [-10, 110] degC (N values outside)": the first value of d outside the
+ * range (model/mm_rsum.h). */
+static void range_text(const mm_diag *d, char *buf, size_t len) {
+  const bool salt = d->range_var == 1;
+  const char *units = salt ? "g/kg" : "degC";
+  snprintf(buf, len,
+           "%s = %.6g %s at i=%d j=%d k=%d, outside the physically possible range [%g, %g] %s (%ld "
+           "values outside)",
+           salt ? "salt" : "temp", d->range_value, units, d->range_i, d->range_j, d->range_k,
+           salt ? MM_SALT_MIN : MM_TEMP_MIN, salt ? MM_SALT_MAX : MM_TEMP_MAX, units,
+           d->out_of_range);
+}
+
+/* A state read from initial.file or initial.restart must lie within the
+ * physically possible range: a value outside it is an input error
+ * (collective). */
+static mm_err check_initial_range(mm_model *m) {
+  mm_diag d = {0};
+  MM_CHECK(mm_agree(m->grid.cart, mm_model_check(m, &d, false)));
+  if (!d.out_of_range) return MM_OK;
+  char what[400];
+  range_text(&d, what, sizeof what);
+  const bool restart = m->cfg.initial_restart[0] != 0;
+  return MM_ERROR(MM_ERR_INPUT, "initial.%s = %s: %s", restart ? "restart" : "file",
+                  restart ? m->cfg.initial_restart : m->cfg.initial_file, what);
+}
+
+/* Diagnostics with the blow-up check: on a non-finite value, or a finite one
+ * outside the physically possible range (model/mm_rsum.h), save the last
  * good state and stop. With full = false (a check between records) only
  * the check runs, and the diagnostics only when it finds something. */
 static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, long *good_step,
@@ -166,7 +196,13 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
   mm_err err = mm_agree(m->grid.cart, mm_model_check(m, d, full));
   mm_timer_stop(tm, MM_PHASE_DIAGNOSTICS);
   MM_CHECK(err);
-  if (d->nonfinite) {
+  if (d->nonfinite || d->out_of_range) {
+    char what[400];
+    if (d->nonfinite)
+      snprintf(what, sizeof what, "%s = %s at i=%d j=%d k=%d (%ld non-finite values)",
+               d->bad_var ? "salt" : "temp", "NaN/Inf", d->bad_i, d->bad_j, d->bad_k, d->nonfinite);
+    else
+      range_text(d, what, sizeof what);
     mm_err werr = MM_OK;
     if (*good_step >= 0) werr = mm_agree(m->grid.cart, mm_model_fetch_good(m, good_t, good_s));
     if (werr == MM_OK && *good_step >= 0)
@@ -179,11 +215,7 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
     } else if (*good_step >= 0)
       snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
                *good_step, m->cfg.output_dir, m->cfg.run_name);
-    return MM_ERROR(MM_ERR_RUN,
-                    "numerical blow-up at step %ld: %s = %s at i=%d j=%d k=%d (%ld non-finite "
-                    "values); %s",
-                    m->step, d->bad_var ? "salt" : "temp", "NaN/Inf", d->bad_i, d->bad_j, d->bad_k,
-                    d->nonfinite, saved);
+    return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", m->step, what, saved);
   }
   MM_CHECK(mm_agree(m->grid.cart, mm_model_keep_good(m, good_t, good_s)));
   *good_step = m->step;
@@ -220,6 +252,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   }
   /* the state read from files goes to the device (solver.backend = cuda) */
   MM_CHECK(mm_agree(g->cart, mm_model_state_changed(m)));
+  if (cfg->initial_file[0] || cfg->initial_restart[0]) MM_CHECK(check_initial_range(m));
   MM_CHECK(make_output_dir(cfg, g->cart));
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks

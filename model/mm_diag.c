@@ -60,11 +60,15 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
   mm_rsum_allreduce(&salt_sum, g->cart);
   double gext[4];
   MPI_Allreduce(part->ext, gext, 4, MPI_DOUBLE, MPI_MIN, g->cart);
-  /* the first bad value in rank order: lowest rank that has one */
-  long gbad = 0;
-  MPI_Allreduce(&part->bad, &gbad, 1, MPI_LONG, MPI_SUM, g->cart);
-  int who = part->bad ? g->rank : g->nranks, first = g->nranks;
-  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, g->cart);
+  /* the first bad value in rank order: lowest rank that has one; likewise
+   * the first value outside the possible range */
+  const long mine[2] = {part->bad, part->out};
+  long count[2] = {0, 0};
+  MPI_Allreduce(mine, count, 2, MPI_LONG, MPI_SUM, g->cart);
+  const long gbad = count[0];
+  const int who[2] = {part->bad ? g->rank : g->nranks, part->out ? g->rank : g->nranks};
+  int first[2] = {g->nranks, g->nranks};
+  MPI_Allreduce(who, first, 2, MPI_INT, MPI_MIN, g->cart);
   int bad_loc[4] = {-1, -1, -1, -1}; /* var, i, j, k (global) */
   if (part->bad) {
     const long col = part->bad_pos / g->nz;
@@ -73,7 +77,17 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
     bad_loc[2] = g->j0 + (int)(col / g->nxh) - MM_HALO;
     bad_loc[3] = (int)(part->bad_pos % g->nz);
   }
-  if (gbad) MPI_Bcast(bad_loc, 4, MPI_INT, first, g->cart);
+  if (gbad) MPI_Bcast(bad_loc, 4, MPI_INT, first[0], g->cart);
+  double out_loc[5] = {-1, -1, -1, -1, 0.0}; /* var, i, j, k (global), value */
+  if (part->out) {
+    const long col = part->out_pos / g->nz;
+    out_loc[0] = part->out_var;
+    out_loc[1] = g->i0 + (int)(col % g->nxh) - MM_HALO;
+    out_loc[2] = g->j0 + (int)(col / g->nxh) - MM_HALO;
+    out_loc[3] = (int)(part->out_pos % g->nz);
+    out_loc[4] = part->out_value;
+  }
+  if (count[1]) MPI_Bcast(out_loc, 5, MPI_DOUBLE, first[1], g->cart);
 
   d->heat_content = rho0 * cp * mm_rsum_value(&heat);
   d->salt_content = rho0 / 1000.0 * mm_rsum_value(&salt_sum);
@@ -86,4 +100,10 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
   d->bad_i = bad_loc[1];
   d->bad_j = bad_loc[2];
   d->bad_k = bad_loc[3];
+  d->out_of_range = count[1];
+  d->range_var = (int)out_loc[0];
+  d->range_i = (int)out_loc[1];
+  d->range_j = (int)out_loc[2];
+  d->range_k = (int)out_loc[3];
+  d->range_value = out_loc[4];
 }

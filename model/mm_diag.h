@@ -26,10 +26,17 @@ typedef struct {
   long nonfinite;
   int bad_var;             /* 0 temp, 1 salt */
   int bad_i, bad_j, bad_k; /* global indices */
+  /* first finite value outside the physically possible range (MM_TEMP_MIN
+   * ... in mm_rsum.h), in the same order: count 0 when none */
+  long out_of_range;
+  int range_var;                 /* 0 temp, 1 salt */
+  int range_i, range_j, range_k; /* global indices */
+  double range_value;            /* degC or g/kg */
 } mm_diag;
 
 /* The diagnostics from this rank's part (collective): sums and extrema over
- * the ranks, the first non-finite value in rank order. */
+ * the ranks, the first non-finite value and the first value outside the
+ * physically possible range, in rank order. */
 void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, double cp, mm_diag *d);
 
 /* Compute the diagnostics of (temp, salt) on grid g (collective). */

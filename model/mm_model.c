@@ -100,44 +100,107 @@ static mm_err check_divergence(const mm_model *m) {
   return MM_OK;
 }
 
-/* Courant numbers of the explicit part; refuse a dt beyond the limits. */
+/* The largest x = dt / (dx dy) for which the explicit horizontal step keeps
+ * every weight of one cell's update >= 0 (docs/physics.md, "Stability of the
+ * explicit part"); +inf where nothing moves the cell. T*_P is a combination
+ * of the old values around P whose weights sum to 1; the weight of T_P
+ * itself is at least
+ *   1 - x (O + D)                upwind
+ *   1 - x (2 O + D) + x^2 Q      superbee, whatever the limiter's value
+ *   1 - x D                      none
+ * and the others are >= 0 as long as x |u| <= 1 at every outflow face (which
+ * the smaller root below implies). O: the sum of the transports out of the
+ * cell through its wet faces (m2/s), Q: the sum of their squares, D: the sum
+ * of kappa_h dy/dx and kappa_h dx/dy over its wet x and y faces (m2/s). */
+static double stable_x(mm_advection scheme, double out, double sq, double dif) {
+  double a = dif;
+  if (scheme == MM_ADV_UPWIND) a = out + dif;
+  if (scheme == MM_ADV_SUPERBEE) a = 2.0 * out + dif;
+  if (isnan(a)) return 0.0; /* a coefficient that is not a number: nothing is stable */
+  if (!(a > 0.0)) return INFINITY;
+  if (scheme != MM_ADV_SUPERBEE || sq == 0.0) return 1.0 / a;
+  /* the smaller root of x a - x^2 Q = 1, in a form free of cancellation
+   * (a^2 >= 4 Q, since a >= 2 O and O^2 >= Q) */
+  return 2.0 / (a + sqrt(fmax(a * a - 4.0 * sq, 0.0)));
+}
+
+/* The largest decimal of `digits` significant digits that is <= x, written
+ * to buf: a time step that is sure to pass the check (x itself where that
+ * cannot be formed: 0, +inf, or beyond the range of the scale). */
+static double floor_decimal(double x, int digits, char *buf, size_t len) {
+  const double scale = x > 0.0 && isfinite(x) ? pow(10.0, digits - 1 - (int)floor(log10(x))) : 0.0;
+  if (!(scale > 0.0) || !isfinite(scale * x)) {
+    snprintf(buf, len, "%.17g", x);
+    return x;
+  }
+  for (double v = floor(x * scale); v > 0.0; v -= 1.0) {
+    snprintf(buf, len, "%.*g", digits, v / scale);
+    const double back = strtod(buf, NULL);
+    if (back <= x && back > 0.0) return back;
+  }
+  snprintf(buf, len, "%.17g", x);
+  return x;
+}
+
+/* Refuse a dt beyond the stability limit of the explicit horizontal step,
+ * advection and diffusion together, with the flow's own face transports
+ * (stable_x at every wet cell); the message gives a dt that passes. */
 static mm_err check_stability(mm_model *m) {
   const mm_grid *g = &m->grid;
   const mm_config *cfg = &m->cfg;
   const int nz = g->nz;
-  double smax = 0.0; /* max over wet cells of |ue_e| + |ue_w| + |vn_n| + |vn_s| */
+  const long nxh = g->nxh;
+  const double kh_x = m->kh_x, kh_y = m->kh_y;
+  struct {
+    double x;
+    int rank;
+  } mine = {INFINITY, g->rank}, all;
+  double at[6] = {-1, -1, -1, 0, 0, 0}; /* binding cell: i, j, k (global); O, Q, D */
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++) {
       const size_t c = mm_col(g, i, j);
-      const double *ee = m->ue + c * nz, *ew = m->ue + mm_col(g, i - 1, j) * nz;
-      const double *nn = m->vn + c * nz, *ns = m->vn + mm_col(g, i, j - 1) * nz;
-      for (int k = 0; k < g->kmt[c]; k++)
-        smax = fmax(smax, fabs(ee[k]) + fabs(ew[k]) + fabs(nn[k]) + fabs(ns[k]));
+      const int kP = g->kmt[c], kE = g->kmt[c + 1], kW = g->kmt[c - 1];
+      const int kN = g->kmt[c + nxh], kS = g->kmt[c - nxh];
+      for (int k = 0; k < kP; k++) {
+        /* the faces the step takes (mm_cell_horizontal): wet on both sides */
+        const int we = k < kE, ww = k < kW, wn = k < kN, ws = k < kS;
+        const double oe = we ? fmax(m->ue[c * nz + k], 0.0) : 0.0;
+        const double ow = ww ? fmax(-m->ue[(c - 1) * nz + k], 0.0) : 0.0;
+        const double on = wn ? fmax(m->vn[c * nz + k], 0.0) : 0.0;
+        const double os = ws ? fmax(-m->vn[(c - nxh) * nz + k], 0.0) : 0.0;
+        const double out = ((oe + ow) + on) + os;
+        const double sq = ((oe * oe + ow * ow) + on * on) + os * os;
+        const double dif = (double)(we + ww) * kh_x + (double)(wn + ws) * kh_y;
+        const double x = stable_x(cfg->advection, out, sq, dif);
+        if (x < mine.x) {
+          mine.x = x;
+          const double here[6] = {g->i0 + i, g->j0 + j, k, out, sq, dif};
+          memcpy(at, here, sizeof at);
+        }
+      }
     }
-  double gmax;
-  MPI_Allreduce(&smax, &gmax, 1, MPI_DOUBLE, MPI_MAX, g->cart);
-  const double dt = cfg->run_dt, area = g->dx * g->dy;
-  m->courant_adv = cfg->advection == MM_ADV_NONE ? 0.0 : dt * gmax / (2.0 * area);
-  const double inv2 = 1.0 / (g->dx * g->dx) + 1.0 / (g->dy * g->dy);
-  m->courant_dif = 2.0 * cfg->kappa_h * dt * inv2;
-  const double adv_limit = cfg->advection == MM_ADV_SUPERBEE ? 0.5 : 1.0;
-  if (m->courant_adv > adv_limit) {
-    const double dt_max = adv_limit * 2.0 * area / gmax;
-    return MM_ERROR(MM_ERR_INPUT,
-                    "run.dt = %g s breaks the advective stability limit: Courant number %.3g > "
-                    "%g for %s advection; use run.dt <= %.4g s (e.g. %.4g)",
-                    dt, m->courant_adv, adv_limit,
-                    cfg->advection == MM_ADV_SUPERBEE ? "superbee" : "upwind", dt_max,
-                    0.9 * dt_max);
-  }
-  if (m->courant_dif > 1.0) {
-    const double dt_max = 1.0 / (2.0 * cfg->kappa_h * inv2);
-    return MM_ERROR(MM_ERR_INPUT,
-                    "run.dt = %g s breaks the diffusive stability limit: 2 kappa_h dt (1/dx^2 + "
-                    "1/dy^2) = %.3g > 1; use run.dt <= %.4g s (e.g. %.4g)",
-                    dt, m->courant_dif, dt_max, 0.9 * dt_max);
-  }
-  return MM_OK;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE_INT, MPI_MINLOC, g->cart);
+  const double dt = cfg->run_dt;
+  /* the step multiplies its fluxes by dt / (dx dy): 0 x inf would be NaN */
+  MM_REQUIRE(isfinite(m->dt_area), MM_ERR_INPUT,
+             "grid.dx = %g m, grid.dy = %g m: run.dt / (dx dy) = %g s/m2 is not a finite number",
+             g->dx, g->dy, m->dt_area);
+  m->dt_stable = all.x * (g->dx * g->dy);
+  if (dt <= m->dt_stable) return MM_OK;
+  MPI_Bcast(at, 6, MPI_DOUBLE, all.rank, g->cart);
+  const int adv = cfg->advection != MM_ADV_NONE && at[3] > 0.0, dif = at[5] > 0.0;
+  const char *what = adv && dif ? "advective + diffusive" : adv ? "advective" : "diffusive";
+  const char *scheme = "no";
+  if (cfg->advection == MM_ADV_UPWIND) scheme = "upwind";
+  if (cfg->advection == MM_ADV_SUPERBEE) scheme = "superbee";
+  char use[64];
+  floor_decimal(m->dt_stable, 6, use, sizeof use);
+  return MM_ERROR(MM_ERR_INPUT,
+                  "run.dt = %g s breaks the %s stability limit of the explicit horizontal step "
+                  "(%s advection, kappa_h = %g m2/s; the limit is set at cell i=%d j=%d k=%d): it "
+                  "is %.5g times the largest stable time step; use run.dt <= %s s",
+                  dt, what, scheme, cfg->kappa_h, (int)at[0], (int)at[1], (int)at[2],
+                  dt / m->dt_stable, use);
 }
 
 /* This rank's index among the ranks of its node (to share out the GPUs). */
@@ -320,16 +383,16 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
   MM_CHECK(agree(comm, err));
   MM_CHECK(check_divergence(m));
+  const double dt = cfg->run_dt;
+  m->dt_area = dt / (g->dx * g->dy);
+  m->kh_x = cfg->kappa_h * g->dy / g->dx;
+  m->kh_y = cfg->kappa_h * g->dx / g->dy;
   MM_CHECK(check_stability(m));
 
-  const double dt = cfg->run_dt;
   for (int k = 0; k < g->nz; k++) {
     m->g_dt[k] = k + 1 < g->nz ? dt / g->dzw[k] : 0.0;
     m->inv_h[k] = 1.0 / g->h[k];
   }
-  m->dt_area = dt / (g->dx * g->dy);
-  m->kh_x = cfg->kappa_h * g->dy / g->dx;
-  m->kh_y = cfg->kappa_h * g->dx / g->dy;
   m->q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * g->h[0]);
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
   MM_CHECK(check_tdma_name(cfg));
@@ -453,8 +516,9 @@ void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
   d->time = m->time;
 }
 
-/* Non-finite wet values of temp and salt on all ranks (collective). */
-static long count_nonfinite(const mm_model *m) {
+/* Wet values of temp and salt on all ranks that are non-finite or outside
+ * the physically possible range (collective). */
+static long count_suspect(const mm_model *m) {
   const mm_grid *g = &m->grid;
   long bad = 0, total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)
@@ -462,8 +526,8 @@ static long count_nonfinite(const mm_model *m) {
     for (int i = 0; i < g->nxl; i++) {
       const size_t c = mm_col(g, i, j);
       const double *t = m->temp + c * g->nz, *s = m->salt + c * g->nz;
-      for (int k = 0; k < g->kmt[c]; k++)
-        bad += !isfinite(t[k]) + !isfinite(s[k]);
+      for (int k = 0; k < g->kmt[c]; k++) /* false for NaN, and for +-Inf */
+        bad += !mm_temp_possible(t[k]) + !mm_salt_possible(s[k]);
     }
   MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
   return total;
@@ -472,10 +536,12 @@ static long count_nonfinite(const mm_model *m) {
 mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   if (!m->gpu) {
     /* between records a plain scan; the sums only when needed */
-    if (full || count_nonfinite(m) > 0)
+    if (full || count_suspect(m) > 0) {
       mm_model_diagnostics(m, d);
-    else
+    } else {
       d->nonfinite = 0;
+      d->out_of_range = 0;
+    }
     return MM_OK;
   }
   /* the ranks agree on the kernel's outcome before the collectives below */
@@ -486,13 +552,15 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
     err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
   MM_CHECK(agree(m->grid.cart, err));
   long bad = 0;
-  if (!full) MPI_Allreduce(&part.bad, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
+  const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
+  if (!full) MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
   if (full || bad > 0) {
     mm_diag_finish(&m->grid, &part, m->cfg.rho0, m->cfg.cp, d);
     d->step = m->step;
     d->time = m->time;
   } else {
     d->nonfinite = 0;
+    d->out_of_range = 0;
   }
   return MM_OK;
 }

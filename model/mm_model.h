@@ -52,7 +52,7 @@ typedef struct mm_model {
   double kh_x, kh_y; /* kappa_h dy/dx, kappa_h dx/dy (m2/s) */
   double q_top;      /* dt Q / (rho0 cp h_0): surface heating of the top cell per step (degC) */
   double kappa_mix;  /* kappa_v + kappa_convect (m2/s) */
-  double courant_adv, courant_dif; /* stability numbers of the explicit part */
+  double dt_stable;  /* largest stable run.dt of the explicit step (s; +inf: any) */
 } mm_model;
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
@@ -70,8 +70,9 @@ mm_err mm_model_step(mm_model *m, mm_timers *timers);
 void mm_model_diagnostics(const mm_model *m, mm_diag *d);
 
 /* Diagnostics of the current state wherever it lives (collective). With
- * full = false only the count of non-finite values is sure to be set
- * (d->nonfinite); the rest is computed when that count is not 0. */
+ * full = false only the counts of non-finite values and of values outside
+ * the physically possible range are sure to be set (d->nonfinite,
+ * d->out_of_range); the rest is computed when either is not 0. */
 mm_err mm_model_check(mm_model *m, mm_diag *d, bool full);
 
 /* On the GPU: temp, salt were changed on the host (read from a file):

@@ -7,7 +7,8 @@
  * a sum is the same bits in any order, over any decomposition, on any device.
  * mm_diag_part is what one rank (or one thread block) has seen of the state:
  * heat and salt sums, extrema, the count and first place of non-finite
- * values. Parts merge in any order to the same result. */
+ * values and of values outside the physically possible range. Parts merge
+ * in any order to the same result. */
 #ifndef MM_RSUM_H
 #define MM_RSUM_H
 
@@ -70,12 +71,37 @@ MM_CELL_FN void mm_rsum_merge(mm_rsum *into, const mm_rsum *from) {
   mm_rsum_normalise(into);
 }
 
+/* The physically possible range of the state (docs/physics.md,
+ * "Physically possible range"): a finite value outside it is a blow-up as
+ * much as a NaN. Generous bounds: sea water is ice below -10 degC at any
+ * depth of the ocean, and boils above 100 degC at the surface (the
+ * configuration's initial temperatures reach 100.5 degC); salinity is >= 0
+ * (less a margin for round-off in fresh water) and nowhere in the open
+ * ocean near 100 g/kg. */
+#define MM_TEMP_MIN (-10.0) /* degC */
+#define MM_TEMP_MAX 110.0   /* degC */
+#define MM_SALT_MIN (-1.0)  /* g/kg */
+#define MM_SALT_MAX 100.0   /* g/kg */
+
+/* Whether a temperature (degC) or a salinity (g/kg) is within the
+ * physically possible range: false for NaN. */
+MM_CELL_FN int mm_temp_possible(double t) {
+  return t >= MM_TEMP_MIN && t <= MM_TEMP_MAX;
+}
+MM_CELL_FN int mm_salt_possible(double s) {
+  return s >= MM_SALT_MIN && s <= MM_SALT_MAX;
+}
+
 typedef struct {
   mm_rsum heat, salt; /* sums of T vol (degC m3) and S vol (g/kg m3) over wet cells */
   double ext[4];      /* -max T, min T, -max S, min S over finite wet cells */
   long bad;           /* non-finite wet values */
   long bad_pos;       /* col * nz + k of the first (lowest) of them */
   int bad_var;        /* its variable: 0 temp, 1 salt */
+  long out;           /* finite wet values outside the physically possible range */
+  long out_pos;       /* col * nz + k of the first (lowest) of them */
+  double out_value;   /* its value (degC or g/kg) */
+  int out_var;        /* its variable: 0 temp, 1 salt */
 } mm_diag_part;
 
 MM_CELL_FN void mm_diag_part_init(mm_diag_part *p) {
@@ -86,6 +112,10 @@ MM_CELL_FN void mm_diag_part_init(mm_diag_part *p) {
   p->bad = 0;
   p->bad_pos = -1;
   p->bad_var = -1;
+  p->out = 0;
+  p->out_pos = -1;
+  p->out_var = -1;
+  p->out_value = 0.0;
 }
 
 /* The wet cell at element pos = col * nz + k: T = t, S = s, volume vol (m3). */
@@ -97,6 +127,15 @@ MM_CELL_FN void mm_diag_part_add(mm_diag_part *p, double t, double s, double vol
     }
     p->bad++;
     return;
+  }
+  const int t_out = !mm_temp_possible(t), s_out = !mm_salt_possible(s);
+  if (t_out || s_out) {
+    if (p->out == 0 || pos < p->out_pos) {
+      p->out_pos = pos;
+      p->out_var = t_out ? 0 : 1;
+      p->out_value = t_out ? t : s;
+    }
+    p->out += t_out + s_out;
   }
   mm_rsum_add(&p->heat, t * vol);
   mm_rsum_add(&p->salt, s * vol);
@@ -116,6 +155,12 @@ MM_CELL_FN void mm_diag_part_merge(mm_diag_part *into, const mm_diag_part *from)
     into->bad_var = from->bad_var;
   }
   into->bad += from->bad;
+  if (from->out && (into->out == 0 || from->out_pos < into->out_pos)) {
+    into->out_pos = from->out_pos;
+    into->out_var = from->out_var;
+    into->out_value = from->out_value;
+  }
+  into->out += from->out;
 }
 
 #endif

@@ -20,7 +20,8 @@ Array layout: tracers are (nz, ny, nx) arrays indexed [k, j, i]; land cells
 (k >= kmt) hold 0. Horizontal neighbours come from copies padded with a halo
 of HALO cells (wrapped on periodic edges, land beyond walls).
 
-Exit status: 0 success, 1 failure while running (non-finite state, I/O),
+Exit status: 0 success, 1 failure while running (non-finite state, or one
+outside the physically possible range; I/O),
 2 usage, configuration or input-file error (as the C model).
 """
 
@@ -35,6 +36,10 @@ import sys
 import numpy as np
 
 HALO = 2  # superbee needs two cells upstream of a face
+# The physically possible range of the state (docs/physics.md): a finite
+# value outside it is a blow-up as much as a NaN.
+TEMP_RANGE = (-10.0, 110.0)  # degC
+SALT_RANGE = (-1.0, 100.0)   # g/kg
 # NC_FILL_DOUBLE, the NetCDF default fill of doubles. docs/output.md writes it
 # 9.96920996838687e+36, which rounds to a neighbouring double: the exact
 # value is 9.9692099683868690e+36.
@@ -436,29 +441,80 @@ def _interior_north(grid, wet_n):
 # ---------------------------------------------------------------------------
 # docs/physics.md, "Stability of the explicit part"
 # ---------------------------------------------------------------------------
-def check_stability(cfg, grid, U, V):
-    """Raise ConfigError when the advective Courant number or the diffusive
-    number breaks its limit, naming the largest dt that passes (90 %)."""
-    dt, dx, dy = cfg["run.dt"], grid.dx, grid.dy
+def stable_x(cfg, grid, U, V):
+    """Per cell and level, the largest x = dt / (dx dy) for which every
+    weight of the explicit horizontal update is >= 0, advection and diffusion
+    together (inf where nothing moves the cell), and the cell's O and D.
+    O: the transports out of the cell through its wet faces, Q: their
+    squares, D: the sum of kappa_h dy/dx and kappa_h dx/dy over its wet
+    faces; x (O + D) <= 1 (upwind), x (2 O + D) - x^2 Q <= 1 (superbee),
+    x D <= 1 (none). Arrays (nz, ny, nx)."""
+    dx, dy, kh = grid.dx, grid.dy, cfg["physics.kappa_h"]
     scheme = cfg["physics.advection"]
-    if scheme != "none" and grid.wet.any():
-        aU, aV = np.abs(U), np.abs(V)
-        # |U_e| + |U_w| + |V_n| + |V_s| of every wet cell.
-        # West face of cell i = east face of cell i-1 (wrapped, or 0 beyond a
-        # wall); south face likewise.
-        Uw = grid.pad(aU, before=1, after=0)[:, 1:, :-1]
-        Vs = grid.pad(aV, before=1, after=0)[:, :-1, 1:]
-        total = ((aU + Uw) + aV) + Vs
-        c_adv = dt * float(total[grid.wet].max()) / (2 * dx * dy)
-        limit = 1.0 if scheme == "upwind" else 0.5
-        if c_adv > limit:
-            raise ConfigError(
-                f"advective Courant number {c_adv:.6g} exceeds {limit:g} ({scheme}); "
-                f"largest run.dt that passes: {0.9 * dt * limit / c_adv:.6g} s")
-    c_dif = 2 * cfg["physics.kappa_h"] * dt * (1 / (dx * dx) + 1 / (dy * dy))
-    if c_dif > 1.0:
-        raise ConfigError(f"diffusive number {c_dif:.6g} exceeds 1; "
-                          f"largest run.dt that passes: {0.9 * dt / c_dif:.6g} s")
+    kx, ky = kh * dy / dx, kh * dx / dy  # as HorizontalOperator
+    wet_e, wet_n = wet_faces(grid)
+    rows, cols = slice(HALO, HALO + grid.ny), slice(HALO, HALO + grid.nx)
+    we = wet_e[:, rows, HALO:HALO + grid.nx]
+    ww = wet_e[:, rows, HALO - 1:HALO - 1 + grid.nx]
+    wn = wet_n[:, HALO:HALO + grid.ny, cols]
+    ws = wet_n[:, HALO - 1:HALO - 1 + grid.ny, cols]
+    # West face of cell i = east face of cell i-1 (wrapped, or 0 beyond a
+    # wall); south face likewise. Transports through dry faces are 0.
+    Uw = grid.pad(U, before=1, after=0)[:, 1:, :-1]
+    Vs = grid.pad(V, before=1, after=0)[:, :-1, 1:]
+    oe = np.where(we, np.maximum(U, 0.0), 0.0)
+    ow = np.where(ww, np.maximum(-Uw, 0.0), 0.0)
+    on = np.where(wn, np.maximum(V, 0.0), 0.0)
+    os_ = np.where(ws, np.maximum(-Vs, 0.0), 0.0)
+    out = ((oe + ow) + on) + os_
+    sq = ((oe * oe + ow * ow) + on * on) + os_ * os_
+    dif = (we.astype(float) + ww) * kx + (wn.astype(float) + ws) * ky
+    if scheme == "superbee":
+        a = 2.0 * out + dif
+    elif scheme == "upwind":
+        a = out + dif
+    else:
+        a = dif
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = 1.0 / a
+        if scheme == "superbee":  # the smaller root, free of cancellation
+            x = np.where(sq != 0.0, 2.0 / (a + np.sqrt(np.maximum(a * a - 4.0 * sq, 0.0))), x)
+        x = np.where(a > 0.0, x, math.inf)
+        x = np.where(np.isnan(a), 0.0, x)  # a coefficient that is not a number
+    return x, (out if scheme != "none" else np.zeros_like(out)), dif
+
+
+def stable_dt(cfg, grid, U, V):
+    """The largest stable dt of the explicit step (s; inf: any)."""
+    if not grid.wet.any():
+        return math.inf
+    x, _out, _dif = stable_x(cfg, grid, U, V)
+    return float(x[grid.wet].min()) * (grid.dx * grid.dy)
+
+
+def check_stability(cfg, grid, U, V):
+    """Raise ConfigError when run.dt is beyond stable_dt (docs/physics.md,
+    "Stability of the explicit part"), naming a dt that passes."""
+    dt, limit = cfg["run.dt"], stable_dt(cfg, grid, U, V)
+    if dt <= limit:
+        return
+    # what sets the limit, at the cell where it is set
+    x, out, dif = stable_x(cfg, grid, U, V)
+    where = np.unravel_index(np.argmin(np.where(grid.wet, x, math.inf)), x.shape)
+    adv, dff = out[where] > 0.0, dif[where] > 0.0
+    what = "advective + diffusive" if adv and dff else "advective" if adv else "diffusive"
+    # the 6-digit decimal at or below the limit, as the C model suggests
+    scale = 10.0 ** (5 - math.floor(math.log10(limit)))
+    v = math.floor(limit * scale)
+    use = float(f"{v / scale:.6g}")
+    while use > limit:
+        v -= 1
+        use = float(f"{v / scale:.6g}")
+    scheme = cfg["physics.advection"].replace("none", "no")
+    raise ConfigError(f"run.dt = {dt:g} s breaks the {what} stability limit of the explicit "
+                      f"horizontal step ({scheme} advection, kappa_h = "
+                      f"{cfg['physics.kappa_h']:g} m2/s): it is {dt / limit:.5g} times the "
+                      f"largest stable time step; use run.dt <= {use:.6g} s")
 
 
 # ---------------------------------------------------------------------------
@@ -544,6 +600,10 @@ def read_initial_file(path, grid):
                 raise ConfigError(f"{path}: {name} has non-finite values at wet cells")
             if fill is not None and np.any(wet == fill):
                 raise ConfigError(f"{path}: {name} has the _FillValue (missing data) at wet cells")
+            lo, hi = TEMP_RANGE if name == "temp" else SALT_RANGE
+            if np.any((wet < lo) | (wet > hi)):
+                raise ConfigError(f"{path}: {name} has values outside the physically possible "
+                                  f"range [{lo:g}, {hi:g}] at wet cells")
             out.append(np.where(grid.wet, a, 0.0))
     return out[0], out[1]
 
@@ -745,6 +805,14 @@ class Model:
             bad = np.argwhere(~(np.isfinite(self.T) & np.isfinite(self.S)))[0]
             raise RunError(f"step {self.n}: non-finite tracer at k={bad[0]}, j={bad[1]}, "
                            f"i={bad[2]}")
+        inside = ((self.T >= TEMP_RANGE[0]) & (self.T <= TEMP_RANGE[1])
+                  & (self.S >= SALT_RANGE[0]) & (self.S <= SALT_RANGE[1]))
+        if not np.all(inside[self.grid.wet]):
+            bad = np.argwhere(self.grid.wet & ~inside)[0]
+            raise RunError(f"step {self.n}: tracer outside the physically possible range "
+                           f"(T in [{TEMP_RANGE[0]:g}, {TEMP_RANGE[1]:g}] degC, S in "
+                           f"[{SALT_RANGE[0]:g}, {SALT_RANGE[1]:g}] g/kg) at k={bad[0]}, "
+                           f"j={bad[1]}, i={bad[2]}")
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@
  *     bitwise equal to the CPU's mm_horizontal_step (which computes kappa_w
  *     and the flux per column), for each advection scheme;
  *   - diagnostics: per-thread parts merged in the kernel's tree order and
- *     over blocks, equal to mm_diag_compute (sums, extrema, first NaN);
+ *     over blocks, equal to mm_diag_compute (sums, extrema, first NaN,
+ *     first value outside the physically possible range);
  *   - halo: strips copied out as the GPU copies them (2-D copies by the
  *     strip geometry of mm_halo), exchanged by mm_halo on the staging copy,
  *     copied back, give the halo of a direct exchange (model.halo tests
@@ -160,7 +161,23 @@ static void emulate_diag(const mm_model *m, long blocks, mm_diag *d) {
 
 static void check_diag(mm_model *m, const char *what) {
   const mm_grid *g = &m->grid;
-  for (int with_nan = 0; with_nan < 2; with_nan++) {
+  /* clean; two values outside the physically possible range on the last
+   * rank (temp = 150, then salt = -5; the first is reported); then also two
+   * non-finite ones on rank 0 */
+  int planted[3] = {-1, -1, -1}; /* global i, j, k of the temp = 150 */
+  for (int mode = 0; mode < 3; mode++) {
+    const int with_nan = mode == 2;
+    if (mode == 1) {
+      if (g->rank == g->nranks - 1)
+        for (int j = 0, hits = 0; j < g->nyl && hits < 2; j++)
+          for (int i = 0; i < g->nxl && hits < 2; i++)
+            if (g->kmt[mm_col(g, i, j)] > 1) {
+              (hits ? m->salt : m->temp)[mm_col(g, i, j) * g->nz + 1] = hits ? -5.0 : 150.0;
+              if (!hits) planted[0] = g->i0 + i, planted[1] = g->j0 + j, planted[2] = 1;
+              hits++;
+            }
+      MPI_Bcast(planted, 3, MPI_INT, g->nranks - 1, g->cart);
+    }
     if (with_nan) { /* two bad values on rank 0: the first in (j, i, k) order is reported */
       if (g->rank == 0)
         for (int j = g->nyl - 1, hits = 0; j >= 0 && hits < 2; j--)
@@ -187,9 +204,26 @@ static void check_diag(mm_model *m, const char *what) {
                  "%s: %ld blocks: non-finite %ld at %d (%d,%d,%d), CPU %ld at %d (%d,%d,%d)", what,
                  launches[q], got.nonfinite, got.bad_var, got.bad_i, got.bad_j, got.bad_k,
                  want.nonfinite, want.bad_var, want.bad_i, want.bad_j, want.bad_k);
+      TEST_CHECK(got.out_of_range == want.out_of_range && got.range_var == want.range_var &&
+                     got.range_i == want.range_i && got.range_j == want.range_j &&
+                     got.range_k == want.range_k && got.range_value == want.range_value,
+                 "%s: %ld blocks: out of range %ld at %d (%d,%d,%d) = %g, CPU %ld at %d "
+                 "(%d,%d,%d) = %g",
+                 what, launches[q], got.out_of_range, got.range_var, got.range_i, got.range_j,
+                 got.range_k, got.range_value, want.out_of_range, want.range_var, want.range_i,
+                 want.range_j, want.range_k, want.range_value);
     }
     TEST_CHECK(want.nonfinite == (with_nan ? 2 : 0), "%s: %ld non-finite values planted", what,
                want.nonfinite);
+    TEST_CHECK(want.out_of_range == (mode ? 2 : 0), "%s: %ld values out of range planted", what,
+               want.out_of_range);
+    if (mode)
+      TEST_CHECK(want.range_var == 0 && want.range_value == 150.0 && want.range_i == planted[0] &&
+                     want.range_j == planted[1] && want.range_k == planted[2],
+                 "%s: out of range reported at %d (%d,%d,%d) = %g, planted temp = 150 at "
+                 "(%d,%d,%d)",
+                 what, want.range_var, want.range_i, want.range_j, want.range_k, want.range_value,
+                 planted[0], planted[1], planted[2]);
   }
 }
 

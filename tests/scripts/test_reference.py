@@ -295,8 +295,11 @@ def test_command_line():
         for bad, what in ((("--set", "initial.restart=x.nc"), "not supported"),
                           (("--set", "grid.nx=0"), "grid.nx"),
                           (("--set", "grid.foo=1"), "unknown key"),
-                          (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"), "Courant"),
-                          (("--set", "physics.kappa_h=1e5"), "diffusive")):
+                          (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"),
+                           "advective stability limit"),
+                          (("--set", "physics.kappa_h=1e5"), "diffusive stability limit"),
+                          (("--set", "physics.flow=gyre", "--set", "physics.kappa_h=1e3",
+                            "--set", "run.dt=3e4"), "advective + diffusive stability limit")):
             rc, out, err = run_script(REFERENCE, ini, "--quiet", *bad)
             assert rc == 2 and what in err, f"{bad}: exit {rc}, {err!r}"
         ini2 = write_ini(tmp, "[grid]\nnx = 4\nnx = 5\n")
@@ -313,9 +316,39 @@ def test_stretched_levels():
     assert np.allclose(z, (z_w[:-1] + z_w[1:]) / 2) and dzw[-1] == 0
 
 
+# ---------------------------------------------------------------------------
+# The physically possible range
+# ---------------------------------------------------------------------------
+def test_range():
+    """A surface flux that heats the top cells past 110 degC stops the run
+    with exit 1; an initial file with a wet value outside the range is
+    refused with exit 2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nname = hot\nsteps = 100\n[grid]\nnx = 4\nny = 3\nnz = 12\n"
+                             f"depth = 1200\ndz_surface = 10\n[forcing]\nheat_flux = 1e5\n"
+                             f"[output]\ndir = {tmp}/out\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet")
+        assert rc == 1 and "outside the physically possible range" in err, f"exit {rc}, {err!r}"
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", "run.steps=15")
+        assert rc == 0, f"15 steps: exit {rc}, {err!r}"
+        for var, value in (("temp", 150.0), ("salt", -5.0)):
+            path = os.path.join(tmp, f"{var}.nc")
+            with netCDF4.Dataset(path, "w") as ds:
+                for dim, n in (("z", 12), ("y", 3), ("x", 4)):
+                    ds.createDimension(dim, n)
+                for v, base in (("temp", 10.0), ("salt", 35.0)):
+                    a = np.full((12, 3, 4), base)
+                    if v == var:
+                        a[2, 1, 3] = value
+                    ds.createVariable(v, "f8", ("z", "y", "x"))[:] = a
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
+            assert rc == 2 and f"{var} has values outside the physically possible range" in err, \
+                f"{var} = {value}: exit {rc}, {err!r}"
+
+
 TESTS = [test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
-         test_compare, test_command_line, test_stretched_levels]
+         test_compare, test_command_line, test_stretched_levels, test_range]
 
 
 def main(argv):

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# stability.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# The stability check of the explicit step (docs/physics.md, "Stability of
+# the explicit part") takes advection and diffusion together:
+#   - gyre_bowl with run.dt = 4000 and kappa_h = 23750, whose advective and
+#     diffusive numbers each pass alone and which grows to 1e19, is refused
+#     with exit 2, a message, and a dt to use; scripts/reference.py refuses it
+#     too and suggests the same dt;
+#   - the suggested dt runs (2 ranks, 300 steps) and the temperature never
+#     leaves the range of the initial state (maximum principle);
+#   - the next 6-digit decimal above the suggestion is refused: the
+#     suggestion is the limit to 6 digits;
+#   - for several flow speeds the suggested dt passes the check (at 1.1 and
+#     2.3 the limit printed to 4 digits would round up, and be refused).
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+gyre="$src/configs/gyre_bowl.ini"
+adv="$src/tests/app/bad/unstable_adv.ini"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+mmrun() { timeout -k 10 120 "$mm" "$@" >"$work/log" 2>&1; }
+suggested() { sed -n 's/.*use run.dt <= \([0-9.e+-]*\) s.*/\1/p' "$work/log" | head -1; }
+rm -rf "$work"; mkdir -p "$work"
+example=(--set run.dt=4000 --set physics.kappa_h=23750 --set run.steps=300
+         --set output.dir="$work" --set output.interval=30)
+
+# the example: refused before anything is written
+mmrun "${example[@]}" "$gyre"
+rc=$?
+[ $rc -eq 2 ] || fail "example: exit $rc, expected 2 (refused)"
+grep -qE "run.dt = 4000 s breaks the advective \+ diffusive stability limit of the explicit horizontal step \(superbee advection, kappa_h = 23750 m2/s; the limit is set at cell i=[0-9]+ j=[0-9]+ k=[0-9]+\): it is [0-9.]+ times the largest stable time step; use run.dt <= [0-9.]+ s" "$work/log" ||
+  fail "example: message"
+[ ! -e "$work/gyre_bowl.nc" ] || fail "example: a refused run wrote its history"
+dt=$(suggested)
+[ -n "$dt" ] || fail "example: no dt suggested"
+echo "ok: example refused, suggested run.dt = $dt"
+
+# the reference refuses it with the same suggestion
+"$py" "$src/scripts/reference.py" "$gyre" --set run.dt=4000 --set physics.kappa_h=23750 \
+  --output "$work/ref.nc" --quiet >"$work/log" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "reference: exit $rc, expected 2"
+[ "$(suggested)" = "$dt" ] || fail "reference suggests $(suggested), the model $dt"
+echo "ok: reference refuses it and suggests the same dt"
+
+# the suggested dt runs, and the maximum principle holds
+mmrun --quiet "${example[@]}" --set run.dt="$dt" --set run.name=start --set run.steps=0 "$gyre" ||
+  fail "initial state: exit $?"
+timeout -k 10 300 mpirun --oversubscribe -np 2 "$mm" --quiet "${example[@]}" --set run.dt="$dt" \
+  "$gyre" >"$work/log" 2>&1 || fail "the suggested run.dt = $dt: exit $?"
+"$py" - "$work/start.nc" "$work/gyre_bowl.nc" <<'EOF' || fail "maximum principle"
+import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as d:
+    lo, hi = float(d["temp_min"][0]), float(d["temp_max"][0])
+with netCDF4.Dataset(sys.argv[2]) as d:
+    steps = list(d["step"][:])
+    tmin, tmax = d["temp_min"][:], d["temp_max"][:]
+assert steps[-1] == 300, f"ran to step {steps[-1]}"
+eps = 1e-12 * (hi - lo)
+for s, a, b in zip(steps, tmin, tmax):
+    assert a >= lo - eps and b <= hi + eps, f"step {s}: T in [{a!r}, {b!r}] leaves [{lo!r}, {hi!r}]"
+print(f"ok: {len(steps)} records within the initial range [{lo:.6g}, {hi:.6g}]")
+EOF
+
+# the next 6-digit decimal is beyond the limit
+above=$("$py" -c "import math, sys; x = float(sys.argv[1]); print(f'{x + 10.0 ** (math.floor(math.log10(x)) - 5):.6g}')" "$dt")
+mmrun --dry-run "${example[@]}" --set run.dt="$above" "$gyre"
+rc=$?
+[ $rc -eq 2 ] || fail "run.dt = $above (above the suggestion $dt): exit $rc, expected 2"
+echo "ok: run.dt = $above refused"
+
+# the suggestion passes, also where the limit rounded to nearest would not
+for speed in 0.7 1.1 1.3 2.3; do
+  mmrun --dry-run --set physics.flow_speed=$speed "$adv"
+  [ $? -eq 2 ] || fail "flow_speed $speed: not refused"
+  s=$(suggested)
+  [ -n "$s" ] || fail "flow_speed $speed: no dt suggested"
+  mmrun --dry-run --set physics.flow_speed=$speed --set run.dt="$s" "$adv" ||
+    fail "flow_speed $speed: the suggested run.dt = $s is refused"
+  echo "ok: flow_speed $speed: the suggested run.dt = $s passes"
+done
+echo "ok"
