@@ -87,8 +87,8 @@ import sys, netCDF4
 with netCDF4.Dataset(sys.argv[1], 'a') as d:
     d['temp'][0, 10, 7] = 1e6
 " "$work/hot.restart.nc" || fail "changing the restart file"
-run "${common[@]}" --set output.dir="$work/empty" --set run.name=ref20 --set run.steps=40 \
-  --set initial.restart="$work/hot.restart.nc"
+run "${empty[@]}" --set forcing.heat_flux=1e5 --set grid.dz_surface=10 --set output.interval=0 \
+  --set run.name=ref20 --set run.steps=40 --set initial.restart="$work/hot.restart.nc"
 rc=$?
 [ $rc -eq 2 ] || fail "hot.restart.nc: exit $rc, expected 2"
 grep -qE "initial.restart = $work/hot.restart.nc: temp = 1e\+06 degC at i=7 j=10 k=0, outside the physically possible range" "$work/log" ||
