@@ -132,6 +132,55 @@ static bool known_section(const char *section) {
   return false;
 }
 
+/* Edit distance (insertions, deletions, substitutions, and swaps of two
+ * neighbouring characters) between a and b, both shorter than 64. */
+static int edit_distance(const char *a, const char *b) {
+  const size_t n = strlen(a), m = strlen(b);
+  if (n >= 64 || m >= 64) return 1 << 20;
+  int d[65][65];
+  for (size_t i = 0; i <= n; i++)
+    d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++)
+    d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+/* " (did you mean SECTION.KEY?)" for the known key nearest to section.name
+ * (a misspelt key, or a key in the wrong section), or "" when none is near. */
+static const char *nearest_key(const char *section, const char *name, char *out, size_t len) {
+  const mm_key *best = NULL;
+  int best_d = 1 << 20;
+  for (int i = 0; i < MM_NKEYS; i++) {
+    const int d = edit_distance(name, mm_keys[i].key) + (strcmp(section, mm_keys[i].section) != 0);
+    if (d < best_d) best_d = d, best = &mm_keys[i];
+  }
+  const int allowed = (int)strlen(name) / 3 > 2 ? (int)strlen(name) / 3 : 2;
+  out[0] = '\0';
+  if (best && best_d <= allowed)
+    snprintf(out, len, " (did you mean %s.%s?)", best->section, best->key);
+  return out;
+}
+
+/* " (did you mean [SECTION]?)" for the section nearest to section, or "". */
+static const char *nearest_section(const char *section, char *out, size_t len) {
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof mm_sections / sizeof *mm_sections; i++)
+    if (edit_distance(section, mm_sections[i]) <= 2) {
+      snprintf(out, len, " (did you mean [%s]?)", mm_sections[i]);
+      break;
+    }
+  return out;
+}
+
 static int enum_index(const char *choices, const char *value) {
   int idx = 0;
   size_t vlen = strlen(value);
@@ -375,14 +424,19 @@ static int handler(void *user, const char *section, const char *name, const char
     return 0;
   }
   if (!known_section(section)) {
-    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: [%s]: unknown section (known: run, grid, physics, "
-                                    "forcing, initial, solver, output)",
-                      p->name, p->section_line ? p->section_line : p->line, section);
+    char hint[96];
+    p->err = MM_ERROR(MM_ERR_INPUT,
+                      "%s:%d: [%s]: unknown section%s (known: run, grid, physics, forcing, "
+                      "initial, solver, output)",
+                      p->name, p->section_line ? p->section_line : p->line, section,
+                      nearest_section(section, hint, sizeof hint));
     return 0;
   }
   const mm_key *k = find_key(section, name);
   if (!k) {
-    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s: unknown key", p->name, p->line, section, name);
+    char hint[160];
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s: unknown key%s", p->name, p->line, section, name,
+                      nearest_key(section, name, hint, sizeof hint));
     return 0;
   }
   int idx = (int)(k - mm_keys);
@@ -443,10 +497,12 @@ static mm_err apply_override(mm_config *cfg, const mm_config_override *overrides
   section[slen] = '\0';
   memcpy(key, dot + 1, klen);
   key[klen] = '\0';
-  MM_REQUIRE(known_section(section), MM_ERR_INPUT, "--set %s: [%s]: unknown section", text,
-             section);
+  char hint[160];
+  MM_REQUIRE(known_section(section), MM_ERR_INPUT, "--set %s: [%s]: unknown section%s", text,
+             section, nearest_section(section, hint, sizeof hint));
   const mm_key *k = find_key(section, key);
-  MM_REQUIRE(k, MM_ERR_INPUT, "--set %s: %s.%s: unknown key", text, section, key);
+  MM_REQUIRE(k, MM_ERR_INPUT, "--set %s: %s.%s: unknown key%s", text, section, key,
+             nearest_key(section, key, hint, sizeof hint));
   const int idx = (int)(k - mm_keys);
   MM_REQUIRE(set_by[idx] < 0, MM_ERR_INPUT, "--set %s and --set %s: %s.%s given twice",
              overrides[set_by[idx]].text, text, section, key);
