@@ -1,6 +1,7 @@
 #include "nc_util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,6 +79,10 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
                      path, dir, bytes / 1048576.0, free_bytes / 1048576.0);
   }
   return mm_io_agree(comm, err, path);
+}
+
+void mm_io_hash_text(const mm_config *cfg, char text[17]) {
+  snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
 }
 
 /* Little-endian unsigned integer of n bytes (n <= 8). */

@@ -77,6 +77,11 @@ mm_err mm_io_check_dir(const char *dir, const char *path);
  * the space needed and the space free. */
 mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
 
+/* The configuration hash as the restart and history files carry it
+ * (attribute config_hash): mm_config_solution_hash as 16 lower-case hex
+ * digits and a NUL. */
+void mm_io_hash_text(const mm_config *cfg, char text[17]);
+
 /* Before reading an input file: rank 0 reads its whole metadata (every
  * dimension, variable and attribute, with the attributes' values) in a child
  * process, within mm_io_read_timeout(path), and the ranks agree (collective).

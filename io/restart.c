@@ -4,7 +4,6 @@
 #include "mm_io.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,11 +13,6 @@
 #include "layout.h"
 #include "mm_fault.h"
 #include "nc_util.h"
-
-/* The configuration hash as written: 16 lower-case hex digits and a NUL. */
-static void mm_hash_text(const mm_config *cfg, char text[17]) {
-  snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
-}
 
 /* Variable ids of a state file. */
 typedef struct {
@@ -48,7 +42,7 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
   DEF("writing attributes", nc_put_att_text(nc, v->salt, "units", 4, "g/kg"));
 
   char hash[17];
-  mm_hash_text(cfg, hash);
+  mm_io_hash_text(cfg, hash);
   const long long step_ll = step;
   const int nx = g->nx, ny = g->ny, nz = g->nz;
   DEF("writing attributes", nc_put_att_longlong(nc, NC_GLOBAL, "step", NC_INT64, 1, &step_ll));
@@ -253,7 +247,7 @@ static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm
   }
 
   char want[17], have[33] = "";
-  mm_hash_text(cfg, want);
+  mm_io_hash_text(cfg, want);
   MM_CHECK(mm_find_att(nc, p, "config_hash", true, 32, &len));
   int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
