@@ -1,6 +1,14 @@
 /* The history file `<output.dir>/<run.name>.nc` (docs/output.md): NetCDF-4,
  * CF-1.8, written in parallel, each rank its own hyperslab, collective
- * MPI-IO. */
+ * MPI-IO.
+ *
+ * A write that fails: the room of every write is reserved first
+ * (mm_io_reserve), so that a full disk or a file-size limit refuses the
+ * reservation and the file stays as the last record left it, and closes
+ * normally. A write that fails inside the libraries all the same leaves the
+ * file open and untouched ("broken"): each record is flushed (nc_sync), so
+ * the file on disk holds every record before, while HDF5's close would
+ * write a partial state over it (docs/reliability.md). */
 #include "mm_io.h"
 
 #include <stdbool.h>
@@ -40,6 +48,8 @@ struct mm_history {
   int var_x, var_y, var_z, var_z_bnds, var_kmt;
   int var_diag[MM_NDIAG];    /* ids of mm_diag_vars */
   size_t nrec;               /* records written so far */
+  bool broken;               /* a write failed inside the libraries: the file is
+                                left open and no call is made on it any more */
   double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
   double record_bytes;       /* size of one record uncompressed, with room for metadata */
   char dir[MM_STR_MAX];      /* output.dir, for the free-space check */
@@ -129,7 +139,10 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
                                  (const char *const[]){"units", "1", "long_name",
                                                        "number of wet levels; 0 = land", NULL}));
 
-  /* temp, salt: one record per chunk, fill on land, optional deflate */
+  /* temp, salt: one record per chunk, optional deflate. _FillValue on land,
+   * written with every record; no fill of new chunks, which parallel HDF5
+   * writes in a collective call of its own (H5D__chunk_allocate): a rank
+   * that fails there leaves the others waiting in its barrier. */
   const int dims4[4] = {d_time, d_z, d_y, d_x};
   size_t chunk[4];
   mm_history_chunk(g, chunk);
@@ -145,7 +158,8 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
   const int fields[2] = {h->var_temp, h->var_salt};
   for (int f = 0; f < 2; f++) {
     DEF("setting chunks", nc_def_var_chunking(nc, fields[f], NC_CHUNKED, chunk));
-    DEF("setting _FillValue", nc_def_var_fill(nc, fields[f], NC_FILL, &fill));
+    DEF("setting _FillValue", nc_def_var_fill(nc, fields[f], NC_NOFILL, &fill));
+    DEF("setting _FillValue", nc_put_att_double(nc, fields[f], "_FillValue", NC_DOUBLE, 1, &fill));
     if (cfg->deflate > 0)
       DEF("setting deflate", nc_def_var_deflate(nc, fields[f], 1, 1, (int)cfg->deflate));
   }
@@ -158,6 +172,11 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
         mm_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
                    (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
                                          mm_diag_vars[v].long_name, NULL}));
+  /* the 1-D record variables: every value written, no fill of new chunks either */
+  DEF("setting no fill", nc_def_var_fill(nc, h->var_time, NC_NOFILL, NULL));
+  DEF("setting no fill", nc_def_var_fill(nc, h->var_step, NC_NOFILL, NULL));
+  for (int v = 0; v < MM_NDIAG; v++)
+    DEF("setting no fill", nc_def_var_fill(nc, h->var_diag[v], NC_NOFILL, NULL));
 
   /* global attributes */
   char title[MM_STR_MAX + 32], source[MM_STR_MAX + 32], history[MM_STR_MAX + 96];
@@ -278,11 +297,9 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
   }
   const char *p = h ? h->path : "history file";
   err = mm_io_agree(comm, err, p);
-  if (err == MM_OK) {
-    /* header: coordinates, kmt, the configuration text */
-    const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
-    err = mm_io_check_space(comm, h->dir, header, p);
-  }
+  /* header: coordinates, kmt, the configuration text */
+  const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
+  if (err == MM_OK) err = mm_io_check_space(comm, h->dir, header, p);
   if (err != MM_OK) {
     if (h)
       mm_history_free(h);
@@ -303,7 +320,8 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
     return err;
   }
 
-  err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created), p);
+  err = mm_io_reserve(comm, p, header);
+  if (err == MM_OK) err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created), p);
   if (err != MM_OK) {
     nc_abort(h->ncid);
     mm_history_free(h);
@@ -325,48 +343,62 @@ mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, con
                         const mm_diag *d) {
   const int nc = h->ncid;
   const char *p = h->path;
+  MM_REQUIRE(!h->broken, MM_ERR_RUN, "%s: not written after a failed write", p);
+  /* room for the record, reserved: a full disk or a file-size limit refuses
+   * it here, and the file stays as the last record left it */
   mm_err err = mm_io_check_space(h->comm, h->dir, h->record_bytes, p);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, p, h->record_bytes);
   if (err != MM_OK) return err;
+  const size_t rec = h->nrec;
+  /* Each collective call, then the ranks agree: after a failure inside the
+   * libraries no rank makes one more call on the file. */
+#define PUT(what, call)                                                                            \
+  do {                                                                                             \
+    if (err == MM_OK) {                                                                            \
+      MM_NC_WRITE(err, p, h->dir, what, call);                                                     \
+      err = mm_io_agree(h->comm, err, p);                                                          \
+    }                                                                                              \
+  } while (0)
   /* 1-D variables: rank 0 writes the record, the others take part with nothing */
-  const size_t rec = h->nrec, one = h->rank == 0 ? 1 : 0;
+  const size_t one = h->rank == 0 ? 1 : 0;
   const double time = d->time; /* s */
   const int step = (int)d->step;
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing time",
-             nc_put_vara_double(nc, h->var_time, &rec, &one, &time));
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing step",
-             nc_put_vara_int(nc, h->var_step, &rec, &one, &step));
+  PUT("writing time", nc_put_vara_double(nc, h->var_time, &rec, &one, &time));
+  PUT("writing step", nc_put_vara_int(nc, h->var_step, &rec, &one, &step));
   for (int v = 0; v < MM_NDIAG; v++) {
     double value;
     memcpy(&value, (const char *)d + mm_diag_vars[v].offset, sizeof value);
-    MM_NC_COLL(err, MM_ERR_RUN, p, "writing diagnostics",
-               nc_put_vara_double(nc, h->var_diag[v], &rec, &one, &value));
+    PUT("writing diagnostics", nc_put_vara_double(nc, h->var_diag[v], &rec, &one, &value));
   }
 
   /* temp, salt: each rank its block, one put each */
   const size_t start[4] = {rec, 0, (size_t)g->j0, (size_t)g->i0};
   const size_t count[4] = {1, (size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
   mm_io_pack(g, temp, MM_IO_FILL, h->buf);
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing temp",
-             nc_put_vara_double(nc, h->var_temp, start, count, h->buf));
+  PUT("writing temp", nc_put_vara_double(nc, h->var_temp, start, count, h->buf));
   mm_io_pack(g, salt, MM_IO_FILL, h->buf);
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing salt",
-             nc_put_vara_double(nc, h->var_salt, start, count, h->buf));
-  err = mm_io_agree(h->comm, err, p);
-  /* flushed, so that the records so far survive a killed run (only when all
-   * wrote: a flush failing on one rank leaves the others waiting) */
-  if (err == MM_OK) {
-    MM_NC_COLL(err, MM_ERR_RUN, p, "flushing", nc_sync(nc));
-    err = mm_io_agree(h->comm, err, p);
+  PUT("writing salt", nc_put_vara_double(nc, h->var_salt, start, count, h->buf));
+  /* flushed, so that the file on disk holds every record so far (a killed
+   * run, a later failed write) */
+  PUT("flushing", nc_sync(nc));
+#undef PUT
+  if (err != MM_OK) {
+    h->broken = true; /* see the top of this file */
+    return err;
   }
-  if (err == MM_OK) h->nrec++;
-  return err;
+  h->nrec++;
+  return MM_OK;
 }
 
 mm_err mm_history_close(mm_history *h) {
   if (!h) return MM_OK;
   mm_err err = MM_OK;
-  MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
-  err = mm_io_agree(h->comm, err, h->path);
+  /* a broken file stays open, untouched (mm_io_files_left_open) */
+  if (!h->broken) {
+    MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
+    err = mm_io_agree(h->comm, err, h->path);
+    if (err == MM_OK) err = mm_io_trim(h->comm, h->path);
+  }
   mm_history_free(h);
   return err;
 }

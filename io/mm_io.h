@@ -19,6 +19,8 @@
 #ifndef MM_IO_H
 #define MM_IO_H
 
+#include <stdbool.h>
+
 #include "mm_config.h"
 #include "mm_diag.h"
 #include "mm_error.h"
@@ -37,7 +39,12 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
                          mm_history **out);
 
 /* Append one record: d->time, d->step, the diagnostics of d, and the rank's
- * block of temp and salt (degC, g/kg), _FillValue on land. */
+ * block of temp and salt (degC, g/kg), _FillValue on land. The room is
+ * reserved first (a full disk or a file-size limit: MM_ERR_RUN, the file as
+ * the last record left it); each record is flushed. After a write that failed
+ * all the same,
+ * inside the netCDF/HDF5 libraries, the file is left open and untouched, and
+ * holds every record before (mm_io_files_left_open). */
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d);
 
@@ -48,7 +55,8 @@ mm_err mm_history_close(mm_history *h);
 
 /* Write `<output.dir>/<run.name>.restart.nc`: first to `.restart.nc.tmp`,
  * then renamed over the old file once every rank has closed it. temp, salt
- * at step `step`, model time `time` (s). */
+ * at step `step`, model time `time` (s). The room is reserved first; on any
+ * failure the old file stays in place and the .tmp is removed. */
 mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *temp,
                         const double *salt, long step, double time);
 
@@ -65,6 +73,16 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
  * the last good state before a run stopped. */
 mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
                       const double *salt, long step, double time);
+
+/* ------------------------------------------------------------- the end */
+
+/* Whether the netCDF/HDF5 libraries still hold a file on some rank of comm
+ * (collective): a file left open after a write failed inside the libraries,
+ * or one whose close failed. MPI_Finalize must then not run, for it has
+ * HDF5 close that file: HDF5 would write a partial state over the records
+ * the file holds, and HDF5 1.10 crashes (SIGSEGV in H5F__close_cb) on the id
+ * of a file whose close failed. */
+bool mm_io_files_left_open(MPI_Comm comm);
 
 /* ------------------------------------------------------------- initial */
 
