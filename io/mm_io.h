@@ -38,11 +38,23 @@ typedef struct mm_history mm_history;
 mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
                          mm_history **out);
 
+/* The history of a run continued from a restart at step `step`
+ * (initial.restart). Where `<output.dir>/<run.name>.nc` exists, it is opened
+ * to append, after checking that it is this case's (grid, configuration
+ * hash) and holds the records up to `step`: every record output.interval
+ * asks for, up to `step`, since the step the history started from. Its
+ * records after `step`, from a run that went further, are removed, to be
+ * written anew. A history that does not fit (or cannot be read) is refused
+ * with MM_ERR_INPUT and left as it is. Where there is none, one is created
+ * as by mm_history_create, starting at `step`. On error *out is NULL. */
+mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *version, long step,
+                           mm_history **out);
+
 /* Append one record: d->time, d->step, the diagnostics of d, and the rank's
- * block of temp and salt (degC, g/kg), _FillValue on land. The room is
- * reserved first (a full disk or a file-size limit: MM_ERR_RUN, the file as
- * the last record left it); each record is flushed. After a write that failed
- * all the same,
+ * block of temp and salt (degC, g/kg), _FillValue on land; a record of a step
+ * the file already holds (its last) is replaced. The room is reserved first
+ * (a full disk or a file-size limit: MM_ERR_RUN, the file as the last record
+ * left it); each record is flushed. After a write that failed all the same,
  * inside the netCDF/HDF5 libraries, the file is left open and untouched, and
  * holds every record before (mm_io_files_left_open). */
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
