@@ -28,8 +28,8 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
   if (stat(path, &st) == 0 && getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
       limit.rlim_cur != RLIM_INFINITY &&
       (double)st.st_size + MM_IO_SPACE_MARGIN >= (double)limit.rlim_cur)
-    snprintf(why, sizeof why, " (the file is %lld bytes, the file-size limit %llu)",
-             (long long)st.st_size, (unsigned long long)limit.rlim_cur);
+    snprintf(why, sizeof why, " (file-size limit %llu bytes, the file has %lld)",
+             (unsigned long long)limit.rlim_cur, (long long)st.st_size);
   struct statvfs fs;
   if (!why[0] && statvfs(dir, &fs) == 0) {
     const double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
