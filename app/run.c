@@ -283,7 +283,12 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_history *hist = NULL;
   mm_diag d = {0};
 
-  err = mm_history_create(g, fault_open(cfg, "history", g->rank, &fault_cfg), opt->version, &hist);
+  /* a run continued from a restart appends to the history of the case */
+  const mm_config *hcfg = fault_open(cfg, "history", g->rank, &fault_cfg);
+  if (cfg->initial_restart[0])
+    err = mm_history_continue(g, hcfg, opt->version, m->step, &hist);
+  else
+    err = mm_history_create(g, hcfg, opt->version, &hist);
   if (err == MM_OK) err = checked_diagnostics(m, good_t, good_s, &good_step, NULL, &d, true);
   if (err == MM_OK && m->step == cfg->run_steps) {
     /* nothing to do: the state itself is the one record */

@@ -1,12 +1,22 @@
 /* The history file `<output.dir>/<run.name>.nc` (docs/output.md): NetCDF-4,
  * CF-1.8, written in parallel, each rank its own hyperslab, collective
- * MPI-IO. */
+ * MPI-IO. A run continued from a restart appends to the history it finds.
+ *
+ * A write that fails: the room of every write is reserved first
+ * (mm_io_reserve), so that a full disk or a file-size limit refuses the
+ * reservation and the file stays as the last record left it, and closes
+ * normally. A write that fails inside the libraries all the same leaves the
+ * file open and untouched ("broken"): each record is flushed (nc_sync), so
+ * the file on disk holds every record before, while HDF5's close would
+ * write a partial state over it (docs/reliability.md). */
 #include "mm_io.h"
 
+#include <hdf5.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "layout.h"
@@ -39,7 +49,10 @@ struct mm_history {
   int var_time, var_step, var_temp, var_salt;
   int var_x, var_y, var_z, var_z_bnds, var_kmt;
   int var_diag[MM_NDIAG];    /* ids of mm_diag_vars */
-  size_t nrec;               /* records written so far */
+  size_t nrec;               /* records in the file */
+  long last_step;            /* step of the last record; -1 for none */
+  bool broken;               /* a write failed inside the libraries: the file is
+                                left open and no call is made on it any more */
   double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
   double record_bytes;       /* size of one record uncompressed, with room for metadata */
   char dir[MM_STR_MAX];      /* output.dir, for the free-space check */
@@ -92,7 +105,7 @@ static void mm_history_chunk(const mm_grid *g, size_t chunk[4]) {
 /* Everything of define mode (this rank alone; every rank makes the same calls).
  * created: creation time, ISO 8601 UTC, the same on every rank. */
 static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
-                                const char *version, const char *created) {
+                                const char *version, const char *created, long start_step) {
   mm_err err = MM_OK;
   const int nc = h->ncid;
   const char *p = h->path;
@@ -129,7 +142,10 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
                                  (const char *const[]){"units", "1", "long_name",
                                                        "number of wet levels; 0 = land", NULL}));
 
-  /* temp, salt: one record per chunk, fill on land, optional deflate */
+  /* temp, salt: one record per chunk, optional deflate. _FillValue on land,
+   * written with every record; no fill of new chunks, which parallel HDF5
+   * writes in a collective call of its own (H5D__chunk_allocate): a rank
+   * that fails there leaves the others waiting in its barrier. */
   const int dims4[4] = {d_time, d_z, d_y, d_x};
   size_t chunk[4];
   mm_history_chunk(g, chunk);
@@ -145,7 +161,8 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
   const int fields[2] = {h->var_temp, h->var_salt};
   for (int f = 0; f < 2; f++) {
     DEF("setting chunks", nc_def_var_chunking(nc, fields[f], NC_CHUNKED, chunk));
-    DEF("setting _FillValue", nc_def_var_fill(nc, fields[f], NC_FILL, &fill));
+    DEF("setting _FillValue", nc_def_var_fill(nc, fields[f], NC_NOFILL, &fill));
+    DEF("setting _FillValue", nc_put_att_double(nc, fields[f], "_FillValue", NC_DOUBLE, 1, &fill));
     if (cfg->deflate > 0)
       DEF("setting deflate", nc_def_var_deflate(nc, fields[f], 1, 1, (int)cfg->deflate));
   }
@@ -158,6 +175,11 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
         mm_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
                    (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
                                          mm_diag_vars[v].long_name, NULL}));
+  /* the 1-D record variables: every value written, no fill of new chunks either */
+  DEF("setting no fill", nc_def_var_fill(nc, h->var_time, NC_NOFILL, NULL));
+  DEF("setting no fill", nc_def_var_fill(nc, h->var_step, NC_NOFILL, NULL));
+  for (int v = 0; v < MM_NDIAG; v++)
+    DEF("setting no fill", nc_def_var_fill(nc, h->var_diag[v], NC_NOFILL, NULL));
 
   /* global attributes */
   char title[MM_STR_MAX + 32], source[MM_STR_MAX + 32], history[MM_STR_MAX + 96];
@@ -177,9 +199,32 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
                                          decomposition, NULL}));
   DEF("writing global attributes",
       nc_put_att_int(nc, NC_GLOBAL, "mpi_ranks", NC_INT, 1, &g->nranks));
+  /* which runs may append (mm_history_continue): the configuration hash of
+   * the restart files, and the step of the state the history starts from */
+  char hash[17];
+  mm_io_hash_text(cfg, hash);
+  const long long start = start_step;
+  DEF("writing global attributes", nc_put_att_text(nc, NC_GLOBAL, "config_hash", 16, hash));
+  DEF("writing global attributes",
+      nc_put_att_longlong(nc, NC_GLOBAL, "start_step", NC_INT64, 1, &start));
   free(configuration);
 #undef DEF
   return err;
+}
+
+/* Collective access for every variable (this rank alone; the same on every
+ * rank), then the ranks agree: an error stops all before a collective write. */
+static mm_err mm_history_collective(mm_history *h) {
+  mm_err err = MM_OK;
+  const int vars[] = {h->var_time, h->var_step, h->var_temp,   h->var_salt, h->var_x,
+                      h->var_y,    h->var_z,    h->var_z_bnds, h->var_kmt};
+  for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "setting collective access",
+                nc_var_par_access(h->ncid, vars[v], NC_COLLECTIVE));
+  for (int v = 0; v < MM_NDIAG; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "setting collective access",
+                nc_var_par_access(h->ncid, h->var_diag[v], NC_COLLECTIVE));
+  return mm_io_agree(h->comm, err, h->path);
 }
 
 /* Write x, y, z, z_bnds (rank 0, the others take part with nothing) and each
@@ -189,16 +234,7 @@ static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
   const int nc = h->ncid;
   const char *p = h->path;
   const bool root = h->rank == 0;
-  const int vars[] = {h->var_time, h->var_step, h->var_temp,   h->var_salt, h->var_x,
-                      h->var_y,    h->var_z,    h->var_z_bnds, h->var_kmt};
-  for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++)
-    MM_NC_LOCAL(err, MM_ERR_RUN, p, "setting collective access",
-                nc_var_par_access(nc, vars[v], NC_COLLECTIVE));
-  for (int v = 0; v < MM_NDIAG; v++)
-    MM_NC_LOCAL(err, MM_ERR_RUN, p, "setting collective access",
-                nc_var_par_access(nc, h->var_diag[v], NC_COLLECTIVE));
-  /* the same on all ranks: an error here stops all before the collective writes */
-  err = mm_io_agree(h->comm, err, p);
+  err = mm_history_collective(h);
   if (err != MM_OK) return err;
 
   /* coordinates: rank 0 only, from h->buf (at least nx, ny and 2 nz long) */
@@ -250,8 +286,9 @@ static void mm_history_free(mm_history *h) {
   free(h);
 }
 
-mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
-                         mm_history **out) {
+/* The handle of the history of cfg on g: path, buffer, sizes; output.dir
+ * must exist. The ranks agree; on error *out is NULL. */
+static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_history **out) {
   *out = NULL;
   mm_history *h = calloc(1, sizeof *h);
   MPI_Comm comm = MPI_COMM_NULL;
@@ -263,6 +300,7 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
     h->comm = comm;
     h->rank = g->rank;
     h->ncid = -1;
+    h->last_step = -1;
     /* one field of the block; also holds coordinates and kmt at creation */
     size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl;
     size_t n_static = (size_t)(g->nx > g->ny ? g->nx : g->ny);
@@ -276,18 +314,31 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
       err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, n * sizeof *h->buf);
     if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, h->path);
   }
-  const char *p = h ? h->path : "history file";
-  err = mm_io_agree(comm, err, p);
-  if (err == MM_OK) {
-    /* header: coordinates, kmt, the configuration text */
-    const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
-    err = mm_io_check_space(comm, h->dir, header, p);
-  }
+  err = mm_io_agree(comm, err, h ? h->path : "history file");
   if (err != MM_OK) {
     if (h)
       mm_history_free(h);
     else
       MPI_Comm_free(&comm);
+    return err;
+  }
+  *out = h;
+  return MM_OK;
+}
+
+/* Create the file, replacing an old one: header, coordinates, kmt; its
+ * records start after start_step. */
+static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char *version,
+                             long start_step, mm_history **out) {
+  mm_history *h = NULL;
+  MM_CHECK(mm_history_alloc(g, cfg, &h));
+  const MPI_Comm comm = h->comm;
+  const char *p = h->path;
+  /* header: coordinates, kmt, the configuration text */
+  const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
+  mm_err err = mm_io_check_space(comm, h->dir, header, p);
+  if (err != MM_OK) {
+    mm_history_free(h);
     return err;
   }
 
@@ -303,7 +354,9 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
     return err;
   }
 
-  err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created), p);
+  err = mm_io_reserve(comm, p, header);
+  if (err == MM_OK)
+    err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created, start_step), p);
   if (err != MM_OK) {
     nc_abort(h->ncid);
     mm_history_free(h);
@@ -321,52 +374,395 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
   return MM_OK;
 }
 
+mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
+                         mm_history **out) {
+  *out = NULL;
+  return mm_history_new(g, cfg, version, 0, out);
+}
+
+/* ------------------------------------------------ continuing a history */
+
+/* How a refused history is left, for every message of refusal. */
+#define MM_HISTORY_LEFT "; the history is left as it is: move it away or set another output.dir"
+
+/* What the check of an existing history found (rank 0; then sent to all). */
+typedef struct {
+  long long keep;      /* records at or before the restart step: kept */
+  long long nrec;      /* records in the file */
+  long long last_kept; /* step of the last record kept; -1 for none */
+} mm_history_found;
+
+/* The configuration hash of an open history into have (33 bytes): its
+ * config_hash, or for a history written before it carried one, the hash of
+ * its configuration text. */
+static mm_err mm_history_hash(int nc, const char *p, char have[33]) {
+  nc_type type;
+  size_t len = 0;
+  if (nc_inq_att(nc, NC_GLOBAL, "config_hash", &type, &len) == NC_NOERR) {
+    MM_REQUIRE(type == NC_CHAR && len >= 1 && len <= 32, MM_ERR_INPUT,
+               "%s: attribute config_hash is not a string" MM_HISTORY_LEFT, p);
+    int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
+    have[len] = '\0';
+    return MM_OK;
+  }
+  MM_REQUIRE(nc_inq_att(nc, NC_GLOBAL, "configuration", &type, &len) == NC_NOERR && type == NC_CHAR,
+             MM_ERR_INPUT,
+             "%s: not a minimodel history: neither config_hash nor configuration" MM_HISTORY_LEFT,
+             p);
+  char *text = malloc(len + 1);
+  MM_REQUIRE(text, MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, len + 1);
+  int s = nc_get_att_text(nc, NC_GLOBAL, "configuration", text);
+  text[s == NC_NOERR ? len : 0] = '\0';
+  mm_config c;
+  mm_err err = mm_config_load_string(&c, p, text, NULL, 0);
+  free(text);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "configuration", s);
+  if (err != MM_OK) {
+    mm_error_clear();
+    return MM_ERROR(
+        MM_ERR_INPUT,
+        "%s: its configuration attribute does not read as a configuration" MM_HISTORY_LEFT, p);
+  }
+  mm_io_hash_text(&c, have);
+  return MM_OK;
+}
+
+/* The checks of mm_history_check on the open file nc. */
+static mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+                                    long step, mm_history_found *f) {
+  /* every variable of a history; temp and salt on (time, z, y, x) */
+  static const char *const names[] = {"time", "step", "temp",   "salt", "x",
+                                      "y",    "z",    "z_bnds", "kmt"};
+  int unlim = -1, var = -1;
+  MM_REQUIRE(nc_inq_unlimdim(nc, &unlim) == NC_NOERR && unlim >= 0, MM_ERR_INPUT,
+             "%s: not a minimodel history: no record dimension" MM_HISTORY_LEFT, p);
+  for (size_t v = 0; v < sizeof names / sizeof names[0] + MM_NDIAG; v++) {
+    const char *name = v < sizeof names / sizeof names[0]
+                           ? names[v]
+                           : mm_diag_vars[v - sizeof names / sizeof names[0]].name;
+    MM_REQUIRE(nc_inq_varid(nc, name, &var) == NC_NOERR, MM_ERR_INPUT,
+               "%s: not a minimodel history: no variable %s" MM_HISTORY_LEFT, p, name);
+  }
+  const int want[3] = {g->nz, g->ny, g->nx};
+  for (int field = 0; field < 2; field++) {
+    const char *name = field ? "salt" : "temp";
+    int nd = 0, dims[NC_MAX_VAR_DIMS];
+    size_t len[4] = {0, 0, 0, 0};
+    nc_inq_varid(nc, name, &var);
+    MM_REQUIRE(
+        nc_inq_var(nc, var, NULL, NULL, &nd, dims, NULL) == NC_NOERR && nd == 4 && dims[0] == unlim,
+        MM_ERR_INPUT, "%s: not a minimodel history: %s is not on (time, z, y, x)" MM_HISTORY_LEFT,
+        p, name);
+    for (int d = 1; d < 4; d++)
+      nc_inq_dimlen(nc, dims[d], &len[d]);
+    MM_REQUIRE(len[1] == (size_t)want[0] && len[2] == (size_t)want[1] && len[3] == (size_t)want[2],
+               MM_ERR_INPUT,
+               "%s: the history of another grid: %s is (nz, ny, nx) = (%zu, %zu, %zu), this grid "
+               "(%d, %d, %d)" MM_HISTORY_LEFT,
+               p, name, len[1], len[2], len[3], want[0], want[1], want[2]);
+  }
+
+  char have[33] = "", hash[17];
+  MM_CHECK(mm_history_hash(nc, p, have));
+  mm_io_hash_text(cfg, hash);
+  MM_REQUIRE(strcmp(have, hash) == 0, MM_ERR_INPUT,
+             "%s: the history of another configuration (config_hash %s, this configuration %s): "
+             "a key that determines the solution differs" MM_HISTORY_LEFT,
+             p, have, hash);
+
+  /* the steps of the records, in increasing order */
+  int nd = 0, dims[NC_MAX_VAR_DIMS];
+  nc_type type;
+  size_t n = 0;
+  nc_inq_varid(nc, "step", &var);
+  MM_REQUIRE(nc_inq_var(nc, var, NULL, &type, &nd, dims, NULL) == NC_NOERR && nd == 1 &&
+                 dims[0] == unlim && type == NC_INT,
+             MM_ERR_INPUT,
+             "%s: not a minimodel history: step is not an int on (time)" MM_HISTORY_LEFT, p);
+  nc_inq_dimlen(nc, unlim, &n);
+  int *steps = malloc((n ? n : 1) * sizeof *steps);
+  MM_REQUIRE(steps, MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, n * sizeof *steps);
+  int s = n ? nc_get_var_int(nc, var, steps) : NC_NOERR;
+  size_t keep = 0, order = 0; /* order: the first record out of order, n for none */
+  for (order = 0; s == NC_NOERR && order < n; order++)
+    if (order > 0 && steps[order] <= steps[order - 1]) break;
+  for (keep = 0; keep < n && steps[keep] <= step; keep++) {
+  }
+  const long long last = keep > 0 ? steps[keep - 1] : -1;
+  free(steps);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "reading step", s);
+  MM_REQUIRE(
+      order == n, MM_ERR_INPUT,
+      "%s: damaged: the steps of records %zu and %zu are not in increasing order" MM_HISTORY_LEFT,
+      p, order - 1, order);
+
+  /* the step it started from (0 for a history without the attribute) */
+  long long start = 0;
+  size_t len = 0;
+  if (nc_inq_att(nc, NC_GLOBAL, "start_step", &type, &len) == NC_NOERR) {
+    MM_REQUIRE(len == 1 && type != NC_CHAR && type != NC_STRING &&
+                   nc_get_att_longlong(nc, NC_GLOBAL, "start_step", &start) == NC_NOERR,
+               MM_ERR_INPUT, "%s: attribute start_step is not a number" MM_HISTORY_LEFT, p);
+  }
+  const char *from = cfg->initial_restart;
+  MM_REQUIRE(start <= step, MM_ERR_INPUT,
+             "%s: starts at step %lld, after the restart step %ld (initial.restart = %s): the "
+             "records before are missing" MM_HISTORY_LEFT,
+             p, start, step, from);
+  /* the last record before the restart step that output.interval asks for */
+  const long interval = cfg->output_interval;
+  const long due = interval > 0 ? step / interval * interval : 0;
+  if (due >= 1 && due > start && last < due) {
+    char holds[64] = "holds no record";
+    if (last >= 0) snprintf(holds, sizeof holds, "holds the records up to step %lld", last);
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: %s, but the run continues from step %ld (initial.restart = %s): the "
+                    "record of step %ld is missing" MM_HISTORY_LEFT,
+                    p, holds, step, from, due);
+  }
+  f->keep = (long long)keep;
+  f->nrec = (long long)n;
+  f->last_kept = last;
+  return MM_OK;
+}
+
+/* Whether the history at p is this case's (grid and configuration) and
+ * holds the records up to the restart step `step` (rank 0 alone, read only):
+ * MM_ERR_INPUT naming what does not fit. */
+static mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg, long step,
+                               mm_history_found *f) {
+  int nc = -1;
+  int s = nc_open(p, NC_NOWRITE, &nc);
+  if (s != NC_NOERR)
+    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
+                      "cannot open the history to continue it (unreadable or damaged)", s);
+  mm_err err = mm_history_check_open(nc, p, g, cfg, step, f);
+  nc_close(nc);
+  return err;
+}
+
+/* Cut every record variable of the history at p to its first `keep`
+ * records (rank 0 alone, while no rank has the file open): the records after
+ * the restart step `step`, from a run that went further. netCDF has no call
+ * for it; netCDF-4 takes the length of the record dimension from the
+ * extents of the HDF5 datasets. */
+static mm_err mm_history_drop(const char *p, long long keep, long step) {
+  int nc = -1, nvars = 0, unlim = -1;
+  int s = nc_open(p, NC_NOWRITE, &nc);
+  if (s == NC_NOERR) s = nc_inq_nvars(nc, &nvars);
+  if (s == NC_NOERR) s = nc_inq_unlimdim(nc, &unlim);
+  char(*names)[NC_MAX_NAME + 1] = NULL;
+  int n = 0;
+  if (s == NC_NOERR && !(names = calloc((size_t)nvars + 1, sizeof *names))) s = NC_ENOMEM;
+  for (int v = 0; s == NC_NOERR && v < nvars; v++) {
+    int nd = 0, dims[NC_MAX_VAR_DIMS];
+    s = nc_inq_var(nc, v, names[n], NULL, &nd, dims, NULL);
+    if (s == NC_NOERR && nd >= 1 && dims[0] == unlim) n++;
+  }
+  if (nc >= 0) nc_close(nc);
+  mm_err err = MM_OK;
+  if (s != NC_NOERR) {
+    err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "reading the record variables", s);
+  } else {
+    bool ok = true;
+    const hid_t file = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    ok = file >= 0;
+    for (int v = 0; ok && v < n; v++) {
+      const hid_t set = H5Dopen2(file, names[v], H5P_DEFAULT);
+      const hid_t space = set >= 0 ? H5Dget_space(set) : -1;
+      hsize_t dims[H5S_MAX_RANK];
+      const int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+      if (rank >= 1 && dims[0] > (hsize_t)keep) {
+        dims[0] = (hsize_t)keep;
+        ok = H5Dset_extent(set, dims) >= 0;
+      } else {
+        ok = rank >= 1;
+      }
+      if (space >= 0) H5Sclose(space);
+      if (set >= 0) H5Dclose(set);
+    }
+    if (file >= 0 && H5Fclose(file) < 0) ok = false;
+    if (!ok)
+      err = MM_ERROR(MM_ERR_RUN, "%s: cannot remove the records after step %ld (HDF5 error)", p,
+                     step);
+  }
+  free(names);
+  return err;
+}
+
+/* One line more in the history attribute (CF): when and from which step the
+ * run continued (collective, the file open). */
+static mm_err mm_history_note(mm_history *h, long step, const char *version) {
+  char created[32];
+  mm_creation_time(h->comm, h->rank, created);
+  const int nc = h->ncid;
+  size_t len = 0;
+  if (nc_inq_attlen(nc, NC_GLOBAL, "history", &len) != NC_NOERR) len = 0;
+  const size_t size = len + sizeof created + 64 + MM_STR_MAX;
+  char *text = calloc(size, 1);
+  mm_err err = MM_OK;
+  if (!text) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, size);
+  if (err == MM_OK && len > 0)
+    MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "reading history",
+                nc_get_att_text(nc, NC_GLOBAL, "history", text));
+  if (err == MM_OK)
+    snprintf(text + len, size - len, "%s%s: continued from step %ld by minimodel %s",
+             len ? "\n" : "", created, step, version ? version : "unknown");
+  err = mm_io_agree(h->comm, err, h->path);
+  if (err == MM_OK) {
+    MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_redef(nc));
+    MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history",
+               nc_put_att_text(nc, NC_GLOBAL, "history", strlen(text), text));
+    MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_enddef(nc));
+    err = mm_io_agree(h->comm, err, h->path);
+  }
+  free(text);
+  return err;
+}
+
+/* Open the checked history to append (collective): variable ids, one line
+ * more in its history attribute, collective access. */
+static mm_err mm_history_reopen(mm_history *h, const char *version, long step,
+                                const mm_history_found *f) {
+  const char *p = h->path;
+  mm_err err = MM_OK;
+  int s = nc_open_par(p, NC_WRITE, h->comm, MPI_INFO_NULL, &h->ncid);
+  if (s != NC_NOERR)
+    err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "cannot open to append", s);
+  err = mm_io_agree(h->comm, err, p);
+  if (err != MM_OK) {
+    if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
+    return err;
+  }
+  const struct {
+    const char *name;
+    int *id;
+  } vars[] = {{"time", &h->var_time}, {"step", &h->var_step},     {"temp", &h->var_temp},
+              {"salt", &h->var_salt}, {"x", &h->var_x},           {"y", &h->var_y},
+              {"z", &h->var_z},       {"z_bnds", &h->var_z_bnds}, {"kmt", &h->var_kmt}};
+  for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, p, vars[v].name, nc_inq_varid(h->ncid, vars[v].name, vars[v].id));
+  for (int v = 0; v < MM_NDIAG; v++)
+    MM_NC_LOCAL(err, MM_ERR_RUN, p, mm_diag_vars[v].name,
+                nc_inq_varid(h->ncid, mm_diag_vars[v].name, &h->var_diag[v]));
+  err = mm_io_agree(h->comm, err, p);
+  if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, p, MM_IO_SPACE_MARGIN);
+  if (err == MM_OK) err = mm_history_note(h, step, version);
+  if (err == MM_OK) err = mm_history_collective(h);
+  if (err != MM_OK) {
+    nc_close(h->ncid);
+    return err;
+  }
+  h->nrec = (size_t)f->keep;
+  h->last_step = (long)f->last_kept;
+  return MM_OK;
+}
+
+mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *version, long step,
+                           mm_history **out) {
+  *out = NULL;
+  mm_history *h = NULL;
+  MM_CHECK(mm_history_alloc(g, cfg, &h));
+  const char *p = h->path;
+  /* none (a new output.dir): one that starts at the restart step */
+  struct stat st;
+  int exists = h->rank == 0 && lstat(p, &st) == 0;
+  MPI_Bcast(&exists, 1, MPI_INT, 0, h->comm);
+  if (!exists) {
+    mm_history_free(h);
+    return mm_history_new(g, cfg, version, step, out);
+  }
+
+  /* read as an input file first: refused as it is, never written */
+  mm_err err = mm_io_agree(h->comm, mm_io_check_hdf5(p), p);
+  if (err == MM_OK) err = mm_io_probe(h->comm, p);
+  mm_history_found f = {0, 0, -1};
+  if (err == MM_OK)
+    err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK, p);
+  if (err == MM_OK) MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm);
+  /* records after the restart step, from a run that went further: removed,
+   * to be written anew */
+  if (err == MM_OK && f.keep < f.nrec) {
+    err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
+    if (err == MM_OK)
+      err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_drop(p, f.keep, step) : MM_OK, p);
+  }
+  if (err == MM_OK) err = mm_history_reopen(h, version, step, &f);
+  if (err != MM_OK) {
+    mm_history_free(h);
+    return err;
+  }
+  *out = h;
+  return MM_OK;
+}
+
+/* ------------------------------------------------------------- records */
+
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d) {
   const int nc = h->ncid;
   const char *p = h->path;
+  MM_REQUIRE(!h->broken, MM_ERR_RUN, "%s: not written after a failed write", p);
+  /* room for the record, reserved: a full disk or a file-size limit refuses
+   * it here, and the file stays as the last record left it */
   mm_err err = mm_io_check_space(h->comm, h->dir, h->record_bytes, p);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, p, h->record_bytes);
   if (err != MM_OK) return err;
+  /* the next record; a record of a step the file holds replaces it (a run
+   * continued at its last step writes that state once more) */
+  const size_t rec = h->nrec > 0 && d->step == h->last_step ? h->nrec - 1 : h->nrec;
+  /* Each collective call, then the ranks agree: after a failure inside the
+   * libraries no rank makes one more call on the file. */
+#define PUT(what, call)                                                                            \
+  do {                                                                                             \
+    if (err == MM_OK) {                                                                            \
+      MM_NC_WRITE(err, p, h->dir, what, call);                                                     \
+      err = mm_io_agree(h->comm, err, p);                                                          \
+    }                                                                                              \
+  } while (0)
   /* 1-D variables: rank 0 writes the record, the others take part with nothing */
-  const size_t rec = h->nrec, one = h->rank == 0 ? 1 : 0;
+  const size_t one = h->rank == 0 ? 1 : 0;
   const double time = d->time; /* s */
   const int step = (int)d->step;
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing time",
-             nc_put_vara_double(nc, h->var_time, &rec, &one, &time));
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing step",
-             nc_put_vara_int(nc, h->var_step, &rec, &one, &step));
+  PUT("writing time", nc_put_vara_double(nc, h->var_time, &rec, &one, &time));
+  PUT("writing step", nc_put_vara_int(nc, h->var_step, &rec, &one, &step));
   for (int v = 0; v < MM_NDIAG; v++) {
     double value;
     memcpy(&value, (const char *)d + mm_diag_vars[v].offset, sizeof value);
-    MM_NC_COLL(err, MM_ERR_RUN, p, "writing diagnostics",
-               nc_put_vara_double(nc, h->var_diag[v], &rec, &one, &value));
+    PUT("writing diagnostics", nc_put_vara_double(nc, h->var_diag[v], &rec, &one, &value));
   }
 
   /* temp, salt: each rank its block, one put each */
   const size_t start[4] = {rec, 0, (size_t)g->j0, (size_t)g->i0};
   const size_t count[4] = {1, (size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
   mm_io_pack(g, temp, MM_IO_FILL, h->buf);
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing temp",
-             nc_put_vara_double(nc, h->var_temp, start, count, h->buf));
+  PUT("writing temp", nc_put_vara_double(nc, h->var_temp, start, count, h->buf));
   mm_io_pack(g, salt, MM_IO_FILL, h->buf);
-  MM_NC_COLL(err, MM_ERR_RUN, p, "writing salt",
-             nc_put_vara_double(nc, h->var_salt, start, count, h->buf));
-  err = mm_io_agree(h->comm, err, p);
-  /* flushed, so that the records so far survive a killed run (only when all
-   * wrote: a flush failing on one rank leaves the others waiting) */
-  if (err == MM_OK) {
-    MM_NC_COLL(err, MM_ERR_RUN, p, "flushing", nc_sync(nc));
-    err = mm_io_agree(h->comm, err, p);
+  PUT("writing salt", nc_put_vara_double(nc, h->var_salt, start, count, h->buf));
+  /* flushed, so that the file on disk holds every record so far (a killed
+   * run, a later failed write) */
+  PUT("flushing", nc_sync(nc));
+#undef PUT
+  if (err != MM_OK) {
+    h->broken = true; /* see the top of this file */
+    return err;
   }
-  if (err == MM_OK) h->nrec++;
-  return err;
+  h->nrec = rec + 1;
+  h->last_step = d->step;
+  return MM_OK;
 }
 
 mm_err mm_history_close(mm_history *h) {
   if (!h) return MM_OK;
   mm_err err = MM_OK;
-  MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
-  err = mm_io_agree(h->comm, err, h->path);
+  /* a broken file stays open, untouched (mm_io_files_left_open) */
+  if (!h->broken) {
+    MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
+    err = mm_io_agree(h->comm, err, h->path);
+    if (err == MM_OK) err = mm_io_trim(h->comm, h->path);
+  }
   mm_history_free(h);
   return err;
 }

@@ -19,6 +19,8 @@
 #ifndef MM_IO_H
 #define MM_IO_H
 
+#include <stdbool.h>
+
 #include "mm_config.h"
 #include "mm_diag.h"
 #include "mm_error.h"
@@ -36,8 +38,25 @@ typedef struct mm_history mm_history;
 mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
                          mm_history **out);
 
+/* The history of a run continued from a restart at step `step`
+ * (initial.restart). Where `<output.dir>/<run.name>.nc` exists, it is opened
+ * to append, after checking that it is this case's (grid, configuration
+ * hash) and holds the records up to `step`: every record output.interval
+ * asks for, up to `step`, since the step the history started from. Its
+ * records after `step`, from a run that went further, are removed, to be
+ * written anew. A history that does not fit (or cannot be read) is refused
+ * with MM_ERR_INPUT and left as it is. Where there is none, one is created
+ * as by mm_history_create, starting at `step`. On error *out is NULL. */
+mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *version, long step,
+                           mm_history **out);
+
 /* Append one record: d->time, d->step, the diagnostics of d, and the rank's
- * block of temp and salt (degC, g/kg), _FillValue on land. */
+ * block of temp and salt (degC, g/kg), _FillValue on land; a record of a step
+ * the file already holds (its last) is replaced. The room is reserved first
+ * (a full disk or a file-size limit: MM_ERR_RUN, the file as the last record
+ * left it); each record is flushed. After a write that failed all the same,
+ * inside the netCDF/HDF5 libraries, the file is left open and untouched, and
+ * holds every record before (mm_io_files_left_open). */
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d);
 
@@ -48,7 +67,8 @@ mm_err mm_history_close(mm_history *h);
 
 /* Write `<output.dir>/<run.name>.restart.nc`: first to `.restart.nc.tmp`,
  * then renamed over the old file once every rank has closed it. temp, salt
- * at step `step`, model time `time` (s). */
+ * at step `step`, model time `time` (s). The room is reserved first; on any
+ * failure the old file stays in place and the .tmp is removed. */
 mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *temp,
                         const double *salt, long step, double time);
 
@@ -65,6 +85,16 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
  * the last good state before a run stopped. */
 mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
                       const double *salt, long step, double time);
+
+/* ------------------------------------------------------------- the end */
+
+/* Whether the netCDF/HDF5 libraries still hold a file on some rank of comm
+ * (collective): a file left open after a write failed inside the libraries,
+ * or one whose close failed. MPI_Finalize must then not run, for it has
+ * HDF5 close that file: HDF5 would write a partial state over the records
+ * the file holds, and HDF5 1.10 crashes (SIGSEGV in H5F__close_cb) on the id
+ * of a file whose close failed. */
+bool mm_io_files_left_open(MPI_Comm comm);
 
 /* ------------------------------------------------------------- initial */
 

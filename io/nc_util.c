@@ -1,14 +1,20 @@
 #include "nc_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "mm_fault.h"
 
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
@@ -66,6 +72,27 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
   MM_REQUIRE(same, MM_ERR_INPUT, "%s: %s has dimensions %s; expected %s, in this order", path, name,
              found, expected);
   return MM_OK;
+}
+
+mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
+                        const char *what, int status) {
+  char why[256] = "";
+  struct stat st;
+  struct rlimit limit;
+  if (stat(path, &st) == 0 && getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
+      limit.rlim_cur != RLIM_INFINITY &&
+      (double)st.st_size + MM_IO_SPACE_MARGIN >= (double)limit.rlim_cur)
+    snprintf(why, sizeof why, " (file-size limit %llu bytes, the file has %lld)",
+             (unsigned long long)limit.rlim_cur, (long long)st.st_size);
+  struct statvfs fs;
+  if (!why[0] && statvfs(dir, &fs) == 0) {
+    const double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (free_bytes < MM_IO_SPACE_MARGIN)
+      snprintf(why, sizeof why, " (the file system of '%s' is full: %.2f MiB free)", dir,
+               free_bytes / 1048576.0);
+  }
+  return mm_error_set(MM_ERR_RUN, src_file, src_line, "%s: %s: %s%s", path, what,
+                      nc_strerror(status), why);
 }
 
 mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
@@ -134,6 +161,52 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
   return mm_io_agree(comm, err, path);
 }
 
+/* Rank 0's part of mm_io_reserve: the error number of the reservation, 0
+ * when it is in place or cannot be made on this file system. */
+static int mm_reserve_here(const char *path, double bytes) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  struct stat st;
+  int e = fstat(fd, &st) == 0 ? 0 : errno;
+  if (e == 0) {
+    do
+      e = posix_fallocate(fd, st.st_size, (off_t)bytes);
+    while (e == EINTR);
+    /* refused: back to the size before (the reservation may have grown the
+     * file part-way; the libraries wrote nothing past that size since) */
+    if (e != 0 && ftruncate(fd, st.st_size) != 0) e = errno;
+  }
+  close(fd);
+  /* nothing can be reserved here (no fallocate, not a regular file):
+   * write without reservation */
+  if (e == EOPNOTSUPP || e == ENOSYS || e == EINVAL || e == ENODEV || e == ESPIPE) e = 0;
+  return e;
+}
+
+mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  mm_err err = MM_OK;
+  if (rank == 0 && mm_fault_env("MINIMODEL_FAULT_NO_RESERVE", 0) != 1) {
+    const int e = mm_reserve_here(path, bytes);
+    if (e != 0)
+      err = MM_ERROR(MM_ERR_RUN, "%s: cannot reserve %.2f MiB for the next write: %s", path,
+                     bytes / 1048576.0, strerror(e));
+  }
+  return mm_io_agree(comm, err, path);
+}
+
+void mm_io_hash_text(const mm_config *cfg, char text[17]) {
+  snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
+}
+
+bool mm_io_files_left_open(MPI_Comm comm) {
+  /* files, and ids of files whose close failed, still known to HDF5 */
+  int mine = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_FILE) > 0, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  return any != 0;
+}
+
 /* Little-endian unsigned integer of n bytes (n <= 8). */
 static uint64_t mm_le(const unsigned char *b, int n) {
   uint64_t v = 0;
@@ -142,16 +215,18 @@ static uint64_t mm_le(const unsigned char *b, int n) {
   return v;
 }
 
-/* Check the HDF5 superblock at offset `at` of f (size bytes long): the file
- * must reach the end-of-file address the superblock records. Superblock
- * versions 0/1 keep the addresses (base, free space, end of file, ...) at
- * byte 24/28 with the size of offsets at byte 13; versions 2/3 keep them
- * (base, extension, end of file, ...) at byte 12 with the size at byte 9. */
-static mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
+/* The end of the file that the HDF5 superblock at offset `at` of f records
+ * (base address + end-of-file address): -1 when the superblock is cut
+ * short, 0 when it cannot tell (a version or size of offsets it does not
+ * know, an undefined address). Superblock versions 0/1 keep the addresses
+ * (base, free space, end of file, ...) at byte 24/28 with the size of
+ * offsets at byte 13; versions 2/3 keep them (base, extension, end of file,
+ * ...) at byte 12 with the size at byte 9. */
+static long long mm_superblock_end(FILE *f, long long at) {
   unsigned char b[64];
-  if (fseeko(f, (off_t)at, SEEK_SET) != 0) return MM_ERROR(MM_ERR_INPUT, "%s: cannot read", path);
+  if (fseeko(f, (off_t)at, SEEK_SET) != 0) return -1;
   const size_t n = fread(b, 1, sizeof b, f);
-  if (n < 16) return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
+  if (n < 16) return -1;
   int offset_size, addr_at;
   switch (b[8]) {
   case 0:
@@ -167,19 +242,50 @@ static mm_err mm_check_superblock(FILE *f, const char *path, long long at, long 
     offset_size = b[9];
     addr_at = 12;
     break;
-  default: return MM_OK; /* a future version: leave the check to HDF5 */
+  default: return 0; /* a future version: leave the check to HDF5 */
   }
-  if (offset_size != 2 && offset_size != 4 && offset_size != 8) return MM_OK;
-  if ((size_t)(addr_at + 3 * offset_size) > n)
-    return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
+  if (offset_size != 2 && offset_size != 4 && offset_size != 8) return 0;
+  if ((size_t)(addr_at + 3 * offset_size) > n) return -1;
   const uint64_t undefined = offset_size == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * offset_size)) - 1;
   const uint64_t base = mm_le(b + addr_at, offset_size);
   const uint64_t eof = mm_le(b + addr_at + 2 * offset_size, offset_size);
-  if (base == undefined || eof == undefined) return MM_OK;
-  if ((uint64_t)size < base + eof)
+  if (base == undefined || eof == undefined) return 0;
+  if (base > (uint64_t)LLONG_MAX || eof > (uint64_t)LLONG_MAX - base) return LLONG_MAX;
+  return (long long)(base + eof);
+}
+
+/* Check the HDF5 superblock at offset `at` of f (size bytes long): the file
+ * must reach the end-of-file address the superblock records. */
+static mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
+  const long long end = mm_superblock_end(f, at);
+  if (end < 0) return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
+  if (size < end)
     return MM_ERROR(MM_ERR_INPUT, "%s: truncated: %lld bytes, but the file says %llu", path, size,
-                    (unsigned long long)(base + eof));
+                    (unsigned long long)end);
   return MM_OK;
+}
+
+/* Rank 0's part of mm_io_trim: the error number, 0 for none. */
+static int mm_trim_here(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return errno;
+  struct stat st;
+  long long end = 0;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) end = mm_superblock_end(f, 0);
+  fclose(f);
+  if (end > 0 && (long long)st.st_size > end && truncate(path, (off_t)end) != 0) return errno;
+  return 0;
+}
+
+mm_err mm_io_trim(MPI_Comm comm, const char *path) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  mm_err err = MM_OK;
+  const int e = rank == 0 ? mm_trim_here(path) : 0;
+  if (e != 0)
+    err = MM_ERROR(MM_ERR_RUN, "%s: cannot cut the reserved room past its end: %s", path,
+                   strerror(e));
+  return mm_io_agree(comm, err, path);
 }
 
 mm_err mm_io_check_hdf5(const char *path) {

@@ -66,6 +66,22 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
       (err) = mm_nc_fail((code), __FILE__, __LINE__, (path), (what), mm_nc_status_);               \
   } while (0)
 
+/* A failed write to path in directory dir: message "<path>: <what>:
+ * <nc_strerror>", and where this rank can see why (netCDF reports an HDF5
+ * error only as "HDF error"), " (...)": the file at the file-size limit,
+ * the file system full. Returns MM_ERR_RUN. */
+mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
+                        const char *what, int status);
+
+/* A collective netCDF write, as MM_NC_COLL, its failure recorded by
+ * mm_nc_write_fail. */
+#define MM_NC_WRITE(err, path, dir, what, call)                                                    \
+  do {                                                                                             \
+    int mm_nc_status_ = (call);                                                                    \
+    if (mm_nc_status_ != NC_NOERR && (err) == MM_OK)                                               \
+      (err) = mm_nc_write_fail(__FILE__, __LINE__, (path), (dir), (what), mm_nc_status_);          \
+  } while (0)
+
 /* Agree on the outcome of a phase (collective over comm): returns the largest
  * error code of all ranks. A rank that did not fail takes over the message
  * of the lowest failing rank, "(reported by rank r)" appended. */
@@ -92,6 +108,35 @@ mm_err mm_io_check_dir(const char *dir, const char *path);
  * beforehand keeps a full disk from hanging the run. MM_ERR_RUN naming path,
  * the space needed and the space free. */
 mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
+
+/* Before writing about `bytes` more to path, a file that is open for writing
+ * (collective): rank 0 reserves that room past the file's end with
+ * posix_fallocate, and the ranks agree. A file system that fills up (another
+ * job, a quota) or a file-size limit then refuses the reservation (ENOSPC,
+ * EDQUOT, EFBIG), before the netCDF/HDF5 libraries are entered, instead of
+ * refusing a write inside one of their collective calls: parallel HDF5 1.10
+ * cannot recover from that (a rank that fails leaves the others in the
+ * collective, and a file whose close fails leaves a dangling id that crashes
+ * HDF5's clean-up at MPI_Finalize; docs/reliability.md). On refusal the file
+ * is cut back to its size before, so it stays as the last completed write
+ * left it: MM_ERR_RUN naming path, the room and the reason. What is left of
+ * the room past the end of the data is cut by HDF5 at its next flush (when
+ * its end of allocation moved) or by mm_io_trim after the close. A file
+ * system that cannot reserve (EOPNOTSUPP, ...) is written without one.
+ * MINIMODEL_FAULT_NO_RESERVE (model/mm_fault.h) turns the reservation off. */
+mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes);
+
+/* After closing path, written with mm_io_reserve (collective): rank 0 cuts
+ * the file back to the end its HDF5 superblock records, where room reserved
+ * for the last write is left past it. HDF5 cuts it itself at a flush only
+ * when its end of allocation moved, not after a write that only replaced
+ * data. */
+mm_err mm_io_trim(MPI_Comm comm, const char *path);
+
+/* The configuration hash as the restart and history files carry it
+ * (attribute config_hash): mm_config_solution_hash as 16 lower-case hex
+ * digits and a NUL. */
+void mm_io_hash_text(const mm_config *cfg, char text[17]);
 
 /* Before reading an input file: rank 0 reads its whole metadata (every
  * dimension, variable and attribute, with the attributes' values) in a child

@@ -1,10 +1,13 @@
 /* Restart and crash files (docs/output.md): the bitwise state temp, salt on
  * (z, y, x), 0 on land, with kmt and the attributes step, time, config_hash,
- * nx, ny, nz. Written in parallel to `<file>.tmp`, then renamed. */
+ * nx, ny, nz. Written in parallel to `<file>.tmp`, then renamed: a write
+ * that fails leaves the old file in place. Its room is reserved first
+ * (mm_io_reserve); a write that fails inside the netCDF/HDF5 libraries all
+ * the same leaves the .tmp open in them, untouched, and removed by name
+ * (mm_io_files_left_open). */
 #include "mm_io.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,11 +17,6 @@
 #include "layout.h"
 #include "mm_fault.h"
 #include "nc_util.h"
-
-/* The configuration hash as written: 16 lower-case hex digits and a NUL. */
-static void mm_hash_text(const mm_config *cfg, char text[17]) {
-  snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
-}
 
 /* Variable ids of a state file. */
 typedef struct {
@@ -48,7 +46,7 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
   DEF("writing attributes", nc_put_att_text(nc, v->salt, "units", 4, "g/kg"));
 
   char hash[17];
-  mm_hash_text(cfg, hash);
+  mm_io_hash_text(cfg, hash);
   const long long step_ll = step;
   const int nx = g->nx, ny = g->ny, nz = g->nz;
   DEF("writing attributes", nc_put_att_longlong(nc, NC_GLOBAL, "step", NC_INT64, 1, &step_ll));
@@ -78,11 +76,10 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", tmp, n * sizeof *buf);
   if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, path);
   err = mm_io_agree(comm, err, tmp);
-  if (err == MM_OK) {
-    const double cells = (double)g->nx * (double)g->ny; /* columns */
-    const double bytes = cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int));
-    err = mm_io_check_space(comm, cfg->output_dir, bytes + MM_IO_SPACE_MARGIN, tmp);
-  }
+  const double cells = (double)g->nx * (double)g->ny; /* columns */
+  const double bytes =
+      cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
+  if (err == MM_OK) err = mm_io_check_space(comm, cfg->output_dir, bytes, tmp);
   if (err != MM_OK) goto done;
 
   int nc = -1;
@@ -95,13 +92,24 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
   }
 
   mm_state_vars v = {-1, -1, -1};
-  err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, step, time, &v), tmp);
+  err = mm_io_reserve(comm, tmp, bytes);
+  if (err == MM_OK) err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, step, time, &v), tmp);
   if (err != MM_OK) {
     nc_abort(nc);
     goto remove_tmp;
   }
-  MM_NC_COLL(err, MM_ERR_RUN, tmp, "cannot write the header", nc_enddef(nc));
-  err = mm_io_agree(comm, err, tmp);
+  /* from the header on: each collective call, then the ranks agree, so
+   * that after a failure inside the libraries no rank makes one more call */
+  bool broken = false;
+#define PUT(what, call)                                                                            \
+  do {                                                                                             \
+    if (err == MM_OK) {                                                                            \
+      MM_NC_WRITE(err, tmp, cfg->output_dir, what, call);                                          \
+      err = mm_io_agree(comm, err, tmp);                                                           \
+      broken = err != MM_OK;                                                                       \
+    }                                                                                              \
+  } while (0)
+  PUT("cannot write the header", nc_enddef(nc));
   if (err == MM_OK) {
     const int vars[3] = {v.temp, v.salt, v.kmt};
     for (int i = 0; i < 3; i++)
@@ -113,24 +121,24 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
     const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
     const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
     mm_io_pack_kmt(g, kmt);
-    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing kmt",
-               nc_put_vara_int(nc, v.kmt, start + 1, count + 1, kmt));
+    PUT("writing kmt", nc_put_vara_int(nc, v.kmt, start + 1, count + 1, kmt));
     mm_io_pack(g, temp, 0.0, buf);
-    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing temp",
-               nc_put_vara_double(nc, v.temp, start, count, buf));
+    PUT("writing temp", nc_put_vara_double(nc, v.temp, start, count, buf));
     mm_io_pack(g, salt, 0.0, buf);
-    MM_NC_COLL(err, MM_ERR_RUN, tmp, "writing salt",
-               nc_put_vara_double(nc, v.salt, start, count, buf));
+    PUT("writing salt", nc_put_vara_double(nc, v.salt, start, count, buf));
     /* fault injection for tests (model/mm_fault.h): the fault rank dies here,
      * the .tmp half written and not renamed */
     if (!strcmp(suffix, ".restart.nc")) mm_fault_kill_in_restart(g->rank);
-    err = mm_io_agree(comm, err, tmp);
   }
-  {
+#undef PUT
+  /* closed unless a write failed inside the libraries: the close would then
+   * fail too, and leave HDF5 with the id of a freed file */
+  if (!broken) {
     mm_err close_err = MM_OK;
     MM_NC_COLL(close_err, MM_ERR_RUN, tmp, "cannot close", nc_close(nc));
     close_err = mm_io_agree(comm, close_err, tmp);
     if (err == MM_OK) err = close_err;
+    if (err == MM_OK) err = mm_io_trim(comm, tmp);
   }
   if (err != MM_OK) goto remove_tmp;
 
@@ -256,7 +264,7 @@ static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm
   }
 
   char want[17], have[33] = "";
-  mm_hash_text(cfg, want);
+  mm_io_hash_text(cfg, want);
   MM_CHECK(mm_find_att(nc, p, "config_hash", true, 32, &len));
   int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);

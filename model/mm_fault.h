@@ -17,6 +17,10 @@
  *   MINIMODEL_FAULT_KILL_IN_RESTART=N rank R raises SIGKILL in the middle of the
  *                                     N-th restart write: the .tmp file exists,
  *                                     half written, not yet renamed (io/restart.c)
+ *   MINIMODEL_FAULT_NO_RESERVE=1      no file space is reserved before a write
+ *                                     (io/nc_util.c, mm_io_reserve), so that a
+ *                                     full disk or a file-size limit makes the
+ *                                     write itself fail, inside netCDF/HDF5
  */
 #ifndef MM_FAULT_H
 #define MM_FAULT_H

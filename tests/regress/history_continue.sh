@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# history_continue.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# A run continued from a restart appends to the history of its case:
+#  - 2N steps straight and N + N continued give the same history file,
+#    records and bits; so does N/3 + N/3 + 4N/3 (continued twice);
+#  - continued from a restart before the end of a run that went further: its
+#    records after the restart step are replaced, also where the continued
+#    run ends before them;
+#  - continued at its last step: that record is written once more, not twice;
+#  - without a history in output.dir, one starts at the restart step.
+# A history that does not fit (another configuration or grid, records missing
+# before the restart step, one that starts after it, a damaged file) is
+# refused with exit 2 before any step, and left unchanged.
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+ini="$src/configs/gyre_bowl.ini"
+run() { timeout -k 10 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" "$ini" >"$work/log" 2>&1; }
+cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
+fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
+# records FILE REFERENCE: the steps of FILE's records, each equal to the
+# record of the same step in REFERENCE, bit for bit
+records() {
+  "$py" - "$1" "$2" <<'EOF'
+import sys
+
+import netCDF4
+import numpy as np
+
+path, ref = sys.argv[1], sys.argv[2]
+with netCDF4.Dataset(path) as a, netCDF4.Dataset(ref) as b:
+    a.set_auto_mask(False)
+    b.set_auto_mask(False)
+    steps = [int(s) for s in a["step"][:]]
+    where = [[int(s) for s in b["step"][:]].index(s) for s in steps]
+    for name, v in a.variables.items():
+        x, y = np.asarray(v[:]), np.asarray(b[name][:])
+        if "time" in v.dimensions:
+            y = y[where]
+        if x.shape != y.shape or x.tobytes() != y.tobytes():
+            sys.exit(f"{path}: {name} differs from {ref}")
+print(" ".join(str(s) for s in steps))
+EOF
+}
+rm -rf "$work"
+mkdir -p "$work/new"
+common=(--set output.dir="$work" --set output.interval=4)
+
+run "${common[@]}" --set run.name=straight --set run.steps=24 || fail "straight run"
+
+# N + N: 12 steps, then continued to 24 from the restart of step 12
+run "${common[@]}" --set run.name=cont --set run.steps=12 --set output.restart_interval=12 ||
+  fail "first half"
+cp "$work/cont.restart.nc" "$work/half.restart.nc"
+run "${common[@]}" --set run.name=cont --set run.steps=24 \
+  --set initial.restart="$work/half.restart.nc" || fail "second half"
+cmp_nc "$work/straight.nc" "$work/cont.nc" || fail "N + N steps: the history differs from 2N straight"
+echo "ok: 12 + 12 steps: the history equals that of 24 steps, records and bits"
+
+# continued twice: 8, 16, 24
+run "${common[@]}" --set run.name=twice --set run.steps=8 --set output.restart_interval=8 ||
+  fail "twice: first run"
+cp "$work/twice.restart.nc" "$work/eight.restart.nc"
+for n in 16 24; do
+  run "${common[@]}" --set run.name=twice --set run.steps=$n --set output.restart_interval=8 \
+    --set initial.restart="$work/twice.restart.nc" || fail "twice: continued to $n"
+done
+cmp_nc "$work/straight.nc" "$work/twice.nc" || fail "8 + 8 + 8 steps: the history differs"
+echo "ok: 8 + 8 + 8 steps: the same history"
+
+# a run that went further (20 steps, restart at 12): continued from step 12
+run "${common[@]}" --set run.name=further --set run.steps=20 --set output.restart_interval=12 ||
+  fail "further: first run"
+run "${common[@]}" --set run.name=further --set run.steps=24 \
+  --set initial.restart="$work/further.restart.nc" || fail "further: continued"
+cmp_nc "$work/straight.nc" "$work/further.nc" || fail "further: records 16, 20 not replaced"
+# ... and continued from step 12 once more, to 16 only: records 20, 24 go
+run "${common[@]}" --set run.name=further --set run.steps=16 \
+  --set initial.restart="$work/half.restart.nc" || fail "further: continued to 16"
+steps=$(records "$work/further.nc" "$work/straight.nc") || fail "further: $steps"
+[ "$steps" = "4 8 12 16" ] || fail "further: records of steps $steps, expected 4 8 12 16"
+echo "ok: a run that went further: its later records replaced or removed"
+
+# continued at its last step: the record of step 24 once
+run "${common[@]}" --set run.name=cont --set run.steps=24 \
+  --set initial.restart="$work/cont.restart.nc" || fail "continued at the last step"
+cmp_nc "$work/straight.nc" "$work/cont.nc" || fail "continued at the last step: history differs"
+echo "ok: continued at its last step: the same history"
+
+# a new output.dir: a history that starts at the restart step
+run "${common[@]}" --set output.dir="$work/new" --set run.name=fresh --set run.steps=20 \
+  --set output.restart_interval=20 --set initial.restart="$work/half.restart.nc" ||
+  fail "new output.dir"
+steps=$(records "$work/new/fresh.nc" "$work/straight.nc") || fail "new output.dir: $steps"
+[ "$steps" = "16 20" ] || fail "new output.dir: records of steps $steps, expected 16 20"
+run "${common[@]}" --set output.dir="$work/new" --set run.name=fresh --set run.steps=24 \
+  --set initial.restart="$work/new/fresh.restart.nc" || fail "new output.dir: continued"
+steps=$(records "$work/new/fresh.nc" "$work/straight.nc") || fail "new output.dir: $steps"
+[ "$steps" = "16 20 24" ] || fail "new output.dir: records of steps $steps, expected 16 20 24"
+echo "ok: a new output.dir: the history starts at the restart step, and is continued"
+
+# refused with exit 2, left unchanged, nothing computed (no restart file
+# written, though one is due after every step)
+refused() { # NAME REGEX RESTART [ARGS...]: continuing NAME's history is refused
+  local name="$1" regex="$2" restart="$3" dir="$work"
+  shift 3
+  [[ "$*" == *output.dir=* ]] && dir="$work/new"
+  cp "$dir/$name.nc" "$work/before.nc"
+  local restart_before
+  restart_before=$(cksum "$dir/$name.restart.nc" 2>&1)
+  run "${common[@]}" --set run.name="$name" --set run.steps=24 --set output.restart_interval=1 \
+    --set initial.restart="$restart" "$@"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2"
+  grep -qE "error: .*$name.nc: $regex" "$work/log" || fail "$name: no message /$regex/"
+  cmp -s "$dir/$name.nc" "$work/before.nc" || fail "$name: the history was changed"
+  [ "$(cksum "$dir/$name.restart.nc" 2>&1)" = "$restart_before" ] || fail "$name: steps were computed"
+  echo "ok: $name: refused with exit 2: $(grep -o "error: .*" "$work/log")"
+}
+run "${common[@]}" --set run.name=other --set run.steps=12 --set physics.kappa_h=40 ||
+  fail "other configuration"
+refused other "the history of another configuration" "$work/half.restart.nc"
+run "${common[@]}" --set run.name=grid --set run.steps=12 --set grid.nz=11 || fail "other grid"
+refused grid "the history of another grid" "$work/half.restart.nc"
+run "${common[@]}" --set run.name=short --set run.steps=8 || fail "short run"
+refused short "holds the records up to step 8, .* the record of step 12 is missing" \
+  "$work/half.restart.nc"
+refused fresh "starts at step 12, after the restart step 8" "$work/eight.restart.nc" \
+  --set output.dir="$work/new"
+head -c 100000 "$work/straight.nc" >"$work/damaged.nc"
+refused damaged "truncated" "$work/half.restart.nc"
+echo "ok"

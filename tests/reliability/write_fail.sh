@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# write_fail.sh MINIMODEL PYTHON SOURCE_DIR WORK RANKS CASE
+# A write that fails part-way: a disk that fills, a quota or a file-size
+# limit, reproduced with a file-size limit on every rank (ulimit -f, SIGXFSZ
+# ignored, so that a write past it fails with EFBIG; Open MPI's shared memory
+# kept out with --mca btl self,tcp). Every rank ends with exit 1 within
+# seconds, by no signal, with one message that names the file and the error;
+# the history keeps every record completed before, readable, each equal to
+# that of a run without the limit; the restart file in place is the last
+# complete one.
+#   history     the history does not fit (flat.ini, a record and a restart
+#               every 5 steps, 1.7 MiB in all): the next record is refused
+#               when its room is reserved
+#   restart     the restart file does not fit (2 MiB), the history does
+#               (default.ini with 40 levels, no records before the end); the
+#               restart file of an earlier run stays in place
+#   in_library  as history, without reserving room first
+#               (MINIMODEL_FAULT_NO_RESERVE): the write fails inside HDF5
+#   in_library_restart  as restart, inside HDF5 (1 rank: on 2 ranks HDF5 1.10
+#               hangs when its own flush fails, docs/reliability.md)
+# A hang is a failure (timeout); "within seconds": at most 20 s more than a
+# run without the limit that goes further.
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4/$6.np$5"; np="$5"; case="$6"
+fail() { echo "FAIL ($case, $np ranks): $*"; cat "$work/log" 2>/dev/null; exit 1; }
+mpi=(mpirun --oversubscribe -np "$np" --mca btl self,tcp)
+# unlimited ARGS...: a run without a file-size limit; sets usual (s), the
+# time of the longest, to judge "within seconds" on a loaded machine
+usual=0
+unlimited() {
+  local t0=$SECONDS
+  timeout -k 10 300 "${mpi[@]}" "$mm" --quiet "$@" >"$work/log" 2>&1 || return 1
+  [ $((SECONDS - t0)) -le $usual ] || usual=$((SECONDS - t0))
+}
+# limited KIB ARGS...: every rank under a file-size limit of KIB KiB; sets rc, took
+limited() {
+  local kib="$1" t0=$SECONDS
+  shift
+  timeout -k 10 $((usual + 120)) "${mpi[@]}" bash -c 'trap "" XFSZ; ulimit -f "$0" && exec "$@"' \
+    "$kib" "$mm" --quiet "$@" >"$work/log" 2>&1
+  rc=$?
+  took=$((SECONDS - t0))
+}
+# ended FILE REASON: the limited run (which fails before the steps of the
+# run without limit are done) ended as promised, within seconds of that
+# run's time; its message names FILE and REASON (extended regexes)
+ended() {
+  [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung (exit $rc after $took s)"
+  ! grep -qiE "signal|core dumped" "$work/log" || fail "a rank ended by a signal (exit $rc)"
+  [ $rc -eq 1 ] || fail "exit $rc, expected 1"
+  [ $took -le $((usual + 20)) ] || fail "took $took s, the run without limit $usual s"
+  local n
+  n=$(grep -c "^minimodel: error" "$work/log")
+  [ "$n" -eq 1 ] || fail "$n error messages, expected 1"
+  grep -qE "^minimodel: error: .*$1: .*$2" "$work/log" || fail "the message does not name $1 and $2"
+  echo "ok: exit 1 after $took s: $(grep "^minimodel: error" "$work/log")"
+}
+step_of() { ncdump -h "$1" | sed -n 's/^[[:space:]]*:step = \([0-9]*\)LL ;/\1/p'; }
+# records FILE REFERENCE: FILE reads; its records are the first ones of
+# REFERENCE, bit for bit; prints their steps
+records() {
+  "$py" - "$1" "$2" <<'EOF'
+import sys
+
+import netCDF4
+import numpy as np
+
+path, ref = sys.argv[1], sys.argv[2]
+with netCDF4.Dataset(path) as a, netCDF4.Dataset(ref) as b:
+    a.set_auto_mask(False)
+    b.set_auto_mask(False)
+    steps = [int(s) for s in a["step"][:]]
+    if steps != [int(s) for s in b["step"][: len(steps)]]:
+        sys.exit(f"{path}: records of steps {steps}, not the first ones of {ref}")
+    for name, v in a.variables.items():
+        x = np.asarray(v[:])
+        y = np.asarray(b[name][:])
+        if "time" in v.dimensions:
+            y = y[: len(steps)]
+        if x.shape != y.shape or x.tobytes() != y.tobytes():
+            sys.exit(f"{path}: {name} differs from {ref}")
+print(" ".join(str(s) for s in steps))
+EOF
+}
+rm -rf "$work"
+mkdir -p "$work/ref"
+
+case "$case" in
+history | in_library)
+  ini="$src/configs/flat.ini"
+  set_=(--set output.dir="$work" --set run.steps=100 --set output.interval=5
+        --set output.restart_interval=5)
+  unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name=straight "$ini" ||
+    fail "the run without a limit"
+  if [ "$case" = history ]; then
+    # a record takes 83 KiB; its room is reserved with 1 MiB for HDF5's metadata
+    limited 1400 "${set_[@]}" --set run.name=flat "$ini"
+    ended "$work/flat.nc" "cannot reserve [0-9.]+ MiB for the next write: File too large"
+  else
+    MINIMODEL_FAULT_NO_RESERVE=1 limited 200 "${set_[@]}" --set run.name=flat "$ini"
+    ended "$work/flat.nc" "NetCDF: HDF error \(file-size limit [0-9]+ bytes, the file has [0-9]+\)"
+  fi
+  steps=$(records "$work/flat.nc" "$work/ref/straight.nc") || fail "history: $steps"
+  last=${steps##* }
+  [ -n "$steps" ] && [ "$last" -lt 100 ] || fail "history: records of steps '$steps'"
+  echo "ok: the history holds the records of steps $steps, readable, bit for bit"
+  # the restart file of the last record's step, complete: the state of a run of that many steps
+  [ "$(step_of "$work/flat.restart.nc")" = "$last" ] || fail "the restart file is not of step $last"
+  [ ! -e "$work/flat.restart.nc.tmp" ] || fail "a .tmp restart file is left"
+  unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name="ref$last" \
+    --set run.steps="$last" "$ini" || fail "the run of $last steps"
+  "$py" "$src/scripts/compare.py" --quiet "$work/flat.restart.nc" "$work/ref/ref$last.restart.nc" ||
+    fail "the restart file in place is not the state of step $last"
+  echo "ok: the restart file in place is the complete one of step $last"
+  ;;
+restart | in_library_restart)
+  ini="$src/configs/default.ini"
+  set_=(--set output.dir="$work" --set run.name=case --set output.interval=0 --set grid.nz=40)
+  # an earlier run left the restart file of step 10
+  unlimited "${set_[@]}" --set run.steps=10 --set output.restart_interval=10 "$ini" ||
+    fail "the earlier run"
+  cp "$work/case.restart.nc" "$work/ref/earlier.restart.nc"
+  # a restart file takes 1.9 MiB, the history's header 12 KiB
+  if [ "$case" = restart ]; then
+    limited 1500 "${set_[@]}" --set run.steps=20 --set output.restart_interval=5 "$ini"
+    ended "$work/case.restart.nc.tmp" "cannot reserve [0-9.]+ MiB for the next write: File too large"
+  else
+    MINIMODEL_FAULT_NO_RESERVE=1 limited 900 "${set_[@]}" --set run.steps=20 \
+      --set output.restart_interval=5 "$ini"
+    ended "$work/case.restart.nc.tmp" "NetCDF: HDF error \(file-size limit [0-9]+ bytes, the file has [0-9]+\)"
+  fi
+  cmp -s "$work/case.restart.nc" "$work/ref/earlier.restart.nc" ||
+    fail "the restart file in place is not the complete one of the earlier run"
+  [ ! -e "$work/case.restart.nc.tmp" ] || fail "a .tmp restart file is left"
+  echo "ok: the restart file in place is the earlier one, unchanged; no .tmp left"
+  steps=$(ncdump -v step "$work/case.nc" 2>&1) || fail "the history does not read: $steps"
+  echo "ok: the history reads (no record was due)"
+  ;;
+*) fail "no such case" ;;
+esac
+echo "ok"
