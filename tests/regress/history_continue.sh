@@ -14,7 +14,13 @@
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
-run() { timeout -k 10 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" "$ini" >"$work/log" 2>&1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../set_once.sh"
+# a later --set of a key overrides the common one
+run() {
+  local -a args
+  mapfile -d '' args < <(set_once "$@")
+  timeout -k 10 120 mpirun --oversubscribe -np 2 "$mm" --quiet "${args[@]}" "$ini" >"$work/log" 2>&1
+}
 cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 # records FILE REFERENCE: the steps of FILE's records, each equal to the

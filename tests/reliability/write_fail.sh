@@ -27,17 +27,23 @@ mpi=(mpirun --oversubscribe -np "$np" --mca btl self,tcp)
 # unlimited ARGS...: a run without a file-size limit; sets usual (s), the
 # time of the longest, to judge "within seconds" on a loaded machine
 usual=0
+source "$(dirname "${BASH_SOURCE[0]}")/../set_once.sh"
+# a later --set of a key overrides the common one
 unlimited() {
   local t0=$SECONDS
-  timeout -k 10 300 "${mpi[@]}" "$mm" --quiet "$@" >"$work/log" 2>&1 || return 1
+  local -a args
+  mapfile -d '' args < <(set_once "$@")
+  timeout -k 10 300 "${mpi[@]}" "$mm" --quiet "${args[@]}" >"$work/log" 2>&1 || return 1
   [ $((SECONDS - t0)) -le $usual ] || usual=$((SECONDS - t0))
 }
 # limited KIB ARGS...: every rank under a file-size limit of KIB KiB; sets rc, took
 limited() {
   local kib="$1" t0=$SECONDS
   shift
+  local -a args
+  mapfile -d '' args < <(set_once "$@")
   timeout -k 10 $((usual + 120)) "${mpi[@]}" bash -c 'trap "" XFSZ; ulimit -f "$0" && exec "$@"' \
-    "$kib" "$mm" --quiet "$@" >"$work/log" 2>&1
+    "$kib" "$mm" --quiet "${args[@]}" >"$work/log" 2>&1
   rc=$?
   took=$((SECONDS - t0))
 }
