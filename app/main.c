@@ -9,6 +9,7 @@
 
 #include "mm_config.h"
 #include "mm_error.h"
+#include "mm_outputs.h"
 #include "mm_run.h"
 
 #ifndef MINIMODEL_VERSION
@@ -98,6 +99,10 @@ int main(int argc, char **argv) {
       err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr);
   }
   err = mm_agree(MPI_COMM_WORLD, err);
+  /* and the files of every case: no two write one file, none reads its own
+   * output, every input file is there and fits */
+  if (err == MM_OK && !done)
+    err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
   if (err != MM_OK && !done) report_error(err, rank, 1); /* messages point to --help */
 
   int first_code = MM_OK;

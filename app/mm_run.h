@@ -32,4 +32,10 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
  * without its own message gets "error on rank R". */
 mm_err mm_agree(MPI_Comm comm, mm_err err);
 
+/* The input files of a case, checked without reading their data (collective
+ * over comm, under the read watchdog): with `file`, initial.file
+ * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)
+ * and its step within run.steps. MM_ERR_INPUT naming the file. */
+mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm);
+
 #endif

@@ -13,6 +13,7 @@
 #include "mm_fault.h"
 #include "mm_io.h"
 #include "mm_model.h"
+#include "mm_outputs.h"
 #include "mm_report.h"
 
 mm_err mm_agree(MPI_Comm comm, mm_err err) {
@@ -99,6 +100,30 @@ static void read_watchdog_stop(mm_read_watchdog *w) {
   pthread_join(w->thread, NULL);
   pthread_cond_destroy(&w->cond);
   pthread_mutex_destroy(&w->lock);
+}
+
+mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  mm_read_watchdog dog;
+  mm_err err = MM_OK;
+  if (file && cfg->initial_file[0]) {
+    read_watchdog_start(&dog, cfg->initial_file, rank);
+    err = mm_initial_check(comm, cfg, cfg->initial_file);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
+  }
+  if (restart && cfg->initial_restart[0]) {
+    long step = 0;
+    read_watchdog_start(&dog, cfg->initial_restart, rank);
+    err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
+    MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
+               "%s: restart at step %ld is beyond run.steps = %ld", cfg->initial_restart, step,
+               cfg->run_steps);
+  }
+  return MM_OK;
 }
 
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
@@ -221,6 +246,9 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   /* the state read from files goes to the device (solver.backend = cuda) */
   MM_CHECK(mm_agree(g->cart, mm_model_state_changed(m)));
   MM_CHECK(make_output_dir(cfg, g->cart));
+  /* from here until the case ends no other run writes its files */
+  mm_output_lock lock;
+  MM_CHECK(mm_output_lock_create(cfg, g->cart, &lock));
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
    * agree before the next collective, or a rank that failed alone would
@@ -239,6 +267,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   if (err != MM_OK) {
     free(good_t);
     free(good_s);
+    mm_output_lock_destroy(&lock);
     return err;
   }
   long stride = cfg->timing_stride;
@@ -303,6 +332,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_timers_free(&tm);
   free(good_t);
   free(good_s);
+  mm_output_lock_destroy(&lock);
   return err;
 }
 
