@@ -18,7 +18,7 @@ int mm_signal_received(void);
 const char *mm_signal_name(int signo);
 
 /* After a stop by a signal, before MPI_Finalize: end the process with
- * `status` should it still be running 0.5 s later. A signal to mpirun makes
+ * `status` should it still be running 0.25 s later. A signal to mpirun makes
  * Open MPI 4.1 send the ranks SIGTERM, and SIGKILL 1 s after it
  * (odls_base_sigkill_timeout); meanwhile MPI_Finalize waits for an answer
  * from the launcher that is ending, which never comes. */

@@ -45,7 +45,7 @@ const char *mm_signal_name(int signo) {
 /* The guard's thread: after the time, end the process. */
 static void *mm_exit_guard_main(void *arg) {
   const intptr_t status = (intptr_t)arg;
-  struct timespec nap = {0, 500000000}; /* 0.5 s (mm_signal.h) */
+  struct timespec nap = {0, 250000000}; /* 0.25 s (mm_signal.h) */
   while (nanosleep(&nap, &nap) != 0) {
   }
   _exit((int)status);

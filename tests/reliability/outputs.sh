@@ -111,7 +111,15 @@ lock)
     --set run.steps=1000000 "$ini" >"$work/killed.log" 2>&1 &
   killed=$!
   for ((i = 0; i < 3000; i++)); do [ -e stale/gyre_bowl.nc ] && break; sleep 0.02; done
-  kill -9 "$(pgrep -x -P $killed mpirun)" $(ranks $killed); wait $killed 2>/dev/null
+  dead=("$(pgrep -x -P $killed mpirun)" $(ranks $killed))
+  kill -9 "${dead[@]}"; wait $killed 2>/dev/null
+  # the lock goes when the killed ranks are gone (a process under ASan takes a while)
+  for ((i = 0; i < 600; i++)); do
+    alive=0
+    for p in "${dead[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.05
+  done
   [ -e stale/gyre_bowl.lock ] || fail "the killed run left no lock file: the test tests nothing"
   expect 0 "" --set output.dir="$work/stale" --set run.steps=2 "$ini"
   [ ! -e stale/gyre_bowl.lock ] || fail "the lock file is left after the run"
