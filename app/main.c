@@ -1,7 +1,8 @@
 /* minimodel: an ocean tracer mini-app. Command line and the loop over cases.
  *
  * Exit status: 0 success; 2 usage, configuration or input error; 1 failure
- * while running. */
+ * while running; 128 + N stopped by signal N (SIGHUP 129, SIGINT 130,
+ * SIGTERM 143). */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -13,7 +14,9 @@
 #include "mm_config.h"
 #include "mm_error.h"
 #include "mm_io.h"
+#include "mm_outputs.h"
 #include "mm_run.h"
+#include "mm_signal.h"
 
 #include "mm_version.h" /* MINIMODEL_VERSION, generated at build time */
 
@@ -33,7 +36,9 @@ static const char usage[] =
     "  --config-reference  print the table of every configuration key (markdown)\n"
     "  --version     print the version\n"
     "\n"
-    "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running.\n"
+    "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running,\n"
+    "  128+N stopped by signal N: 143 SIGTERM, 130 SIGINT, 129 SIGHUP (every rank stops\n"
+    "  after the same step, closes its files and says what it wrote).\n"
     "Keys: docs/configuration.md. Output: <output.dir>/<run.name>.nc and friends.\n";
 
 /* Report the recorded error once per distinct message: rank 0 for errors all
@@ -41,6 +46,10 @@ static const char usage[] =
 static void report_error(mm_err err, int rank, int shared) {
   if (err == MM_OK) return;
   const char *msg = mm_error_message();
+  if (err >= MM_ERR_SIGNAL) { /* a stop, not an error: one line */
+    if (rank == 0) fprintf(stderr, "minimodel: %s; exit status %d\n", msg, (int)err);
+    return;
+  }
   if (shared) {
     if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
   } else if (msg[0] && strncmp(msg, "error on another rank", 21) != 0) {
@@ -56,6 +65,7 @@ int main(int argc, char **argv) {
   int rank, nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  mm_signal_install();
 
   mm_run_options opt = {.version = MINIMODEL_VERSION};
   mm_config_override *ovr = calloc((size_t)argc, sizeof *ovr);
@@ -118,6 +128,10 @@ int main(int argc, char **argv) {
       err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr);
   }
   err = mm_agree(MPI_COMM_WORLD, err);
+  /* and the files of every case: no two write one file, none reads its own
+   * output, every input file is there and fits */
+  if (err == MM_OK && !done)
+    err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
   if (err != MM_OK && !done) report_error(err, rank, 1); /* messages point to --help */
 
   /* --bandwidth probe: measured once, before the cases, on every rank at once */
@@ -131,17 +145,24 @@ int main(int argc, char **argv) {
   mm_run_summary *sums = NULL;
   if (err == MM_OK && !done) {
     sums = calloc((size_t)n_files, sizeof *sums);
-    for (int f = 0; f < n_files; f++) {
+    mm_err stop = MM_OK; /* a signal: no further case, no summary */
+    for (int f = 0; f < n_files && stop == MM_OK; f++) {
       mm_error_clear();
-      mm_err e = mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]);
-      e = mm_agree(MPI_COMM_WORLD, e);
+      int signo = 0;
+      mm_err e = mm_agree_signal(MPI_COMM_WORLD, MM_OK, &signo);
+      if (signo)
+        e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
+                     mm_signal_name(signo), f + 1, files[f]);
+      else
+        e = mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]));
       if (e != MM_OK) {
         report_error(e, rank, 1);
-        if (first_code == MM_OK) first_code = e;
+        if (first_code == MM_OK || e >= MM_ERR_SIGNAL) first_code = e;
         sums[f].steps = -(long)e;
       }
+      if (e >= MM_ERR_SIGNAL) stop = e;
     }
-    if (rank == 0 && !opt.dry_run) {
+    if (rank == 0 && !opt.dry_run && stop == MM_OK) {
       printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s",
              nranks, nranks == 1 ? "" : "s");
       for (int f = 0; f < n_files; f++) {
@@ -167,6 +188,10 @@ int main(int argc, char **argv) {
     fflush(stderr);
     MPI_Barrier(MPI_COMM_WORLD);
     _exit(err != MM_OK ? (int)err : MM_ERR_RUN);
+  }
+  if (err >= MM_ERR_SIGNAL) { /* every rank stopped, its files closed */
+    fflush(NULL);
+    mm_signal_exit_guard((int)err);
   }
   MPI_Finalize();
   return (int)err;

@@ -34,4 +34,15 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
  * without its own message gets "error on rank R". */
 mm_err mm_agree(MPI_Comm comm, mm_err err);
 
+/* mm_agree, and in the same reduction *signo = the largest signal number
+ * received by any rank (mm_signal_received; 0 when none), so that every
+ * rank stops at the same step. */
+mm_err mm_agree_signal(MPI_Comm comm, mm_err err, int *signo);
+
+/* The input files of a case, checked without reading their data (collective
+ * over comm, under the read watchdog): with `file`, initial.file
+ * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)
+ * and its step within run.steps. MM_ERR_INPUT naming the file. */
+mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm);
+
 #endif

@@ -13,15 +13,20 @@
 #include "mm_fault.h"
 #include "mm_io.h"
 #include "mm_model.h"
+#include "mm_outputs.h"
 #include "mm_report.h"
+#include "mm_signal.h"
 
-mm_err mm_agree(MPI_Comm comm, mm_err err) {
+/* mm_agree, and with signo the largest signal number any rank has received
+ * (mm_signal_received) in the same reduction. */
+static mm_err agree(MPI_Comm comm, mm_err err, int *signo) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  int mine = (int)err, worst = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
-  if (worst == MM_OK) return MM_OK;
+  int mine[2] = {(int)err, signo ? mm_signal_received() : 0}, worst[2] = {0, 0};
+  MPI_Allreduce(mine, worst, signo ? 2 : 1, MPI_INT, MPI_MAX, comm);
+  if (signo) *signo = worst[1];
+  if (worst[0] == MM_OK) return MM_OK;
   /* the message of the lowest failing rank goes to every rank */
   int who = err != MM_OK ? rank : nranks, first = nranks;
   MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
@@ -31,11 +36,19 @@ mm_err mm_agree(MPI_Comm comm, mm_err err) {
   if (rank != first || first != 0) {
     mm_error_clear();
     if (first != 0)
-      mm_error_set((mm_err)worst, __FILE__, __LINE__, "rank %d: %s", first, msg);
+      mm_error_set((mm_err)worst[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
     else
-      mm_error_set((mm_err)worst, __FILE__, __LINE__, "%s", msg);
+      mm_error_set((mm_err)worst[0], __FILE__, __LINE__, "%s", msg);
   }
-  return (mm_err)worst;
+  return (mm_err)worst[0];
+}
+
+mm_err mm_agree(MPI_Comm comm, mm_err err) {
+  return agree(comm, err, NULL);
+}
+
+mm_err mm_agree_signal(MPI_Comm comm, mm_err err, int *signo) {
+  return agree(comm, err, signo);
 }
 
 /* A watchdog over the reading of an input file (initial.file,
@@ -99,6 +112,30 @@ static void read_watchdog_stop(mm_read_watchdog *w) {
   pthread_join(w->thread, NULL);
   pthread_cond_destroy(&w->cond);
   pthread_mutex_destroy(&w->lock);
+}
+
+mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  mm_read_watchdog dog;
+  mm_err err = MM_OK;
+  if (file && cfg->initial_file[0]) {
+    read_watchdog_start(&dog, cfg->initial_file, rank);
+    err = mm_initial_check(comm, cfg, cfg->initial_file);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
+  }
+  if (restart && cfg->initial_restart[0]) {
+    long step = 0;
+    read_watchdog_start(&dog, cfg->initial_restart, rank);
+    err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
+    read_watchdog_stop(&dog);
+    MM_CHECK(err);
+    MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
+               "%s: restart at step %ld is beyond run.steps = %ld", cfg->initial_restart, step,
+               cfg->run_steps);
+  }
+  return MM_OK;
 }
 
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
@@ -222,6 +259,24 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
   return MM_OK;
 }
 
+/* The error that ends a run stopped by signal signo after step `step` (the
+ * step after it was abandoned): exit status 128 + signo, and what this run
+ * has written. */
+static mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_record,
+                          long last_restart) {
+  char record[2 * MM_STR_MAX + 64] = "no history record";
+  char restart[2 * MM_STR_MAX + 64] = "no restart file";
+  if (last_record >= 0)
+    snprintf(record, sizeof record, "history up to step %ld (%s/%s.nc)", last_record,
+             cfg->output_dir, cfg->run_name);
+  if (last_restart >= 0)
+    snprintf(restart, sizeof restart, "restart of step %ld (%s/%s.restart.nc)", last_restart,
+             cfg->output_dir, cfg->run_name);
+  return MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo),
+                  "stopped by %s after step %ld of %ld; written by this run: %s, %s",
+                  mm_signal_name(signo), step, cfg->run_steps, record, restart);
+}
+
 static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *sum) {
   const mm_config *cfg = &m->cfg;
   mm_grid *g = &m->grid;
@@ -254,6 +309,9 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   MM_CHECK(mm_agree(g->cart, mm_model_state_changed(m)));
   if (cfg->initial_file[0] || cfg->initial_restart[0]) MM_CHECK(check_initial_range(m));
   MM_CHECK(make_output_dir(cfg, g->cart));
+  /* from here until the case ends no other run writes its files */
+  mm_output_lock lock;
+  MM_CHECK(mm_output_lock_create(cfg, g->cart, &lock));
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
    * agree before the next collective, or a rank that failed alone would
@@ -272,6 +330,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   if (err != MM_OK) {
     free(good_t);
     free(good_s);
+    mm_output_lock_destroy(&lock);
     return err;
   }
   long stride = cfg->timing_stride;
@@ -297,14 +356,21 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   const double t0 = MPI_Wtime();
   const long first_step = m->step;
   const long fault_nan_step = mm_fault_env("MINIMODEL_FAULT_NAN_STEP", -1);
+  long last_record = -1, last_restart = -1; /* steps written by this run */
+  int signo = 0;
   while (err == MM_OK && m->step < cfg->run_steps) {
     mm_timers_step_begin(&tm);
     err = mm_model_step(m, &tm);
     /* a step that failed on one rank (the solver) must stop every rank: the
-     * others would wait for its halo. One integer reduction per step. */
+     * others would wait for its halo; so must a signal received by any
+     * rank (SIGTERM, SIGINT, SIGHUP). One integer reduction per step. */
     mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
-    err = mm_agree(g->cart, err);
+    err = mm_agree_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);
+    if (err == MM_OK && signo) { /* this step is abandoned, nothing of it written */
+      mm_timers_step_end(&tm, m->step);
+      break;
+    }
     const long s = m->step;
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
@@ -319,9 +385,11 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
     if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
+    if (err == MM_OK && record) last_record = s;
     if (err == MM_OK && restart)
       err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), m->temp, m->salt,
                              s, m->time);
+    if (err == MM_OK && restart) last_restart = s;
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);
     mm_progress_update(&prog, m, MPI_Wtime() - t0);
@@ -330,6 +398,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
   const double wall = MPI_Wtime() - t0;
+  if (err == MM_OK && signo) err = signal_stop(cfg, signo, m->step - 1, last_record, last_restart);
 
   if (err == MM_OK) {
     snprintf(sum->history, sizeof sum->history, "%s/%s.nc", cfg->output_dir, cfg->run_name);
@@ -341,6 +410,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_timers_free(&tm);
   free(good_t);
   free(good_s);
+  mm_output_lock_destroy(&lock);
   return err;
 }
 

@@ -73,6 +73,7 @@ static mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const ch
       reject = NULL;
   }
 
+  if (!dst) return MM_OK; /* metadata only (mm_initial_check) */
   const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
   const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
   s = nc_get_vara_double(nc, var, start, count, buf);
@@ -93,11 +94,13 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
   if (perr == MM_OK) perr = mm_io_probe(g->cart, path);
   if (perr != MM_OK) return perr;
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
-  double *buf = malloc(n * sizeof *buf);
+  /* without fields (mm_initial_check) only the metadata is checked */
+  double *buf = temp ? malloc(n * sizeof *buf) : NULL;
   mm_err err = MM_OK;
   int nc = -1;
   bool open = false;
-  if (!buf) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", path, n * sizeof *buf);
+  if (temp && !buf)
+    err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", path, n * sizeof *buf);
   if (err == MM_OK) {
     int s = nc_open(path, NC_NOWRITE, &nc);
     if (s != NC_NOERR)
@@ -110,4 +113,10 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
   if (open) nc_close(nc);
   free(buf);
   return mm_io_agree(g->cart, err, path);
+}
+
+mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path) {
+  mm_grid shape;
+  mm_io_shape(cfg, comm, &shape);
+  return mm_initial_read(&shape, path, NULL, NULL);
 }

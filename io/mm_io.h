@@ -81,6 +81,13 @@ mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *te
 mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path, double *temp,
                        double *salt, long *step, double *time);
 
+/* Check the restart file `path` without reading its fields (collective over
+ * comm): the checks of mm_restart_read that need no data (readable,
+ * NetCDF-4, variables, this grid's dimensions, this configuration's hash);
+ * *step is the step of the state. With temp and salt NULL, mm_restart_read
+ * does the same. */
+mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step);
+
 /* Write `<output.dir>/<run.name>.crash.nc`, the same layout as a restart file:
  * the last good state before a run stopped. */
 mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
@@ -108,5 +115,11 @@ bool mm_io_files_left_open(MPI_Comm comm);
 double mm_io_read_timeout(const char *path);
 
 mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt);
+
+/* Check the initial file `path` for this configuration's grid without
+ * reading its fields (collective over comm): the checks of mm_initial_read
+ * that need no data (readable, NetCDF, temp and salt, dimensions). With temp
+ * and salt NULL, mm_initial_read does the same. */
+mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path);
 
 #endif

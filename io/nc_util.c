@@ -431,3 +431,13 @@ mm_err mm_io_check_classic(const char *path) {
              path, (unsigned long long)c.pos);
   return MM_OK;
 }
+
+void mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
+  memset(g, 0, sizeof *g);
+  g->nx = (int)cfg->nx;
+  g->ny = (int)cfg->ny;
+  g->nz = (int)cfg->nz;
+  g->cart = comm;
+  MPI_Comm_rank(comm, &g->rank);
+  MPI_Comm_size(comm, &g->nranks);
+}

@@ -161,4 +161,9 @@ mm_err mm_io_check_hdf5(const char *path);
  * MM_OK for a plausible header and for any file that is not classic. */
 mm_err mm_io_check_classic(const char *path);
 
+/* A grid of cfg's global sizes (nx, ny, nz) on comm (cart = comm, rank),
+ * without a decomposition, levels or land mask, nothing allocated: enough
+ * for the readers when they check a file's metadata without reading data. */
+void mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
+
 #endif

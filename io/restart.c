@@ -325,7 +325,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl;
   double *buf = NULL;
   int *kmt = NULL;
-  if (err == MM_OK) {
+  if (err == MM_OK && temp) { /* no fields: metadata only (mm_restart_check) */
     buf = malloc(n * sizeof *buf);
     kmt = malloc((size_t)g->nyl * (size_t)g->nxl * sizeof *kmt);
     if (!buf || !kmt) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, n * 8);
@@ -335,7 +335,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
                   nc_var_par_access(nc, vars[i], NC_COLLECTIVE));
     err = mm_io_agree(comm, err, p);
   }
-  if (err == MM_OK) {
+  if (err == MM_OK && temp) {
     const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
     const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
     /* the land mask must be this grid's */
@@ -380,4 +380,11 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     *time = time_file;
   }
   return err;
+}
+
+mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step) {
+  mm_grid shape;
+  mm_io_shape(cfg, comm, &shape);
+  double time = 0.0; /* s */
+  return mm_restart_read(&shape, cfg, path, NULL, NULL, step, &time);
 }

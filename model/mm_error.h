@@ -14,6 +14,8 @@ typedef enum {
   MM_OK = 0,
   MM_ERR_RUN = 1,    /* failure while running (I/O, blow-up, allocation) */
   MM_ERR_INPUT = 2,  /* usage, configuration or input-file error */
+  /* 128 + N: stopped by signal N (SIGTERM, SIGINT, SIGHUP; app/mm_signal.h) */
+  MM_ERR_SIGNAL = 128,
 } mm_err;
 
 /* Record an error (first one wins until mm_error_clear) and return code. */

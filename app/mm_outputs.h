@@ -1,0 +1,46 @@
+/* The files of the cases of one invocation, checked before any case runs,
+ * and the lock that keeps two runs of one case from writing the same files
+ * (docs/reliability.md, "Outputs"). */
+#ifndef MM_OUTPUTS_H
+#define MM_OUTPUTS_H
+
+#include <mpi.h>
+
+#include "mm_config.h"
+#include "mm_error.h"
+
+/* Before any case runs (collective over comm; rank 0 looks at the file
+ * system, the ranks agree), MM_ERR_INPUT with a message naming the case:
+ *  - two cases that would write one file (`<output.dir>/<run.name>` and a
+ *    suffix: .nc, .restart.nc, .crash.nc, their .tmp, .timing.json, .lock),
+ *    output.dir compared as a real path also where it does not exist yet;
+ *  - a case whose initial.file or initial.restart is one of its own output
+ *    files, which the run would replace (only initial.restart = its own
+ *    restart file is allowed: continuing in place, the file is read whole
+ *    before the first restart write replaces it);
+ *  - an input file that fails mm_run_check_inputs (exists, is readable, has
+ *    this grid's dimensions; a restart file also this configuration's hash
+ *    and a step within run.steps). An input that an earlier case of the
+ *    invocation writes is checked when its case reads it.
+ * files[c] names case c in messages. */
+mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm);
+
+/* An exclusive lock on the outputs of a case: flock(2) on
+ * `<output.dir>/<run.name>.lock`, held by rank 0 from before the first file
+ * of the case is written until it has ended. A lock dies with its process,
+ * so a lock file left by a killed run does not block. */
+typedef struct {
+  int fd;                         /* the locked file on rank 0; -1 elsewhere or unlocked */
+  char path[2 * MM_STR_MAX + 16]; /* <output.dir>/<run.name>.lock */
+} mm_output_lock;
+
+/* Take the lock (collective over comm; output.dir must exist). A case that
+ * another run holds: MM_ERR_INPUT naming the lock file and the process
+ * holding it (its pid and host, as written in the file). A file system
+ * without locks: a warning, and the case runs unlocked. */
+mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock *lock);
+
+/* Remove the lock file and release the lock (rank 0; nothing elsewhere). */
+void mm_output_lock_destroy(mm_output_lock *lock);
+
+#endif

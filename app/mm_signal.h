@@ -1,0 +1,27 @@
+/* SIGTERM, SIGINT and SIGHUP: a handler records the signal, and the time
+ * loop (app/run.c) stops every rank at the next step boundary, closes the
+ * files and ends with exit status 128 + N (docs/reliability.md, "Signals"). */
+#ifndef MM_SIGNAL_H
+#define MM_SIGNAL_H
+
+/* Install the handlers (after MPI_Init, which may install its own). A
+ * signal that is ignored on entry (nohup, a background job) stays ignored.
+ * Further signals change nothing: one signal often arrives twice (timeout(1)
+ * sends it to the command and to its process group, a terminal's Ctrl-C
+ * reaches mpirun and the ranks). SIGKILL ends a stop that hangs. */
+void mm_signal_install(void);
+
+/* The first of these signals received by this process, 0 when none. */
+int mm_signal_received(void);
+
+/* "SIGTERM", "SIGINT", "SIGHUP" (otherwise "a signal"). */
+const char *mm_signal_name(int signo);
+
+/* After a stop by a signal, before MPI_Finalize: end the process with
+ * `status` should it still be running 0.25 s later. A signal to mpirun makes
+ * Open MPI 4.1 send the ranks SIGTERM, and SIGKILL 1 s after it
+ * (odls_base_sigkill_timeout); meanwhile MPI_Finalize waits for an answer
+ * from the launcher that is ending, which never comes. */
+void mm_signal_exit_guard(int status);
+
+#endif

@@ -1,0 +1,234 @@
+#include "mm_outputs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mm_run.h"
+
+/* A resolved path: a real directory of up to PATH_MAX and what follows. */
+#define MM_PATH_TEXT (PATH_MAX + 2 * MM_STR_MAX + 64)
+
+/* The files a case writes in output.dir: `<run.name><suffix>`. */
+static const struct {
+  const char *suffix, *what;
+} mm_output_files[] = {
+    {".nc", "history file"},
+    {".restart.nc", "restart file"},
+    {".restart.nc.tmp", "temporary restart file"},
+    {".crash.nc", "crash file"},
+    {".crash.nc.tmp", "temporary crash file"},
+    {".timing.json", "timing file"},
+    {".lock", "lock file"},
+};
+enum { MM_NOUTPUT = sizeof mm_output_files / sizeof mm_output_files[0] };
+
+/* path as an absolute path with every symbolic link, '.' and '..' resolved
+ * as far as it exists (realpath of its longest existing prefix); the rest,
+ * which does not exist yet (an output.dir that the run will create), is
+ * appended with '.' dropped and '..' taken lexically. So `output/`,
+ * `./output` and `x/../output` give the same text. */
+static void mm_resolve(const char *path, char out[MM_PATH_TEXT]) {
+  char head[MM_PATH_TEXT], tail[MM_PATH_TEXT] = "", real[MM_PATH_TEXT]; /* realpath: PATH_MAX */
+  char cwd[PATH_MAX] = ".";
+  if (path[0] != '/' && !getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
+  snprintf(head, sizeof head, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path);
+  while (!realpath(head, real)) {
+    char *slash = strrchr(head, '/');
+    if (!slash || !strcmp(head, "/")) { /* nothing of it exists: as written */
+      snprintf(real, sizeof real, "%s", head);
+      break;
+    }
+    char moved[MM_PATH_TEXT];
+    snprintf(moved, sizeof moved, "%s/%s", slash + 1, tail);
+    snprintf(tail, sizeof tail, "%s", moved);
+    if (slash == head)
+      head[1] = '\0'; /* "/" */
+    else
+      *slash = '\0';
+  }
+  snprintf(out, MM_PATH_TEXT, "%s", real);
+  char *save = NULL;
+  for (char *c = strtok_r(tail, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    if (!strcmp(c, ".")) continue;
+    if (!strcmp(c, "..")) {
+      char *s = strrchr(out, '/');
+      if (s == out)
+        out[1] = '\0';
+      else if (s)
+        *s = '\0';
+      continue;
+    }
+    const size_t used = strlen(out);
+    snprintf(out + used, MM_PATH_TEXT - used, "%s%s", used && out[used - 1] == '/' ? "" : "/", c);
+  }
+}
+
+/* Two resolved paths name one file: the same text, or (both existing) the
+ * same device and inode (a hard link, a bind mount). */
+static bool mm_same_file(const char *a, const char *b) {
+  if (!strcmp(a, b)) return true;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* "<dir>/<name><suffix>" into out. */
+static void mm_output_path(const char *dir, const mm_config *cfg, int which,
+                           char out[MM_PATH_TEXT]) {
+  snprintf(out, MM_PATH_TEXT, "%s/%s%s", dir, cfg->run_name, mm_output_files[which].suffix);
+}
+
+/* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
+ * and later[2c + 1] (initial.restart) are set to 1 for an input that an
+ * earlier case writes. */
+static mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n, int *later) {
+  char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
+  if (!dirs) return MM_ERROR(MM_ERR_RUN, "out of memory");
+  for (int c = 0; c < n; c++)
+    mm_resolve(cfgs[c].output_dir, dirs[c]);
+  mm_err err = MM_OK;
+  char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
+
+  /* two cases, one file */
+  for (int a = 0; a < n && err == MM_OK; a++)
+    for (int b = a + 1; b < n && err == MM_OK; b++) {
+      if (!mm_same_file(dirs[a], dirs[b])) continue;
+      for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++)
+        for (int j = 0; j < MM_NOUTPUT && err == MM_OK; j++) {
+          mm_output_path(dirs[a], &cfgs[a], i, pa);
+          mm_output_path(dirs[a], &cfgs[b], j, pb); /* the same directory */
+          if (strcmp(pa, pb) != 0) continue;
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "cases %d (%s) and %d (%s) would both write %s (output.dir = %s, "
+                         "run.name = %s; output.dir = %s, run.name = %s): give one of them "
+                         "another run.name or output.dir",
+                         a + 1, files[a], b + 1, files[b], pa, cfgs[a].output_dir, cfgs[a].run_name,
+                         cfgs[b].output_dir, cfgs[b].run_name);
+        }
+    }
+
+  /* an input that is one of the case's own outputs; an input that an
+   * earlier case writes */
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    const char *const keys[2] = {"initial.file", "initial.restart"};
+    const char *const inputs[2] = {cfgs[c].initial_file, cfgs[c].initial_restart};
+    for (int k = 0; k < 2 && err == MM_OK; k++) {
+      if (!inputs[k][0]) continue;
+      char in[MM_PATH_TEXT];
+      mm_resolve(inputs[k], in);
+      for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+        if (k == 1 && !strcmp(mm_output_files[i].suffix, ".restart.nc"))
+          continue; /* continuing in place: read whole before it is replaced */
+        mm_output_path(dirs[c], &cfgs[c], i, pa);
+        if (mm_same_file(in, pa))
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "%s: %s = %s is this case's own %s (%s), which the run replaces: copy "
+                         "it elsewhere first, or give the case another run.name or output.dir",
+                         files[c], keys[k], inputs[k], mm_output_files[i].what, pa);
+      }
+      for (int e = 0; e < c && !later[2 * c + k]; e++)
+        for (int i = 0; i < MM_NOUTPUT; i++) {
+          mm_output_path(dirs[e], &cfgs[e], i, pa);
+          if (mm_same_file(in, pa)) later[2 * c + k] = 1;
+        }
+    }
+  }
+  free(dirs);
+  return err;
+}
+
+mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int *later = calloc(2 * (size_t)n, sizeof *later);
+  mm_err err = later ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
+  if (err == MM_OK && rank == 0) err = mm_outputs_rank0(cfgs, files, n, later);
+  err = mm_agree(comm, err);
+  if (err == MM_OK) MPI_Bcast(later, 2 * n, MPI_INT, 0, comm);
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    const bool file = cfgs[c].initial_file[0] && !later[2 * c];
+    const bool restart = cfgs[c].initial_restart[0] && !later[2 * c + 1];
+    if (!file && !restart) continue;
+    err = mm_agree(comm, mm_run_check_inputs(&cfgs[c], file, restart, comm));
+    if (err != MM_OK) { /* name the case */
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", mm_error_message());
+      mm_error_clear();
+      err = MM_ERROR(err, "%s: %s", files[c], msg);
+    }
+  }
+  free(later);
+  return err;
+}
+
+/* Rank 0's part of mm_output_lock_create. */
+static mm_err mm_output_lock_take(mm_output_lock *lock) {
+  const char *path = lock->path;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+      return MM_ERROR(MM_ERR_RUN, "%s: cannot create the lock file: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int e = errno;
+      if (e == EWOULDBLOCK) {
+        char holder[160] = "";
+        const ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+        close(fd);
+        holder[got > 0 ? got : 0] = '\0';
+        holder[strcspn(holder, "\r\n")] = '\0';
+        for (char *h = holder; *h; h++)
+          if (*h < ' ' || *h > '~') *h = '?';
+        return MM_ERROR(MM_ERR_INPUT,
+                        "%s: the outputs of this case are in use by another run (%s): wait "
+                        "for it to end, or give this case another run.name or output.dir",
+                        path, holder[0] ? holder : "which one is not written in the lock file");
+      }
+      close(fd);
+      if (e == EINTR) continue;
+      fprintf(stderr,
+              "minimodel: warning: %s: cannot lock (%s): another run of this case at the same "
+              "time would not be noticed\n",
+              path, strerror(e));
+      return MM_OK;
+    }
+    /* The previous holder removes the file before it lets go: when the
+     * path no longer names the file locked here, lock the new one. */
+    struct stat held, named;
+    if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      char host[256] = "?";
+      gethostname(host, sizeof host);
+      host[sizeof host - 1] = '\0';
+      if (ftruncate(fd, 0) == 0) dprintf(fd, "pid %ld on host %s\n", (long)getpid(), host);
+      lock->fd = fd;
+      return MM_OK;
+    }
+    close(fd);
+  }
+  return MM_ERROR(MM_ERR_RUN, "%s: cannot lock: the file keeps being replaced", path);
+}
+
+mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock *lock) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  lock->fd = -1;
+  snprintf(lock->path, sizeof lock->path, "%s/%s.lock", cfg->output_dir, cfg->run_name);
+  mm_err err = rank == 0 ? mm_output_lock_take(lock) : MM_OK;
+  err = mm_agree(comm, err);
+  if (err != MM_OK) mm_output_lock_destroy(lock);
+  return err;
+}
+
+void mm_output_lock_destroy(mm_output_lock *lock) {
+  if (lock->fd < 0) return;
+  unlink(lock->path); /* while it is held: see mm_output_lock_take */
+  close(lock->fd);
+  lock->fd = -1;
+}

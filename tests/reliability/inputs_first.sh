@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# inputs_first.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# The input files of every case are checked before the first case runs, as
+# the configurations are: a bad initial.file or initial.restart in case 2
+# (missing, a directory, other dimensions, another configuration, a step
+# beyond run.steps) ends the run with exit 2 and a message naming case 2
+# and the file, and case 1 has written nothing. An input that an earlier
+# case of the same invocation writes is checked when its case reads it.
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+run() { timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" >"$work/log" 2>&1; }
+rm -rf "$work"; mkdir -p "$work/in" "$work/in/dir.nc"
+cd "$work" || exit 1
+case_ini() { # FILE NAME DIR [more lines]: a short case on a 12 x 10 x 4 grid, $STEPS steps (4)
+  local f="$1" name="$2" dir="$3"; shift 3
+  { printf '[run]\nname = %s\nsteps = %s\n[grid]\nnx = 12\nny = 10\nnz = 4\n[output]\ndir = %s\nrestart_interval = 2\n' \
+      "$name" "${STEPS:-4}" "$dir"; printf '%s\n' "$@"; } >"$f"
+}
+# inputs: a restart of this grid at step 4, one of a 14 x 10 x 4 grid
+case_ini in.ini input in
+run in.ini || fail "making the input files"
+case_ini wide.ini wide in
+run --set grid.nx=14 wide.ini || fail "making the input files"
+
+case_ini good.ini good out
+bad() { # REGEX [more lines of bad.ini]: good.ini bad.ini is refused, nothing written
+  local regex="$1"; shift
+  case_ini bad.ini bad out2 "$@"
+  run good.ini bad.ini; local rc=$?
+  [ ! -e out ] && [ ! -e out2 ] || fail "case 1 ran before the input of case 2 was checked ($*)"
+  [ $rc = 2 ] || fail "exit $rc, expected 2, with bad.ini: $*"
+  grep -qE -- "error: bad.ini: $regex" "$work/log" || fail "output does not match /bad.ini: $regex/"
+  echo "ok: refused before any case ran: $*"
+}
+bad "in/missing.nc: cannot open" '[initial]' 'file = in/missing.nc'
+bad "in/dir.nc: cannot open" '[initial]' 'file = in/dir.nc'
+bad "in/wide.restart.nc: temp: expected dimensions \(z, y, x\) = \(4, 10, 12\)" '[initial]' 'file = in/wide.restart.nc'
+bad "in/missing.nc: cannot" '[initial]' 'restart = in/missing.nc'
+bad "in/wide.restart.nc: written for another grid" '[initial]' 'restart = in/wide.restart.nc'
+bad "in/input.restart.nc: written for another configuration" '[initial]' 'restart = in/input.restart.nc' 'pattern = step'
+STEPS=3 bad "in/input.restart.nc: restart at step 4 is beyond run.steps = 3" '[initial]' 'restart = in/input.restart.nc'
+
+# the same inputs, good: both cases run
+STEPS=6 case_ini ok.ini ok out2 '[initial]' 'restart = in/input.restart.nc'
+run good.ini ok.ini || fail "good.ini ok.ini"
+[ -f out/good.nc ] && [ -f out2/ok.nc ] || fail "good.ini ok.ini: output missing"
+# case 2 continues from the restart file that case 1 writes
+rm -rf out out2
+STEPS=6 case_ini next.ini next out2 '[initial]' 'restart = out/good.restart.nc'
+run good.ini next.ini || fail "a case that reads the restart file of the case before it"
+[ -f out2/next.nc ] || fail "good.ini next.ini: output missing"
+echo "ok"

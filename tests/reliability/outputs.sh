@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# outputs.sh MODE MINIMODEL PYTHON SOURCE_DIR WORK
+# No run silently replaces the output of another, or its own input:
+#  duplicate: two cases of one invocation that would write one file (the
+#     same output.dir spelt two ways, run.name a and a.restart, one file
+#     given twice) are refused with exit 2 before any case runs;
+#  own_input: an initial.file or initial.restart that is the case's own
+#     history, restart or crash file (also through a symbolic link) is
+#     refused with exit 2, and nothing is written; continuing in place
+#     (initial.restart = its own restart file) still works;
+#  lock: a second run of a case that is running (held with SIGSTOP once it
+#     has written its history file) is refused with exit 2, naming the lock
+#     file and the pid holding it, and the first ends intact (bit for bit a
+#     run alone); a lock held by another program is refused too; a lock
+#     file left by a killed run does not block.
+set -u
+mode="$1"; mm="$2"; py="$3"; src="$4"; work="$5"
+ini="$src/configs/gyre_bowl.ini"
+fail() { echo "FAIL: $mode: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+run() { timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" >"$work/log" 2>&1; }
+# expect CODE REGEX ARGS...: a run ends with CODE and its output matches REGEX
+expect() {
+  local code="$1" regex="$2"; shift 2
+  run "$@"; local rc=$?
+  [ $rc = "$code" ] || fail "exit $rc, expected $code: $*"
+  grep -qE -- "$regex" "$work/log" || fail "output does not match /$regex/: $*"
+}
+sums() { (cd "$work/out" && md5sum -- * 2>/dev/null); }
+cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
+rm -rf "$work"; mkdir -p "$work/x"
+cd "$work" || exit 1
+case_ini() { # FILE NAME DIR [more lines]: a short case
+  local f="$1" name="$2" dir="$3"; shift 3
+  { printf '[run]\nname = %s\nsteps = 4\n[grid]\nnx = 12\nny = 10\nnz = 4\n[output]\ndir = %s\nrestart_interval = 2\n' \
+      "$name" "$dir"; printf '%s\n' "$@"; } >"$f"
+}
+
+case "$mode" in
+duplicate)
+  case_ini a.ini flat out/
+  case_ini b.ini flat ./x/../out
+  case_ini c.ini flat.restart out
+  case_ini d.ini other out
+  expect 2 "cases 1 \(a.ini\) and 2 \(b.ini\) would both write $work/out/flat.nc .*give one of them another run.name or output.dir" a.ini b.ini
+  [ ! -e out ] || fail "a.ini b.ini: something was written before the refusal"
+  expect 2 "cases 2 \(a.ini\) and 3 \(c.ini\) would both write $work/out/flat.restart.nc" d.ini a.ini c.ini
+  [ ! -e out ] || fail "d.ini a.ini c.ini: something was written before the refusal"
+  expect 2 "cases 1 \(a.ini\) and 2 \(a.ini\) would both write $work/out/flat.nc" a.ini a.ini
+  # cases that share output.dir but no file run, and both write their files
+  expect 0 "" a.ini d.ini
+  [ -f out/flat.nc ] && [ -f out/other.nc ] || fail "a.ini d.ini: a history file is missing"
+  ;;
+own_input)
+  case_ini a.ini flat out
+  run a.ini || fail "first run"
+  ln -s out/flat.nc history_link.nc
+  cp out/flat.restart.nc out/flat.crash.nc # a crash file, as after a blow-up
+  before=$(sums)
+  expect 2 "a.ini: initial.file = out/flat.restart.nc is this case's own restart file \($work/out/flat.restart.nc\), which the run replaces" \
+    --set initial.file=out/flat.restart.nc a.ini
+  expect 2 "a.ini: initial.file = ./out/../out/flat.nc is this case's own history file" \
+    --set initial.file=./out/../out/flat.nc a.ini
+  expect 2 "a.ini: initial.file = out/flat.crash.nc is this case's own crash file" \
+    --set initial.file=out/flat.crash.nc a.ini
+  expect 2 "a.ini: initial.restart = history_link.nc is this case's own history file \($work/out/flat.nc\)" \
+    --set initial.restart=history_link.nc a.ini
+  expect 2 "a.ini: initial.restart = out/flat.crash.nc is this case's own crash file" \
+    --set initial.restart=out/flat.crash.nc a.ini
+  [ "$(sums)" = "$before" ] || fail "a refused run changed the files in out/"
+  # continuing in place from its own restart file (step 4) to step 6
+  expect 0 "" --set initial.restart=out/flat.restart.nc --set run.steps=6 a.ini
+  ;;
+lock)
+  # the reference: the case alone
+  case_args=(--set run.steps=2000 --set output.interval=500 --set output.restart_interval=1000 "$ini")
+  run --set output.dir="$work/ref" "${case_args[@]}" || fail "reference run"
+  # ranks RUN: the ranks of the run started in the background as RUN (timeout, mpirun, ranks)
+  ranks() { pgrep -P "$(pgrep -x -P "$1" mpirun)" | tr '\n' ' '; }
+  # the first run, held (SIGSTOP) once it has written its history file
+  timeout -k 5 300 mpirun --oversubscribe -np 2 "$mm" --quiet --set output.dir="$work/out" \
+    "${case_args[@]}" >"$work/first.log" 2>&1 &
+  first=$!
+  for ((i = 0; i < 3000; i++)); do
+    [ -e out/gyre_bowl.nc ] && break
+    kill -0 $first 2>/dev/null || fail "the first run ended early: $(cat first.log)"
+    sleep 0.02
+  done
+  held=$(ranks $first)
+  kill -STOP $held
+  pid=$(sed -n 's/^pid \([0-9]*\) on host .*/\1/p' out/gyre_bowl.lock 2>/dev/null)
+  # the second run of the same case
+  expect 2 "$work/out/gyre_bowl.lock: the outputs of this case are in use by another run \(pid $pid on host [^)]*\)" \
+    --set output.dir="$work/out" "${case_args[@]}"
+  kill -CONT $held
+  [ -n "$pid" ] || fail "no pid in the lock file"
+  wait $first || { cat first.log; fail "the first run failed"; }
+  for f in gyre_bowl.nc gyre_bowl.restart.nc; do
+    cmp_nc "ref/$f" "out/$f" || fail "out/$f differs from the run alone"
+  done
+  [ ! -e out/gyre_bowl.lock ] || fail "the lock file is left after the run"
+  # a lock held by another program (flock(1)): refused, no pid known
+  flock out/gyre_bowl.lock sleep 60 &
+  holder=$!
+  for ((i = 0; i < 500; i++)); do [ -e out/gyre_bowl.lock ] && break; sleep 0.01; done
+  sleep 0.2
+  expect 2 "out/gyre_bowl.lock: the outputs of this case are in use by another run" \
+    --set output.dir=out --set run.steps=2 "$ini"
+  pkill -P $holder; kill $holder 2>/dev/null; wait $holder 2>/dev/null
+  # a stale lock file from a killed run (kill -9 of mpirun and every rank) does not block
+  timeout -k 5 300 mpirun --oversubscribe -np 2 "$mm" --quiet --set output.dir="$work/stale" \
+    --set run.steps=1000000 "$ini" >"$work/killed.log" 2>&1 &
+  killed=$!
+  for ((i = 0; i < 3000; i++)); do [ -e stale/gyre_bowl.nc ] && break; sleep 0.02; done
+  dead=("$(pgrep -x -P $killed mpirun)" $(ranks $killed))
+  kill -9 "${dead[@]}"; wait $killed 2>/dev/null
+  # the lock goes when the killed ranks are gone (a process under ASan takes a while)
+  for ((i = 0; i < 600; i++)); do
+    alive=0
+    for p in "${dead[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.05
+  done
+  [ -e stale/gyre_bowl.lock ] || fail "the killed run left no lock file: the test tests nothing"
+  expect 0 "" --set output.dir="$work/stale" --set run.steps=2 "$ini"
+  [ ! -e stale/gyre_bowl.lock ] || fail "the lock file is left after the run"
+  ;;
+*) fail "unknown mode" ;;
+esac
+echo "ok: $mode"

@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""rank_status.py DIR COMMAND...: run COMMAND as one MPI rank and record, in
+DIR, its pid (pid.RANK) and how it ended (status.RANK: the exit status, or
+"signal N"). The wrapper itself outlives the signals that mpirun sends its
+ranks (SIGCONT, SIGTERM, SIGINT, SIGHUP), so that what it records is the
+command's own ending."""
+import os
+import signal
+import subprocess
+import sys
+
+out, cmd = sys.argv[1], sys.argv[2:]
+rank = os.environ.get("OMPI_COMM_WORLD_RANK", "0")
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):
+    signal.signal(s, lambda n, f: None)
+child = subprocess.Popen(cmd)
+with open(os.path.join(out, f"pid.{rank}"), "w") as f:
+    f.write(f"{child.pid}\n")
+rc = child.wait()
+with open(os.path.join(out, f"status.{rank}"), "w") as f:
+    f.write(f"signal {-rc}\n" if rc < 0 else f"{rc}\n")
+sys.exit(rc if rc >= 0 else 128 - rc)

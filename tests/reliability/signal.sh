@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# signal.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# SIGTERM, SIGINT and SIGHUP stop a run at a step boundary on every rank:
+# one line names the signal, the step and what was written; every rank
+# exits with 128 + N; the history is readable and holds every record up to
+# that step; the restart file is complete (no .tmp left) and continues to
+# the bits of an uninterrupted run; the lock file is gone.
+#  1. one process without mpirun: SIGTERM, SIGINT, SIGHUP (143, 130, 129);
+#  2. mpirun -np 1 and -np 2, SIGTERM and SIGINT to mpirun (Open MPI sends
+#     its ranks SIGTERM: 143 on every rank);
+#  3. mpirun -np 2, SIGTERM to rank 1 alone: both ranks stop after the same
+#     step (rank 0 must not wait for rank 1 in the halo exchange).
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+ini="$src/configs/gyre_bowl.ini"
+here="$(cd "$(dirname "$0")" && pwd)"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+step_of() { ncdump -h "$1" | sed -n 's/^[[:space:]]*:step = \([0-9]*\)LL ;/\1/p'; }
+rm -rf "$work"; mkdir -p "$work"
+set -m # background jobs keep SIGINT (without job control a shell's background jobs ignore it)
+# records every 10 steps, restarts every 50; a run that does not end by itself
+common=(--quiet --set output.dir="$work" --set output.interval=10
+        --set output.restart_interval=50)
+endless=(--set run.steps=1000000)
+
+# wait_for FILE PID: until FILE exists (the run is under way)
+wait_for() {
+  local i
+  for ((i = 0; i < 3000; i++)); do
+    [ -e "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || fail "the run ended before the signal: $(cat "$work/log")"
+    sleep 0.02
+  done
+  fail "$1 did not appear within 60 s"
+}
+
+# check NAME SIGNAME STATUS: the line, the history, the restart, no .tmp, no lock
+check() {
+  local name="$1" sig="$2" code="$3"
+  local lines n_lines
+  lines=$(grep -c '^minimodel:' "$work/log")
+  [ "$lines" = 1 ] || fail "$name: $lines lines from minimodel, expected one"
+  local re="^minimodel: stopped by $sig after step ([0-9]+) of 1000000; written by this run: history up to step ([0-9]+) \\($work/$name\\.nc\\), restart of step ([0-9]+) \\($work/$name\\.restart\\.nc\\); exit status $code\$"
+  local line
+  line=$(grep '^minimodel:' "$work/log")
+  [[ "$line" =~ $re ]] || fail "$name: the line does not match /$re/"
+  stop=${BASH_REMATCH[1]}; record=${BASH_REMATCH[2]}; restart=${BASH_REMATCH[3]}
+  # every step up to the stop ended with its output
+  [ "$record" = $((stop - stop % 10)) ] || fail "$name: stopped after step $stop, last record $record"
+  [ "$restart" = $((stop - stop % 50)) ] || fail "$name: stopped after step $stop, last restart $restart"
+  "$py" - "$work/$name.nc" "$record" <<'EOF' || fail "$name: history not readable or incomplete"
+import sys
+import netCDF4
+import numpy as np
+with netCDF4.Dataset(sys.argv[1]) as ds:
+    steps = ds["step"][:]
+    want = np.arange(10, int(sys.argv[2]) + 1, 10)
+    assert np.array_equal(steps, want), f"records of steps {steps[:3]}..{steps[-3:]}, expected 10..{sys.argv[2]}"
+    for v in ("temp", "salt", "time", "heat_content"):
+        data = ds[v][:]  # every record reads
+        assert data.shape[0] == len(want), v
+EOF
+  [ "$(step_of "$work/$name.restart.nc")" = "$restart" ] ||
+    fail "$name: restart file not of step $restart"
+  [ ! -e "$work/$name.restart.nc.tmp" ] || fail "$name: half-written restart left behind"
+  [ ! -e "$work/$name.lock" ] || fail "$name: lock file left behind"
+}
+
+# statuses EXPECTED NRANKS: what rank_status.py recorded for every rank
+statuses() {
+  local r s
+  for ((r = 0; r < $2; r++)); do
+    s=$(cat "$work/status.$r" 2>/dev/null)
+    [ "$s" = "$1" ] || fail "rank $r ended with '${s:-nothing recorded}', expected exit $1"
+  done
+}
+
+# 1. one process, no launcher
+for sig in TERM INT HUP; do
+  case $sig in TERM) code=143 ;; INT) code=130 ;; HUP) code=129 ;; esac
+  name=direct_$sig
+  timeout -k 5 120 "$mm" "${common[@]}" "${endless[@]}" --set run.name=$name "$ini" >"$work/log" 2>&1 &
+  pid=$!
+  wait_for "$work/$name.restart.nc" $pid
+  sleep 0.2
+  kill -$sig "$(pgrep -P $pid)" # minimodel, not timeout(1)
+  wait $pid; rc=$?
+  [ $rc = $code ] || fail "$name: exit $rc, expected $code"
+  check $name SIG$sig $code
+  echo "ok: $name: exit $rc after step $stop, history to $record, restart $restart"
+done
+
+# 2. and 3. under mpirun, every rank's ending recorded by rank_status.py
+for how in mpirun:1:TERM mpirun:1:INT mpirun:2:TERM mpirun:2:INT rank1:2:TERM; do
+  IFS=: read -r target np sig <<<"$how"
+  name=${target}_np${np}_$sig
+  rm -f "$work"/status.* "$work"/pid.*
+  timeout -k 5 120 mpirun --oversubscribe -np "$np" "$py" "$here/rank_status.py" "$work" \
+    "$mm" "${common[@]}" "${endless[@]}" --set run.name="$name" "$ini" >"$work/log" 2>&1 &
+  pid=$!
+  wait_for "$work/$name.restart.nc" $pid
+  sleep 0.2
+  if [ "$target" = mpirun ]; then
+    kill -$sig "$(pgrep -P $pid)" # mpirun, not timeout(1)
+  else
+    kill -$sig "$(cat "$work/pid.1")"
+  fi
+  wait $pid; rc=$?
+  [ $rc != 124 ] && [ $rc != 137 ] || fail "$name: hung (exit $rc)"
+  statuses 143 "$np"
+  check "$name" SIGTERM 143
+  echo "ok: $name: every rank exit 143 (mpirun $rc) after step $stop, history to $record, restart $restart"
+done
+
+# the restart of a stopped run continues to the bits of an uninterrupted one
+name=rank1_np2_TERM # the last one checked: $restart is its restart step
+end=$((restart + 50)) # a restart step
+timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.steps=$end \
+  --set run.name=straight "$ini" >"$work/log" 2>&1 || fail "straight run of $end steps"
+timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.steps=$end \
+  --set run.name=continued --set initial.restart="$work/$name.restart.nc" "$ini" >"$work/log" 2>&1 ||
+  fail "continuing from the restart of the stopped run"
+"$py" "$src/scripts/compare.py" --quiet "$work/straight.restart.nc" "$work/continued.restart.nc" ||
+  fail "continued run differs from the straight run"
+echo "ok: continued from step $restart to $end, bitwise equal"
+echo "ok"
