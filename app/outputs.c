@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "mm_run.h"
@@ -173,8 +174,19 @@ static mm_err mm_output_lock_take(mm_output_lock *lock) {
   const char *path = lock->path;
   for (int attempt = 0; attempt < 100; attempt++) {
     const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0)
-      return MM_ERROR(MM_ERR_RUN, "%s: cannot create the lock file: %s", path, strerror(errno));
+    if (fd < 0) {
+      const int e = errno;
+      char dir[sizeof lock->path] = ".";
+      const char *slash = strrchr(path, '/');
+      if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+      struct statvfs fs; /* ENOSPC: out of space or out of inodes, which? */
+      if (e == ENOSPC && statvfs(dir, &fs) == 0 && fs.f_files > 0 && fs.f_favail == 0)
+        return MM_ERROR(MM_ERR_RUN,
+                        "%s: cannot create the lock file: no free inode on the file system of "
+                        "'%s' (%s)",
+                        path, dir, strerror(e));
+      return MM_ERROR(MM_ERR_RUN, "%s: cannot create the lock file: %s", path, strerror(e));
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
       if (e == EWOULDBLOCK) {

@@ -4,8 +4,10 @@
 #   fifo       PATH is a named pipe (nobody writes to it)
 #   dir        PATH is a directory (its parent is made too)
 #   no_inodes  PATH is a directory on a small tmpfs with no inode left: a new
-#              file there fails with ENOSPC. Needs root and mount; exit 77
-#              (CTest: skipped) where that is not possible.
+#              file there fails with ENOSPC (the files named in
+#              $WITH_PATH_KEEP, space-separated, are made before the inodes
+#              run out). Needs root and mount; exit 77 (CTest: skipped) where
+#              that is not possible.
 kind="$1"; path="$2"; shift 2
 case "$kind" in
   fifo)
@@ -26,6 +28,7 @@ case "$kind" in
       echo "cannot mount a tmpfs (needs root): skipped"; rmdir "$path"; exit 77
     fi
     trap 'umount "$path"; rmdir "$path"' EXIT
+    for keep in ${WITH_PATH_KEEP:-}; do : >"$path/$keep" || exit 1; done
     i=0
     while [ "$i" -lt 100 ] && : 2>/dev/null > "$path/inode_$i"; do i=$((i + 1)); done
     if : 2>/dev/null > "$path/one_more"; then echo "the tmpfs still has inodes"; exit 1; fi
