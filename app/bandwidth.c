@@ -14,7 +14,7 @@ mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps) {
   double *a = malloc(MM_PROBE_N * sizeof *a), *b = malloc(MM_PROBE_N * sizeof *b),
          *c = malloc(MM_PROBE_N * sizeof *c);
   int ok = a && b && c, all = 0;
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+  MM_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
   if (!all) {
     free(a), free(b), free(c);
     return MM_ERROR(MM_ERR_RUN, "--bandwidth probe: out of memory for its %zu MB arrays",
@@ -28,20 +28,20 @@ mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps) {
    * bytes of all ranks over the slowest rank's time, best of the repeats */
   double best = INFINITY;
   for (int r = 0; r < MM_PROBE_REPEATS; r++) {
-    MPI_Barrier(comm);
+    MM_MPI(MPI_Barrier(comm));
     const double t0 = MPI_Wtime();
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < MM_PROBE_N; i++)
       a[i] = b[i] + 3.0 * c[i];
     double dt = MPI_Wtime() - t0, slowest = 0.0;
-    MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MM_MPI(MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
     if (slowest < best) best = slowest;
   }
   volatile double sink = a[MM_PROBE_N / 2]; /* the triad is used */
   (void)sink;
   free(a), free(b), free(c);
   int nranks;
-  MPI_Comm_size(comm, &nranks);
+  MM_MPI(MPI_Comm_size(comm, &nranks));
   /* STREAM's count: 24 bytes per element (read b and c, write a) */
   *gbps = best > 0.0 ? 24.0 * (double)MM_PROBE_N * nranks / best / 1e9 : 0.0;
   return MM_OK;

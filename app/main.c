@@ -61,10 +61,19 @@ static void report_error(mm_err err, int rank, int shared) {
 int main(int argc, char **argv) {
   /* OpenMP threads inside a rank; only the main thread calls MPI */
   int thread_level = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
-  int rank, nranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {
+    fprintf(stderr, "minimodel: error: MPI could not be started (MPI_Init_thread)\n");
+    return MM_ERR_RUN;
+  }
+  /* MPI errors come back as codes (MM_MPI names the call), not as an abort;
+   * the communicators made from MPI_COMM_WORLD inherit this */
+  int rank = 0, nranks = 1;
+  if (MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+      MPI_Comm_size(MPI_COMM_WORLD, &nranks) != MPI_SUCCESS) {
+    fprintf(stderr, "minimodel: error: MPI_COMM_WORLD is not usable\n");
+    MPI_Abort(MPI_COMM_WORLD, MM_ERR_RUN); /* unchecked: does not return */
+  }
   mm_signal_install();
 
   mm_run_options opt = {.version = MINIMODEL_VERSION};
@@ -186,13 +195,13 @@ int main(int argc, char **argv) {
   if (mm_io_files_left_open(MPI_COMM_WORLD)) {
     fflush(stdout);
     fflush(stderr);
-    MPI_Barrier(MPI_COMM_WORLD);
+    (void)MPI_Barrier(MPI_COMM_WORLD); /* unchecked: ending anyway */
     _exit(err != MM_OK ? (int)err : MM_ERR_RUN);
   }
   if (err >= MM_ERR_SIGNAL) { /* every rank stopped, its files closed */
     fflush(NULL);
     mm_signal_exit_guard((int)err);
   }
-  MPI_Finalize();
+  (void)MPI_Finalize(); /* unchecked: ending anyway */
   return (int)err;
 }

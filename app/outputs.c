@@ -147,12 +147,12 @@ static mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, 
 
 mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   int *later = calloc(2 * (size_t)n, sizeof *later);
   mm_err err = later ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
   if (err == MM_OK && rank == 0) err = mm_outputs_rank0(cfgs, files, n, later);
   err = mm_agree(comm, err);
-  if (err == MM_OK) MPI_Bcast(later, 2 * n, MPI_INT, 0, comm);
+  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(later, 2 * n, MPI_INT, 0, comm));
   for (int c = 0; c < n && err == MM_OK; c++) {
     const bool file = cfgs[c].initial_file[0] && !later[2 * c];
     const bool restart = cfgs[c].initial_restart[0] && !later[2 * c + 1];
@@ -229,7 +229,7 @@ static mm_err mm_output_lock_take(mm_output_lock *lock) {
 
 mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock *lock) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   lock->fd = -1;
   snprintf(lock->path, sizeof lock->path, "%s/%s.lock", cfg->output_dir, cfg->run_name);
   mm_err err = rank == 0 ? mm_output_lock_take(lock) : MM_OK;

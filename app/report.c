@@ -166,15 +166,15 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
   const mm_config *cfg = &m->cfg;
   MPI_Comm comm = g->cart;
   double tmin[MM_NPHASES], tmax[MM_NPHASES], tsum[MM_NPHASES];
-  MPI_Allreduce(t->total, tmin, MM_NPHASES, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(t->total, tmax, MM_NPHASES, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(t->total, tsum, MM_NPHASES, MPI_DOUBLE, MPI_SUM, comm);
+  MM_MPI(MPI_Allreduce(t->total, tmin, MM_NPHASES, MPI_DOUBLE, MPI_MIN, comm));
+  MM_MPI(MPI_Allreduce(t->total, tmax, MM_NPHASES, MPI_DOUBLE, MPI_MAX, comm));
+  MM_MPI(MPI_Allreduce(t->total, tsum, MM_NPHASES, MPI_DOUBLE, MPI_SUM, comm));
 
   /* Per-step records: the slowest rank of each step. Every rank records the
    * same steps, unless one ran out of memory growing its list (mm_timer.c
    * keeps what fits): reduce over the records all ranks have. */
   long mine = (long)t->n_steps, common = 0;
-  MPI_Allreduce(&mine, &common, 1, MPI_LONG, MPI_MIN, comm);
+  MM_MPI(MPI_Allreduce(&mine, &common, 1, MPI_LONG, MPI_MIN, comm));
   const size_t ns = (size_t)common;
   double *step_s = NULL, *solve_s = NULL;
   int have = 1, all_have = 1;
@@ -183,15 +183,21 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     solve_s = malloc(ns * sizeof *solve_s);
     have = step_s && solve_s;
   }
-  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
+  MM_MPI(MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm));
   if (!all_have) {
     free(step_s);
     free(solve_s);
     return MM_ERROR(MM_ERR_RUN, "out of memory in the timing report");
   }
   if (ns) {
-    MPI_Reduce(t->step_s, step_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
-    MPI_Reduce(t->solve_s, solve_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm);
+    mm_err rerr = MM_MPI_ERR(MPI_Reduce(t->step_s, step_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm));
+    if (rerr == MM_OK)
+      rerr = MM_MPI_ERR(MPI_Reduce(t->solve_s, solve_s, (int)ns, MPI_DOUBLE, MPI_MAX, 0, comm));
+    if (rerr != MM_OK) {
+      free(step_s);
+      free(solve_s);
+      return rerr;
+    }
   }
   /* wet columns, for column solves per second, and wet cells, for the
    * bytes the phases move */
@@ -201,7 +207,12 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
       wet[0] += g->kmt[mm_col(g, i, j)] > 0;
       wet[1] += g->kmt[mm_col(g, i, j)];
     }
-  MPI_Allreduce(wet, gwet2, 2, MPI_LONG, MPI_SUM, comm);
+  const mm_err werr = MM_MPI_ERR(MPI_Allreduce(wet, gwet2, 2, MPI_LONG, MPI_SUM, comm));
+  if (werr != MM_OK) {
+    free(step_s);
+    free(solve_s);
+    return werr;
+  }
   const long gwet = gwet2[0];
   const double cells = (double)gwet2[1];
 

@@ -21,18 +21,18 @@
  * (mm_signal_received) in the same reduction. */
 static mm_err agree(MPI_Comm comm, mm_err err, int *signo) {
   int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  MM_MPI(MPI_Comm_size(comm, &nranks));
   int mine[2] = {(int)err, signo ? mm_signal_received() : 0}, worst[2] = {0, 0};
-  MPI_Allreduce(mine, worst, signo ? 2 : 1, MPI_INT, MPI_MAX, comm);
+  MM_MPI(MPI_Allreduce(mine, worst, signo ? 2 : 1, MPI_INT, MPI_MAX, comm));
   if (signo) *signo = worst[1];
   if (worst[0] == MM_OK) return MM_OK;
   /* the message of the lowest failing rank goes to every rank */
   int who = err != MM_OK ? rank : nranks, first = nranks;
-  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+  MM_MPI(MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm));
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", mm_error_message());
-  MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, comm);
+  MM_MPI(MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, comm));
   if (rank != first || first != 0) {
     mm_error_clear();
     if (first != 0)
@@ -116,7 +116,7 @@ static void read_watchdog_stop(mm_read_watchdog *w) {
 
 mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_read_watchdog dog;
   mm_err err = MM_OK;
   if (file && cfg->initial_file[0]) {
@@ -141,7 +141,7 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
 static mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   if (rank == 0) {
     struct stat st;
@@ -418,7 +418,7 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
                    mm_run_summary *sum) {
   memset(sum, 0, sizeof *sum);
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_model *m = NULL;
   if (opt->dry_run) {
     mm_grid g;

@@ -268,7 +268,7 @@ static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
 }
 
 /* Creation time, ISO 8601 UTC, taken on rank 0 so that all ranks agree. */
-static void mm_creation_time(MPI_Comm comm, int rank, char text[32]) {
+static mm_err mm_creation_time(MPI_Comm comm, int rank, char text[32]) {
   memset(text, 0, 32);
   if (rank == 0) {
     time_t now = time(NULL);
@@ -276,12 +276,13 @@ static void mm_creation_time(MPI_Comm comm, int rank, char text[32]) {
     if (!gmtime_r(&now, &utc) || !strftime(text, 32, "%Y-%m-%dT%H:%M:%SZ", &utc))
       strcpy(text, "unknown time");
   }
-  MPI_Bcast(text, 32, MPI_CHAR, 0, comm);
+  MM_MPI(MPI_Bcast(text, 32, MPI_CHAR, 0, comm));
+  return MM_OK;
 }
 
 static void mm_history_free(mm_history *h) {
   if (!h) return;
-  if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
+  if (h->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&h->comm); /* unchecked: clean-up */
   free(h->buf);
   free(h);
 }
@@ -292,8 +293,11 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
   *out = NULL;
   mm_history *h = calloc(1, sizeof *h);
   MPI_Comm comm = MPI_COMM_NULL;
-  mm_io_comm(g->cart, &comm);
-  mm_err err = MM_OK;
+  mm_err err = mm_io_comm(g->cart, &comm);
+  if (err != MM_OK) {
+    free(h);
+    return err;
+  }
   if (!h) {
     err = MM_ERROR(MM_ERR_RUN, "out of memory creating the history file");
   } else {
@@ -319,7 +323,7 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
     if (h)
       mm_history_free(h);
     else
-      MPI_Comm_free(&comm);
+      (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
     return err;
   }
   *out = h;
@@ -343,7 +347,11 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char 
   }
 
   char created[32];
-  mm_creation_time(comm, g->rank, created);
+  err = mm_creation_time(comm, g->rank, created);
+  if (err != MM_OK) {
+    mm_history_free(h);
+    return err;
+  }
 
   int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
   if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, p, s);
@@ -595,7 +603,7 @@ static mm_err mm_history_drop(const char *p, long long keep, long step) {
  * run continued (collective, the file open). */
 static mm_err mm_history_note(mm_history *h, long step, const char *version) {
   char created[32];
-  mm_creation_time(h->comm, h->rank, created);
+  MM_CHECK(mm_creation_time(h->comm, h->rank, created));
   const int nc = h->ncid;
   size_t len = 0;
   if (nc_inq_attlen(nc, NC_GLOBAL, "history", &len) != NC_NOERR) len = 0;
@@ -669,7 +677,11 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *v
   /* none (a new output.dir): one that starts at the restart step */
   struct stat st;
   int exists = h->rank == 0 && lstat(p, &st) == 0;
-  MPI_Bcast(&exists, 1, MPI_INT, 0, h->comm);
+  mm_err berr = MM_MPI_ERR(MPI_Bcast(&exists, 1, MPI_INT, 0, h->comm));
+  if (berr != MM_OK) {
+    mm_history_free(h);
+    return berr;
+  }
   if (!exists) {
     mm_history_free(h);
     return mm_history_new(g, cfg, version, step, out);
@@ -681,7 +693,7 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *v
   mm_history_found f = {0, 0, -1};
   if (err == MM_OK)
     err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK, p);
-  if (err == MM_OK) MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm);
+  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
   /* records after the restart step, from a run that went further: removed,
    * to be written anew */
   if (err == MM_OK && f.keep < f.nrec) {

@@ -117,6 +117,6 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
 
 mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path) {
   mm_grid shape;
-  mm_io_shape(cfg, comm, &shape);
+  MM_CHECK(mm_io_shape(cfg, comm, &shape));
   return mm_initial_read(&shape, path, NULL, NULL);
 }

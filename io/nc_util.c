@@ -97,16 +97,16 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
 
 mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   /* {largest code, -(lowest failing rank)} in one reduction */
   int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
-  MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+  MM_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm));
   if (out[0] == MM_OK) return MM_OK;
 
   const int root = -out[1]; /* the lowest rank that failed */
   char message[1024] = "";
   if (rank == root) snprintf(message, sizeof message, "%s", mm_error_message());
-  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, root, comm);
+  MM_MPI(MPI_Bcast(message, (int)sizeof message, MPI_CHAR, root, comm));
   if (local == MM_OK) {
     if (message[0])
       mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s (reported by rank %d)", message, root);
@@ -117,10 +117,13 @@ mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
   return (mm_err)out[0];
 }
 
-void mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
+mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
   int rank;
-  MPI_Comm_rank(cart, &rank);
-  MPI_Comm_split(cart, 0, rank, plain);
+  *plain = MPI_COMM_NULL;
+  MM_MPI(MPI_Comm_rank(cart, &rank));
+  MM_MPI(MPI_Comm_split(cart, 0, rank, plain));
+  MM_MPI(MPI_Comm_set_errhandler(*plain, MPI_ERRORS_RETURN));
+  return MM_OK;
 }
 
 mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix) {
@@ -147,7 +150,7 @@ mm_err mm_io_check_dir(const char *dir, const char *path) {
 
 mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   struct statvfs fs;
   if (rank == 0 && statvfs(dir, &fs) == 0) {
@@ -185,7 +188,7 @@ static int mm_reserve_here(const char *path, double bytes) {
 
 mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   if (rank == 0 && mm_fault_env("MINIMODEL_FAULT_NO_RESERVE", 0) != 1) {
     const int e = mm_reserve_here(path, bytes);
@@ -203,7 +206,7 @@ void mm_io_hash_text(const mm_config *cfg, char text[17]) {
 bool mm_io_files_left_open(MPI_Comm comm) {
   /* files, and ids of files whose close failed, still known to HDF5 */
   int mine = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_FILE) > 0, any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) any = mine;
   return any != 0;
 }
 
@@ -279,7 +282,7 @@ static int mm_trim_here(const char *path) {
 
 mm_err mm_io_trim(MPI_Comm comm, const char *path) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   const int e = rank == 0 ? mm_trim_here(path) : 0;
   if (e != 0)
@@ -432,12 +435,13 @@ mm_err mm_io_check_classic(const char *path) {
   return MM_OK;
 }
 
-void mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
+mm_err mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   memset(g, 0, sizeof *g);
   g->nx = (int)cfg->nx;
   g->ny = (int)cfg->ny;
   g->nz = (int)cfg->nz;
   g->cart = comm;
-  MPI_Comm_rank(comm, &g->rank);
-  MPI_Comm_size(comm, &g->nranks);
+  MM_MPI(MPI_Comm_rank(comm, &g->rank));
+  MM_MPI(MPI_Comm_size(comm, &g->nranks));
+  return MM_OK;
 }

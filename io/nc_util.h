@@ -92,7 +92,7 @@ mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path);
  * Open MPI's OMPIO (the default MPI-IO of Open MPI 4.1 up to 4.1.6) can
  * corrupt collective HDF5 writes on a communicator with a Cartesian topology
  * (open-mpi/ompi#12718; seen here with 3 ranks); a plain one is not affected. */
-void mm_io_comm(MPI_Comm cart, MPI_Comm *plain);
+mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain);
 
 /* "<dir>/<name><suffix>" into path (MM_IO_PATH_MAX bytes). */
 mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix);
@@ -164,6 +164,6 @@ mm_err mm_io_check_classic(const char *path);
 /* A grid of cfg's global sizes (nx, ny, nz) on comm (cart = comm, rank),
  * without a decomposition, levels or land mask, nothing allocated: enough
  * for the readers when they check a file's metadata without reading data. */
-void mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
+mm_err mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
 
 #endif

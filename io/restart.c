@@ -66,7 +66,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
   MM_CHECK(mm_io_path(path, cfg, suffix)); /* the same on every rank */
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   MPI_Comm comm;
-  mm_io_comm(g->cart, &comm);
+  MM_CHECK(mm_io_comm(g->cart, &comm));
 
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
   double *buf = malloc(n * sizeof *buf);                            /* one field, file order */
@@ -145,8 +145,8 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
   /* Every rank has closed the file (the agreement above is a barrier):
    * rank 0 renames it over the old one; the agreement after the rename is
    * the final barrier, so no rank goes on before the file is in place. */
-  MPI_Barrier(comm);
-  if (g->rank == 0 && rename(tmp, path) != 0)
+  err = MM_MPI_ERR(MPI_Barrier(comm));
+  if (err == MM_OK && g->rank == 0 && rename(tmp, path) != 0)
     err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
   err = mm_io_agree(comm, err, path);
   if (err == MM_OK) goto done;
@@ -156,7 +156,7 @@ remove_tmp:
 done:
   free(buf);
   free(kmt);
-  MPI_Comm_free(&comm);
+  (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
   return err;
 }
 
@@ -304,7 +304,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   if (err != MM_OK) return err;
 
   MPI_Comm comm;
-  mm_io_comm(g->cart, &comm);
+  MM_CHECK(mm_io_comm(g->cart, &comm));
   int nc = -1;
   int s = nc_open_par(p, NC_NOWRITE, comm, MPI_INFO_NULL, &nc);
   if (s != NC_NOERR)
@@ -313,7 +313,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   err = mm_io_agree(comm, err, p);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
-    MPI_Comm_free(&comm);
+    (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
     return err;
   }
 
@@ -374,7 +374,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   if (err == MM_OK) err = close_err;
   free(buf);
   free(kmt);
-  MPI_Comm_free(&comm);
+  (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
   if (err == MM_OK) {
     *step = step_file;
     *time = time_file;
@@ -384,7 +384,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
 
 mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step) {
   mm_grid shape;
-  mm_io_shape(cfg, comm, &shape);
+  MM_CHECK(mm_io_shape(cfg, comm, &shape));
   double time = 0.0; /* s */
   return mm_restart_read(&shape, cfg, path, NULL, NULL, step, &time);
 }

@@ -3,12 +3,13 @@
 #include <math.h>
 #include <string.h>
 
-void mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm) {
+mm_err mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm) {
   mm_rsum_normalise(s);
   int64_t total[MM_RSUM_LIMBS];
-  MPI_Allreduce(s->limb, total, MM_RSUM_LIMBS, MPI_INT64_T, MPI_SUM, comm);
+  MM_MPI(MPI_Allreduce(s->limb, total, MM_RSUM_LIMBS, MPI_INT64_T, MPI_SUM, comm));
   memcpy(s->limb, total, sizeof total);
   mm_rsum_normalise(s);
+  return MM_OK;
 }
 
 double mm_rsum_value(const mm_rsum *s) {
@@ -28,8 +29,8 @@ double mm_rsum_value(const mm_rsum *s) {
   return sign * v;
 }
 
-void mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, double rho0,
-                     double cp, mm_diag *d) {
+mm_err mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, double rho0,
+                       double cp, mm_diag *d) {
   const int nz = g->nz;
   mm_diag_part part;
   mm_diag_part_init(&part);
@@ -50,25 +51,25 @@ void mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, d
 #pragma omp critical(mm_diag_merge)
     mm_diag_part_merge(&part, &mine);
   }
-  mm_diag_finish(g, &part, rho0, cp, d);
+  return mm_diag_finish(g, &part, rho0, cp, d);
 }
 
-void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, double cp,
-                    mm_diag *d) {
+mm_err mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, double cp,
+                      mm_diag *d) {
   mm_rsum heat = part->heat, salt_sum = part->salt;
-  mm_rsum_allreduce(&heat, g->cart);
-  mm_rsum_allreduce(&salt_sum, g->cart);
+  MM_CHECK(mm_rsum_allreduce(&heat, g->cart));
+  MM_CHECK(mm_rsum_allreduce(&salt_sum, g->cart));
   double gext[4];
-  MPI_Allreduce(part->ext, gext, 4, MPI_DOUBLE, MPI_MIN, g->cart);
+  MM_MPI(MPI_Allreduce(part->ext, gext, 4, MPI_DOUBLE, MPI_MIN, g->cart));
   /* the first bad value in rank order: lowest rank that has one; likewise
    * the first value outside the possible range */
   const long mine[2] = {part->bad, part->out};
   long count[2] = {0, 0};
-  MPI_Allreduce(mine, count, 2, MPI_LONG, MPI_SUM, g->cart);
+  MM_MPI(MPI_Allreduce(mine, count, 2, MPI_LONG, MPI_SUM, g->cart));
   const long gbad = count[0];
   const int who[2] = {part->bad ? g->rank : g->nranks, part->out ? g->rank : g->nranks};
   int first[2] = {g->nranks, g->nranks};
-  MPI_Allreduce(who, first, 2, MPI_INT, MPI_MIN, g->cart);
+  MM_MPI(MPI_Allreduce(who, first, 2, MPI_INT, MPI_MIN, g->cart));
   int bad_loc[4] = {-1, -1, -1, -1}; /* var, i, j, k (global) */
   if (part->bad) {
     const long col = part->bad_pos / g->nz;
@@ -77,7 +78,7 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
     bad_loc[2] = g->j0 + (int)(col / g->nxh) - MM_HALO;
     bad_loc[3] = (int)(part->bad_pos % g->nz);
   }
-  if (gbad) MPI_Bcast(bad_loc, 4, MPI_INT, first[0], g->cart);
+  if (gbad) MM_MPI(MPI_Bcast(bad_loc, 4, MPI_INT, first[0], g->cart));
   double out_loc[5] = {-1, -1, -1, -1, 0.0}; /* var, i, j, k (global), value */
   if (part->out) {
     const long col = part->out_pos / g->nz;
@@ -87,7 +88,7 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
     out_loc[3] = (int)(part->out_pos % g->nz);
     out_loc[4] = part->out_value;
   }
-  if (count[1]) MPI_Bcast(out_loc, 5, MPI_DOUBLE, first[1], g->cart);
+  if (count[1]) MM_MPI(MPI_Bcast(out_loc, 5, MPI_DOUBLE, first[1], g->cart));
 
   d->heat_content = rho0 * cp * mm_rsum_value(&heat);
   d->salt_content = rho0 / 1000.0 * mm_rsum_value(&salt_sum);
@@ -106,4 +107,5 @@ void mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, dou
   d->range_j = (int)out_loc[2];
   d->range_k = (int)out_loc[3];
   d->range_value = out_loc[4];
+  return MM_OK;
 }

@@ -29,6 +29,20 @@ mm_err mm_error_trace(mm_err code, const char *file, int line) {
   return code;
 }
 
+mm_err mm_mpi_error(int rc, const char *call, const char *file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", rc);
+  /* the call's name, without its arguments: "MPI_Allreduce" */
+  const char *paren = strchr(call, '(');
+  const int name = paren ? (int)(paren - call) : (int)strlen(call);
+  return mm_error_set(MM_ERR_RUN, file, line, "MPI error in %.*s: %s", name, call, text);
+}
+
+mm_err mm_mpi_check(int rc, const char *call, const char *file, int line) {
+  return rc == MPI_SUCCESS ? MM_OK : mm_mpi_error(rc, call, file, line);
+}
+
 const char *mm_error_message(void) { return mm_error_record.message; }
 const char *mm_error_where(void) { return mm_error_record.where; }
 

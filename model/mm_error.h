@@ -4,6 +4,7 @@
 #ifndef MM_ERROR_H
 #define MM_ERROR_H
 
+#include <mpi.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,25 @@ const char *mm_error_where(void);
 void mm_error_clear(void);
 
 #define MM_ERROR(code, ...) mm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
+
+/* An MPI call that failed (its return code rc): an MM_ERR_RUN naming the
+ * call and MPI's message. The communicators minimodel uses have
+ * MPI_ERRORS_RETURN (set on MPI_COMM_WORLD in main and on every
+ * communicator minimodel creates), so a failure comes back as a code. */
+mm_err mm_mpi_error(int rc, const char *call, const char *file, int line);
+
+/* The same as a value: MM_OK, or the error of a failed call (for calls whose
+ * caller must clean up before it returns). */
+mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
+#define MM_MPI_ERR(call) mm_mpi_check((call), #call, __FILE__, __LINE__)
+
+/* Every MPI call: MM_MPI(MPI_Allreduce(...)) returns the error from the
+ * enclosing mm_err function when the call fails. */
+#define MM_MPI(call)                                                                               \
+  do {                                                                                             \
+    const int mm_mpi_rc_ = (call);                                                                 \
+    if (mm_mpi_rc_ != MPI_SUCCESS) return mm_mpi_error(mm_mpi_rc_, #call, __FILE__, __LINE__);     \
+  } while (0)
 
 #define MM_CHECK(call)                                                         \
   do {                                                                         \

@@ -14,6 +14,9 @@
  *                                     exist (app/run.c)
  *   MINIMODEL_FAULT_SOLVE_STEP=N      the tridiagonal solve of step N fails on
  *                                     rank R alone (model/mm_model.c)
+ *   MINIMODEL_FAULT_MPI_STEP=N        an MPI call of step N fails on every rank
+ *                                     (an MPI_Allreduce of count -1:
+ *                                     MPI_ERR_COUNT; model/mm_model.c)
  *   MINIMODEL_FAULT_KILL_IN_RESTART=N rank R raises SIGKILL in the middle of the
  *                                     N-th restart write: the .tmp file exists,
  *                                     half written, not yet renamed (io/restart.c)

@@ -57,15 +57,16 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
   return kmt_of_depth(g->z_t, g->nz, mm_bathymetry_depth(cfg, ig, jg));
 }
 
-/* Memory a rank may use: MemAvailable shared by the ranks of this node, or
- * MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is not a
- * number > 0. */
-static double available_bytes(MPI_Comm comm) {
+/* Memory a rank may use (*out): MemAvailable shared by the ranks of this
+ * node, or MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is
+ * not a number > 0. */
+static mm_err available_bytes(MPI_Comm comm, double *out) {
   const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
   if (limit && *limit) {
     char *end = NULL;
     const double v = strtod(limit, &end);
-    return *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+    *out = *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+    return MM_OK;
   }
   double avail = 0.0;
   FILE *f = fopen("/proc/meminfo", "r");
@@ -78,20 +79,24 @@ static double available_bytes(MPI_Comm comm) {
       }
     fclose(f);
   }
-  if (avail <= 0.0) return INFINITY;
+  /* every rank takes part in the split, whatever its own file said */
   MPI_Comm node;
   int local = 1;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  return avail / local;
+  MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const int rc = MPI_Comm_size(node, &local);
+  MM_MPI(MPI_Comm_free(&node));
+  MM_MPI(rc);
+  *out = avail > 0.0 ? avail / local : INFINITY;
+  return MM_OK;
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
 static mm_err mm_grid_check_memory(const mm_grid *g) {
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
-  const double need = mm_model_bytes(nxl, nyl, g->nz), avail = available_bytes(g->cart);
+  const double need = mm_model_bytes(nxl, nyl, g->nz);
+  double avail = 0.0;
+  MM_CHECK(available_bytes(g->cart, &avail));
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
              "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0",
              getenv("MINIMODEL_MEMORY_LIMIT"));
@@ -134,7 +139,7 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
 
   /* decomposition: dims (py, px), rank order row-major (x fastest) */
   int nranks;
-  MPI_Comm_size(comm, &nranks);
+  MM_MPI(MPI_Comm_size(comm, &nranks));
   int dims[2] = {(int)cfg->ranks_y, (int)cfg->ranks_x};
   if (dims[0] > 0 && dims[1] > 0)
     MM_REQUIRE((long)dims[0] * dims[1] == nranks, MM_ERR_INPUT,
@@ -145,22 +150,24 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
                MM_ERR_INPUT, "grid.ranks_%s = %d does not divide the %d ranks of the run",
                dims[1] && nranks % dims[1] ? "x" : "y", dims[1] && nranks % dims[1] ? dims[1] : dims[0],
                nranks);
-  MPI_Dims_create(nranks, 2, dims);
+  MM_MPI(MPI_Dims_create(nranks, 2, dims));
   g->py = dims[0];
   g->px = dims[1];
   MM_REQUIRE(g->px <= g->nx && g->py <= g->ny, MM_ERR_INPUT,
              "decomposition %d x %d ranks does not fit the grid of %d x %d columns", g->px, g->py,
              g->nx, g->ny);
   int periods[2] = {g->periodic_y, g->periodic_x};
-  MPI_Cart_create(comm, 2, dims, periods, 0, &g->cart);
-  MPI_Comm_rank(g->cart, &g->rank);
+  MM_MPI(MPI_Cart_create(comm, 2, dims, periods, 0, &g->cart));
+  /* MPI errors on it come back as codes (MM_MPI), whatever comm had */
+  MM_MPI(MPI_Comm_set_errhandler(g->cart, MPI_ERRORS_RETURN));
+  MM_MPI(MPI_Comm_rank(g->cart, &g->rank));
   g->nranks = nranks;
   int coords[2];
-  MPI_Cart_coords(g->cart, g->rank, 2, coords);
+  MM_MPI(MPI_Cart_coords(g->cart, g->rank, 2, coords));
   g->cy = coords[0];
   g->cx = coords[1];
-  MPI_Cart_shift(g->cart, 1, 1, &g->west, &g->east);
-  MPI_Cart_shift(g->cart, 0, 1, &g->south, &g->north);
+  MM_MPI(MPI_Cart_shift(g->cart, 1, 1, &g->west, &g->east));
+  MM_MPI(MPI_Cart_shift(g->cart, 0, 1, &g->south, &g->north));
   split(g->nx, g->px, g->cx, &g->i0, &g->nxl);
   split(g->ny, g->py, g->cy, &g->j0, &g->nyl);
   /* A halo strip must come from one neighbour: each block needs >= MM_HALO
@@ -212,7 +219,7 @@ void mm_grid_destroy(mm_grid *g) {
   free(g->vol);
   free(g->kmt);
   free(g->kmt_solve);
-  if (g->cart != MPI_COMM_NULL) MPI_Comm_free(&g->cart);
+  if (g->cart != MPI_COMM_NULL) (void)MPI_Comm_free(&g->cart); /* unchecked: clean-up */
   memset(g, 0, sizeof *g);
   g->cart = MPI_COMM_NULL;
 }

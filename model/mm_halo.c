@@ -19,10 +19,10 @@ mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
     h->width[d] = (size_t)g->nxl * (size_t)nz;
     h->height[d] = MM_HALO;
   }
-  MPI_Type_vector((int)h->height[0], (int)h->width[0], (int)h->pitch, MPI_DOUBLE, &h->xstrip);
-  MPI_Type_commit(&h->xstrip);
-  MPI_Type_vector((int)h->height[2], (int)h->width[2], (int)h->pitch, MPI_DOUBLE, &h->ystrip);
-  MPI_Type_commit(&h->ystrip);
+  MM_MPI(MPI_Type_vector((int)h->height[0], (int)h->width[0], (int)h->pitch, MPI_DOUBLE, &h->xstrip));
+  MM_MPI(MPI_Type_commit(&h->xstrip));
+  MM_MPI(MPI_Type_vector((int)h->height[2], (int)h->width[2], (int)h->pitch, MPI_DOUBLE, &h->ystrip));
+  MM_MPI(MPI_Type_commit(&h->ystrip));
   /* what goes west is our first interior columns; it fills the east halo of
    * the west neighbour, and so on */
   h->off_send[0] = mm_col(g, 0, 0) * nz;
@@ -37,8 +37,8 @@ mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
 }
 
 void mm_halo_destroy(mm_halo *h) {
-  if (h->xstrip) MPI_Type_free(&h->xstrip);
-  if (h->ystrip) MPI_Type_free(&h->ystrip);
+  if (h->xstrip) (void)MPI_Type_free(&h->xstrip); /* unchecked: clean-up */
+  if (h->ystrip) (void)MPI_Type_free(&h->ystrip); /* unchecked: clean-up */
   memset(h, 0, sizeof *h);
 }
 
@@ -52,15 +52,17 @@ mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield) {
     for (int d = 0; d < 4; d++) {
       MPI_Datatype t = d < 2 ? h->xstrip : h->ystrip;
       int tag_recv = 4 * f + opposite[d], tag_send = 4 * f + d;
-      MPI_Irecv(fields[f] + h->off_recv[d], 1, t, nbr[d], tag_recv, h->comm, &h->req[h->nreq++]);
-      MPI_Isend(fields[f] + h->off_send[d], 1, t, nbr[d], tag_send, h->comm, &h->req[h->nreq++]);
+      MM_MPI(MPI_Irecv(fields[f] + h->off_recv[d], 1, t, nbr[d], tag_recv, h->comm,
+                       &h->req[h->nreq++]));
+      MM_MPI(MPI_Isend(fields[f] + h->off_send[d], 1, t, nbr[d], tag_send, h->comm,
+                       &h->req[h->nreq++]));
     }
   return MM_OK;
 }
 
 mm_err mm_halo_finish(mm_halo *h) {
-  int rc = MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE);
+  const int nreq = h->nreq;
   h->nreq = 0;
-  MM_REQUIRE(rc == MPI_SUCCESS, MM_ERR_RUN, "halo exchange failed (MPI error %d)", rc);
+  MM_MPI(MPI_Waitall(nreq, h->req, MPI_STATUSES_IGNORE));
   return MM_OK;
 }

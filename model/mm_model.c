@@ -89,7 +89,7 @@ static mm_err check_divergence(const mm_model *m) {
         }
     }
   int any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->cart);
+  MM_MPI(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->cart));
   if (any && bad)
     return MM_ERROR(MM_ERR_INPUT,
                     "physics.flow = %s is not divergence-free on this grid (cell i=%d j=%d k=%d): "
@@ -179,7 +179,7 @@ static mm_err check_stability(mm_model *m) {
         }
       }
     }
-  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE_INT, MPI_MINLOC, g->cart);
+  MM_MPI(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE_INT, MPI_MINLOC, g->cart));
   const double dt = cfg->run_dt;
   /* the step multiplies its fluxes by dt / (dx dy): 0 x inf would be NaN */
   MM_REQUIRE(isfinite(m->dt_area), MM_ERR_INPUT,
@@ -187,7 +187,7 @@ static mm_err check_stability(mm_model *m) {
              g->dx, g->dy, m->dt_area);
   m->dt_stable = all.x * (g->dx * g->dy);
   if (dt <= m->dt_stable) return MM_OK;
-  MPI_Bcast(at, 6, MPI_DOUBLE, all.rank, g->cart);
+  MM_MPI(MPI_Bcast(at, 6, MPI_DOUBLE, all.rank, g->cart));
   const int adv = cfg->advection != MM_ADV_NONE && at[3] > 0.0, dif = at[5] > 0.0;
   const char *what = adv && dif ? "advective + diffusive" : adv ? "advective" : "diffusive";
   const char *scheme = "no";
@@ -204,14 +204,13 @@ static mm_err check_stability(mm_model *m) {
 }
 
 /* This rank's index among the ranks of its node (to share out the GPUs). */
-static int node_rank(MPI_Comm comm) {
+static mm_err node_rank(MPI_Comm comm, int *r) {
   MPI_Comm node;
-  int r = 0;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    MPI_Comm_rank(node, &r);
-    MPI_Comm_free(&node);
-  }
-  return r;
+  MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const int rc = MPI_Comm_rank(node, r);
+  MM_MPI(MPI_Comm_free(&node));
+  MM_MPI(rc);
+  return MM_OK;
 }
 
 /* The device of solver.backend (NULL for cpu, and for cuda in a build
@@ -250,7 +249,9 @@ static mm_err open_device(mm_model *m) {
              dev ? "no CUDA device, or none that runs this build's kernels"
                  : "minimodel was built without CUDA");
   char msg[512];
-  if (dev->create(node_rank(m->grid.cart), &m->dev_ctx, msg, sizeof msg))
+  int local_rank = 0;
+  MM_CHECK(node_rank(m->grid.cart, &local_rank));
+  if (dev->create(local_rank, &m->dev_ctx, msg, sizeof msg))
     return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: %s", name, msg);
   m->dev = dev;
   dev->describe(m->dev_ctx, m->device, sizeof m->device);
@@ -309,7 +310,7 @@ static mm_err create_gpu(mm_model *m) {
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
   int aware = m->dev->mpi_takes_device_memory() && mm_fault_env("MINIMODEL_CUDA_AWARE_MPI", 1) != 0;
   int all = 0;
-  MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart);
+  MM_MPI(MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart));
   m->gpu_stage = !all;
   char msg[512];
   if (mm_gpu_create(&s, &m->gpu, msg, sizeof msg))
@@ -330,13 +331,13 @@ static mm_err create_gpu(mm_model *m) {
  * allocate would leave the others waiting in the next collective. */
 static mm_err agree(MPI_Comm comm, mm_err local) {
   int rank;
-  MPI_Comm_rank(comm, &rank);
+  MM_MPI(MPI_Comm_rank(comm, &rank));
   int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
-  MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
+  MM_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm));
   if (out[0] == MM_OK) return MM_OK;
   char message[1024] = "";
   if (rank == -out[1]) snprintf(message, sizeof message, "%s", mm_error_message());
-  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, -out[1], comm);
+  MM_MPI(MPI_Bcast(message, (int)sizeof message, MPI_CHAR, -out[1], comm));
   if (local == MM_OK) MM_ERROR((mm_err)out[0], "rank %d: %s", -out[1], message);
   return (mm_err)out[0];
 }
@@ -454,6 +455,12 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
 }
 
 mm_err mm_model_step(mm_model *m, mm_timers *tm) {
+  /* fault injection (model/mm_fault.h): an MPI call of this step fails on
+   * every rank (a reduction of a negative count) */
+  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
+    int one = 1, sum = 0;
+    MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
+  }
   if (m->gpu) return gpu_step(m, tm);
   const mm_grid *g = &m->grid;
   const int nx = g->nxl, ny = g->nyl;
@@ -510,17 +517,18 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   return MM_OK;
 }
 
-void mm_model_diagnostics(const mm_model *m, mm_diag *d) {
-  mm_diag_compute(&m->grid, m->temp, m->salt, m->cfg.rho0, m->cfg.cp, d);
+mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d) {
+  MM_CHECK(mm_diag_compute(&m->grid, m->temp, m->salt, m->cfg.rho0, m->cfg.cp, d));
   d->step = m->step;
   d->time = m->time;
+  return MM_OK;
 }
 
 /* Wet values of temp and salt on all ranks that are non-finite or outside
  * the physically possible range (collective). */
-static long count_suspect(const mm_model *m) {
+static mm_err count_suspect(const mm_model *m, long *total) {
   const mm_grid *g = &m->grid;
-  long bad = 0, total = 0;
+  long bad = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++) {
@@ -529,15 +537,17 @@ static long count_suspect(const mm_model *m) {
       for (int k = 0; k < g->kmt[c]; k++) /* false for NaN, and for +-Inf */
         bad += !mm_temp_possible(t[k]) + !mm_salt_possible(s[k]);
     }
-  MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, g->cart);
-  return total;
+  MM_MPI(MPI_Allreduce(&bad, total, 1, MPI_LONG, MPI_SUM, g->cart));
+  return MM_OK;
 }
 
 mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   if (!m->gpu) {
     /* between records a plain scan; the sums only when needed */
-    if (full || count_suspect(m) > 0) {
-      mm_model_diagnostics(m, d);
+    long suspect = 0;
+    if (!full) MM_CHECK(count_suspect(m, &suspect));
+    if (full || suspect > 0) {
+      MM_CHECK(mm_model_diagnostics(m, d));
     } else {
       d->nonfinite = 0;
       d->out_of_range = 0;
@@ -553,9 +563,9 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   MM_CHECK(agree(m->grid.cart, err));
   long bad = 0;
   const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
-  if (!full) MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart);
+  if (!full) MM_MPI(MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart));
   if (full || bad > 0) {
-    mm_diag_finish(&m->grid, &part, m->cfg.rho0, m->cfg.cp, d);
+    MM_CHECK(mm_diag_finish(&m->grid, &part, m->cfg.rho0, m->cfg.cp, d));
     d->step = m->step;
     d->time = m->time;
   } else {

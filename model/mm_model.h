@@ -67,7 +67,7 @@ double mm_model_bytes(long nxl, long nyl, long nz);
 mm_err mm_model_step(mm_model *m, mm_timers *timers);
 
 /* Diagnostics of the host state temp, salt (collective). */
-void mm_model_diagnostics(const mm_model *m, mm_diag *d);
+mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d);
 
 /* Diagnostics of the current state wherever it lives (collective). With
  * full = false only the counts of non-finite values and of values outside
