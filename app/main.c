@@ -77,8 +77,19 @@ int main(int argc, char **argv) {
   mm_signal_install();
 
   mm_run_options opt = {.version = MINIMODEL_VERSION};
-  mm_config_override *ovr = calloc((size_t)argc, sizeof *ovr);
-  const char **files = calloc((size_t)argc, sizeof *files);
+  /* the command line, as the files' history attribute gives it */
+  size_t command_len = 1;
+  for (int a = 0; a < argc; a++)
+    command_len += strlen(argv[a]) + 1;
+  char *command = calloc(command_len, 1);
+  for (int a = 0; a < argc && command; a++) {
+    if (a) strcat(command, " ");
+    strcat(command, argv[a]);
+  }
+  opt.command = command;
+  const size_t nargs = argc > 0 ? (size_t)argc : 1;
+  mm_config_override *ovr = calloc(nargs, sizeof *ovr);
+  const char **files = calloc(nargs, sizeof *files);
   int n_ovr = 0, n_files = 0;
   bool bandwidth_probe = false;
   mm_err err = MM_OK;
@@ -189,6 +200,7 @@ int main(int argc, char **argv) {
   free(cfgs);
   free(files);
   free(ovr);
+  free(command);
   /* A file the netCDF/HDF5 libraries still hold after a write failed in
    * them (io/mm_io.h): MPI_Finalize would have HDF5 close it, over the
    * records it holds, and crash. End without the libraries' clean-up. */

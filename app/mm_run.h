@@ -13,6 +13,7 @@ typedef struct {
   bool quiet;
   bool dry_run;
   const char *version;
+  const char *command;          /* the command line, for the output files' history */
   double bandwidth_gbps;        /* memory bandwidth the phases are compared with; 0: none */
   const char *bandwidth_source; /* "given" (--bandwidth GBPS) or "probe" (--bandwidth probe) */
 } mm_run_options;

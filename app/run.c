@@ -227,7 +227,8 @@ static mm_err check_initial_range(mm_model *m) {
  * outside the physically possible range (model/mm_rsum.h), save the last
  * good state and stop. With full = false (a check between records) only
  * the check runs, and the diagnostics only when it finds something. */
-static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, long *good_step,
+static mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, double *good_t,
+                                  double *good_s, long *good_step,
                                   mm_timers *tm, mm_diag *d, bool full) {
   mm_timer_start(tm, MM_PHASE_DIAGNOSTICS);
   mm_err err = mm_agree(m->grid.cart, mm_model_check(m, d, full));
@@ -243,7 +244,7 @@ static mm_err checked_diagnostics(mm_model *m, double *good_t, double *good_s, l
     mm_err werr = MM_OK;
     if (*good_step >= 0) werr = mm_agree(m->grid.cart, mm_model_fetch_good(m, good_t, good_s));
     if (werr == MM_OK && *good_step >= 0)
-      werr = mm_crash_write(&m->grid, &m->cfg, good_t, good_s, *good_step,
+      werr = mm_crash_write(&m->grid, &m->cfg, origin, good_t, good_s, *good_step,
                             (double)*good_step * m->cfg.run_dt);
     char saved[1200] = "no good state could be saved";
     if (werr != MM_OK) {
@@ -282,6 +283,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_grid *g = &m->grid;
   const size_t n = g->ncol_h * (size_t)g->nz;
   mm_err err = MM_OK;
+  const mm_io_origin origin = {opt->version, opt->command}; /* of the files written */
 
   mm_config fault_cfg; /* fault injection only (fault_open) */
   mm_read_watchdog dog;
@@ -345,10 +347,10 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   /* a run continued from a restart appends to the history of the case */
   const mm_config *hcfg = fault_open(cfg, "history", g->rank, &fault_cfg);
   if (cfg->initial_restart[0])
-    err = mm_history_continue(g, hcfg, opt->version, m->step, &hist);
+    err = mm_history_continue(g, hcfg, &origin, m->step, &hist);
   else
-    err = mm_history_create(g, hcfg, opt->version, &hist);
-  if (err == MM_OK) err = checked_diagnostics(m, good_t, good_s, &good_step, NULL, &d, true);
+    err = mm_history_create(g, hcfg, &origin, &hist);
+  if (err == MM_OK) err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
   if (err == MM_OK && m->step == cfg->run_steps) {
     /* nothing to do: the state itself is the one record */
     err = mm_history_write(hist, g, m->temp, m->salt, &d);
@@ -381,14 +383,14 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
       err = mm_agree(g->cart, err);
     }
     if (err == MM_OK && (record || restart || s % MM_CHECK_INTERVAL == 0))
-      err = checked_diagnostics(m, good_t, good_s, &good_step, &tm, &d, record || restart);
+      err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
     if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
     if (err == MM_OK && record) last_record = s;
     if (err == MM_OK && restart)
-      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), m->temp, m->salt,
-                             s, m->time);
+      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), &origin, m->temp,
+                             m->salt, s, m->time);
     if (err == MM_OK && restart) last_restart = s;
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);

@@ -42,7 +42,7 @@ static void restart_seed(const mm_config *base, const char *dir, const char *nam
   snprintf(cfg.run_name, sizeof cfg.run_name, "%s", name);
   fill_state(&fuzz_grid, fuzz_temp, fuzz_salt);
   if (nan) fuzz_temp[mm_col(&fuzz_grid, 3, 2) * (size_t)fuzz_grid.nz] = NAN;
-  if (mm_restart_write(&fuzz_grid, &cfg, fuzz_temp, fuzz_salt, 7, 7 * cfg.run_dt) != MM_OK) {
+  if (mm_restart_write(&fuzz_grid, &cfg, NULL, fuzz_temp, fuzz_salt, 7, 7 * cfg.run_dt) != MM_OK) {
     fprintf(stderr, "fuzz_seeds: %s\n", mm_error_message());
     exit(1);
   }

@@ -59,22 +59,6 @@ struct mm_history {
   char path[MM_IO_PATH_MAX]; /* the file, for messages */
 };
 
-/* Text attributes of a variable: name, value pairs, NULL-terminated. */
-static int mm_put_texts(int nc, int var, const char *const *attributes) {
-  for (const char *const *a = attributes; a[0]; a += 2) {
-    int s = nc_put_att_text(nc, var, a[0], strlen(a[1]), a[1]);
-    if (s != NC_NOERR) return s;
-  }
-  return NC_NOERR;
-}
-
-/* Define a variable and its text attributes. */
-static int mm_def_var(int nc, const char *name, nc_type type, int ndims, const int *dims, int *var,
-                      const char *const *attributes) {
-  int s = nc_def_var(nc, name, type, ndims, dims, var);
-  return s != NC_NOERR ? s : mm_put_texts(nc, *var, attributes);
-}
-
 /* Split n into the fewest parts of at most max_part (>= 1), all about equal:
  * the length of a part. */
 static size_t mm_even_part(size_t n, size_t max_part) {
@@ -105,7 +89,8 @@ static void mm_history_chunk(const mm_grid *g, size_t chunk[4]) {
 /* Everything of define mode (this rank alone; every rank makes the same calls).
  * created: creation time, ISO 8601 UTC, the same on every rank. */
 static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
-                                const char *version, const char *created, long start_step) {
+                                const mm_io_origin *origin, const char *created,
+                                long start_step) {
   mm_err err = MM_OK;
   const int nc = h->ncid;
   const char *p = h->path;
@@ -117,30 +102,35 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
   DEF("defining dimension x", nc_def_dim(nc, "x", (size_t)g->nx, &d_x));
   DEF("defining dimension nv", nc_def_dim(nc, "nv", 2, &d_nv));
 
-  DEF("defining time", mm_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
-                                  (const char *const[]){"units", "s", "long_name",
-                                                        "time since start", "axis", "T", NULL}));
+  /* CF time: seconds since run.start_date, the model time of step 0 */
+  char time_units[MM_STR_MAX + 16];
+  snprintf(time_units, sizeof time_units, "seconds since %s", cfg->start_date);
+  DEF("defining time",
+      mm_io_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
+                 (const char *const[]){"units", time_units, "standard_name", "time", "long_name",
+                                       "time", "calendar", mm_io_calendar_name(cfg->calendar),
+                                       "axis", "T", NULL}));
   DEF("defining x",
-      mm_def_var(nc, "x", NC_DOUBLE, 1, &d_x, &h->var_x,
+      mm_io_def_var(nc, "x", NC_DOUBLE, 1, &d_x, &h->var_x,
                  (const char *const[]){"units", "m", "long_name", "x of cell centres", "axis", "X",
                                        "standard_name", "projection_x_coordinate", NULL}));
   DEF("defining y",
-      mm_def_var(nc, "y", NC_DOUBLE, 1, &d_y, &h->var_y,
+      mm_io_def_var(nc, "y", NC_DOUBLE, 1, &d_y, &h->var_y,
                  (const char *const[]){"units", "m", "long_name", "y of cell centres", "axis", "Y",
                                        "standard_name", "projection_y_coordinate", NULL}));
   DEF("defining z",
-      mm_def_var(nc, "z", NC_DOUBLE, 1, &d_z, &h->var_z,
+      mm_io_def_var(nc, "z", NC_DOUBLE, 1, &d_z, &h->var_z,
                  (const char *const[]){"units", "m", "long_name", "depth of cell centres",
                                        "positive", "down", "axis", "Z", "standard_name", "depth",
                                        "bounds", "z_bnds", NULL}));
   DEF("defining z_bnds",
-      mm_def_var(nc, "z_bnds", NC_DOUBLE, 2, (const int[]){d_z, d_nv}, &h->var_z_bnds,
-                 (const char *const[]){"units", "m", "long_name",
-                                       "depth of the interfaces above and below each level",
-                                       NULL}));
-  DEF("defining kmt", mm_def_var(nc, "kmt", NC_INT, 2, (const int[]){d_y, d_x}, &h->var_kmt,
+      mm_io_def_var(nc, "z_bnds", NC_DOUBLE, 2, (const int[]){d_z, d_nv}, &h->var_z_bnds,
+                 (const char *const[]){NULL})); /* CF 7.1: the attributes of z */
+  DEF("defining kmt", mm_io_def_var(nc, "kmt", NC_INT, 2, (const int[]){d_y, d_x}, &h->var_kmt,
                                  (const char *const[]){"units", "1", "long_name",
-                                                       "number of wet levels; 0 = land", NULL}));
+                                                       "number of wet levels; 0 = land",
+                                                       "standard_name",
+                                                       "model_level_number_at_sea_floor", NULL}));
 
   /* temp, salt: one record per chunk, optional deflate. _FillValue on land,
    * written with every record; no fill of new chunks, which parallel HDF5
@@ -151,11 +141,11 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
   mm_history_chunk(g, chunk);
   const double fill = MM_IO_FILL;
   DEF("defining temp",
-      mm_def_var(nc, "temp", NC_DOUBLE, 4, dims4, &h->var_temp,
+      mm_io_def_var(nc, "temp", NC_DOUBLE, 4, dims4, &h->var_temp,
                  (const char *const[]){"units", "degC", "long_name", "potential temperature",
                                        "standard_name", "sea_water_potential_temperature", NULL}));
   DEF("defining salt",
-      mm_def_var(nc, "salt", NC_DOUBLE, 4, dims4, &h->var_salt,
+      mm_io_def_var(nc, "salt", NC_DOUBLE, 4, dims4, &h->var_salt,
                  (const char *const[]){"units", "g/kg", "long_name", "salinity", "standard_name",
                                        "sea_water_salinity", NULL}));
   const int fields[2] = {h->var_temp, h->var_salt};
@@ -167,12 +157,12 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
       DEF("setting deflate", nc_def_var_deflate(nc, fields[f], 1, 1, (int)cfg->deflate));
   }
 
-  DEF("defining step", mm_def_var(nc, "step", NC_INT, 1, &d_time, &h->var_step,
+  DEF("defining step", mm_io_def_var(nc, "step", NC_INT, 1, &d_time, &h->var_step,
                                   (const char *const[]){"units", "1", "long_name",
                                                         "time-step number of the record", NULL}));
   for (int v = 0; v < MM_NDIAG; v++)
     DEF("defining diagnostics",
-        mm_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
+        mm_io_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
                    (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
                                          mm_diag_vars[v].long_name, NULL}));
   /* the 1-D record variables: every value written, no fill of new chunks either */
@@ -182,19 +172,20 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
     DEF("setting no fill", nc_def_var_fill(nc, h->var_diag[v], NC_NOFILL, NULL));
 
   /* global attributes */
-  char title[MM_STR_MAX + 32], source[MM_STR_MAX + 32], history[MM_STR_MAX + 96];
+  char title[MM_STR_MAX + 32], source[MM_STR_MAX + 32];
   char decomposition[32];
   snprintf(title, sizeof title, "minimodel history of %s", cfg->run_name);
-  snprintf(source, sizeof source, "minimodel %s", version ? version : "unknown");
-  snprintf(history, sizeof history, "%s: created by %s", created, source);
+  snprintf(source, sizeof source, "minimodel %s", mm_io_origin_version(origin));
+  char *history = mm_io_history_line(created, "created by", origin);
+  if (!history && err == MM_OK) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
   snprintf(decomposition, sizeof decomposition, "%dx%d", g->px, g->py);
   char *configuration = mm_config_to_string(cfg);
   if (!configuration && err == MM_OK)
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory formatting the configuration", p);
   DEF("writing global attributes",
-      mm_put_texts(nc, NC_GLOBAL,
+      mm_io_put_texts(nc, NC_GLOBAL,
                    (const char *const[]){"Conventions", "CF-1.8", "title", title, "source", source,
-                                         "history", history, "configuration",
+                                         "history", history ? history : "", "configuration",
                                          configuration ? configuration : "", "decomposition",
                                          decomposition, NULL}));
   DEF("writing global attributes",
@@ -208,6 +199,7 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
   DEF("writing global attributes",
       nc_put_att_longlong(nc, NC_GLOBAL, "start_step", NC_INT64, 1, &start));
   free(configuration);
+  free(history);
 #undef DEF
   return err;
 }
@@ -267,19 +259,6 @@ static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
   return mm_io_agree(h->comm, err, p);
 }
 
-/* Creation time, ISO 8601 UTC, taken on rank 0 so that all ranks agree. */
-static mm_err mm_creation_time(MPI_Comm comm, int rank, char text[32]) {
-  memset(text, 0, 32);
-  if (rank == 0) {
-    time_t now = time(NULL);
-    struct tm utc;
-    if (!gmtime_r(&now, &utc) || !strftime(text, 32, "%Y-%m-%dT%H:%M:%SZ", &utc))
-      strcpy(text, "unknown time");
-  }
-  MM_MPI(MPI_Bcast(text, 32, MPI_CHAR, 0, comm));
-  return MM_OK;
-}
-
 static void mm_history_free(mm_history *h) {
   if (!h) return;
   if (h->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&h->comm); /* unchecked: clean-up */
@@ -332,7 +311,7 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
 
 /* Create the file, replacing an old one: header, coordinates, kmt; its
  * records start after start_step. */
-static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char *version,
+static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                              long start_step, mm_history **out) {
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
@@ -347,7 +326,7 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char 
   }
 
   char created[32];
-  err = mm_creation_time(comm, g->rank, created);
+  err = mm_io_creation_time(comm, g->rank, created);
   if (err != MM_OK) {
     mm_history_free(h);
     return err;
@@ -364,7 +343,7 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char 
 
   err = mm_io_reserve(comm, p, header);
   if (err == MM_OK)
-    err = mm_io_agree(comm, mm_history_define(h, g, cfg, version, created, start_step), p);
+    err = mm_io_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step), p);
   if (err != MM_OK) {
     nc_abort(h->ncid);
     mm_history_free(h);
@@ -382,10 +361,10 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const char 
   return MM_OK;
 }
 
-mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
+mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                          mm_history **out) {
   *out = NULL;
-  return mm_history_new(g, cfg, version, 0, out);
+  return mm_history_new(g, cfg, origin, 0, out);
 }
 
 /* ------------------------------------------------ continuing a history */
@@ -601,22 +580,24 @@ static mm_err mm_history_drop(const char *p, long long keep, long step) {
 
 /* One line more in the history attribute (CF): when and from which step the
  * run continued (collective, the file open). */
-static mm_err mm_history_note(mm_history *h, long step, const char *version) {
+static mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *origin) {
   char created[32];
-  MM_CHECK(mm_creation_time(h->comm, h->rank, created));
+  MM_CHECK(mm_io_creation_time(h->comm, h->rank, created));
   const int nc = h->ncid;
   size_t len = 0;
   if (nc_inq_attlen(nc, NC_GLOBAL, "history", &len) != NC_NOERR) len = 0;
-  const size_t size = len + sizeof created + 64 + MM_STR_MAX;
-  char *text = calloc(size, 1);
+  char what[64];
+  snprintf(what, sizeof what, "continued from step %ld by", step);
+  char *line = mm_io_history_line(created, what, origin);
+  const size_t size = len + (line ? strlen(line) : 0) + 2;
+  char *text = line ? calloc(size, 1) : NULL;
   mm_err err = MM_OK;
   if (!text) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, size);
   if (err == MM_OK && len > 0)
     MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "reading history",
                 nc_get_att_text(nc, NC_GLOBAL, "history", text));
-  if (err == MM_OK)
-    snprintf(text + len, size - len, "%s%s: continued from step %ld by minimodel %s",
-             len ? "\n" : "", created, step, version ? version : "unknown");
+  if (err == MM_OK) snprintf(text + len, size - len, "%s%s", len ? "\n" : "", line);
+  free(line);
   err = mm_io_agree(h->comm, err, h->path);
   if (err == MM_OK) {
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_redef(nc));
@@ -631,7 +612,7 @@ static mm_err mm_history_note(mm_history *h, long step, const char *version) {
 
 /* Open the checked history to append (collective): variable ids, one line
  * more in its history attribute, collective access. */
-static mm_err mm_history_reopen(mm_history *h, const char *version, long step,
+static mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
                                 const mm_history_found *f) {
   const char *p = h->path;
   mm_err err = MM_OK;
@@ -657,7 +638,7 @@ static mm_err mm_history_reopen(mm_history *h, const char *version, long step,
   err = mm_io_agree(h->comm, err, p);
   if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
   if (err == MM_OK) err = mm_io_reserve(h->comm, p, MM_IO_SPACE_MARGIN);
-  if (err == MM_OK) err = mm_history_note(h, step, version);
+  if (err == MM_OK) err = mm_history_note(h, step, origin);
   if (err == MM_OK) err = mm_history_collective(h);
   if (err != MM_OK) {
     nc_close(h->ncid);
@@ -668,7 +649,8 @@ static mm_err mm_history_reopen(mm_history *h, const char *version, long step,
   return MM_OK;
 }
 
-mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *version, long step,
+mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                           long step,
                            mm_history **out) {
   *out = NULL;
   mm_history *h = NULL;
@@ -684,7 +666,7 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *v
   }
   if (!exists) {
     mm_history_free(h);
-    return mm_history_new(g, cfg, version, step, out);
+    return mm_history_new(g, cfg, origin, step, out);
   }
 
   /* read as an input file first: refused as it is, never written */
@@ -701,7 +683,7 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *v
     if (err == MM_OK)
       err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_drop(p, f.keep, step) : MM_OK, p);
   }
-  if (err == MM_OK) err = mm_history_reopen(h, version, step, &f);
+  if (err == MM_OK) err = mm_history_reopen(h, origin, step, &f);
   if (err != MM_OK) {
     mm_history_free(h);
     return err;

@@ -31,11 +31,20 @@
 /* An open history file `<output.dir>/<run.name>.nc`. */
 typedef struct mm_history mm_history;
 
+/* Who wrote a file, for its `source` and `history` attributes: minimodel's
+ * version (--version) and the command line. NULL, or NULL members, when not
+ * known ("unknown", no command). */
+typedef struct {
+  const char *version;
+  const char *command;
+} mm_io_origin;
+
 /* Create the history file (replacing an old one) and write everything that
  * does not change in time: dimensions, coordinates, kmt, attributes.
- * output.dir must exist. version goes into the `source` attribute
- * ("minimodel <version>"). On error *out is NULL. */
-mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *version,
+ * output.dir must exist. The origin goes into the `source` attribute
+ * ("minimodel <version>") and the `history` attribute (the time, the version
+ * and the command line). On error *out is NULL. */
+mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                          mm_history **out);
 
 /* The history of a run continued from a restart at step `step`
@@ -47,8 +56,8 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const char *ver
  * written anew. A history that does not fit (or cannot be read) is refused
  * with MM_ERR_INPUT and left as it is. Where there is none, one is created
  * as by mm_history_create, starting at `step`. On error *out is NULL. */
-mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const char *version, long step,
-                           mm_history **out);
+mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                           long step, mm_history **out);
 
 /* Append one record: d->time, d->step, the diagnostics of d, and the rank's
  * block of temp and salt (degC, g/kg), _FillValue on land; a record of a step
@@ -69,8 +78,8 @@ mm_err mm_history_close(mm_history *h);
  * then renamed over the old file once every rank has closed it. temp, salt
  * at step `step`, model time `time` (s). The room is reserved first; on any
  * failure the old file stays in place and the .tmp is removed. */
-mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *temp,
-                        const double *salt, long step, double time);
+mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                        const double *temp, const double *salt, long step, double time);
 
 /* Read the restart file `path` written for this grid and configuration into
  * the rank's block of temp and salt (land 0, halo untouched); *step and *time
@@ -90,8 +99,8 @@ mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, l
 
 /* Write `<output.dir>/<run.name>.crash.nc`, the same layout as a restart file:
  * the last good state before a run stopped. */
-mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
-                      const double *salt, long step, double time);
+mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                      const double *temp, const double *salt, long step, double time);
 
 /* ------------------------------------------------------------- the end */
 

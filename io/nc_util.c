@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -197,6 +198,53 @@ mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes) {
                      bytes / 1048576.0, strerror(e));
   }
   return mm_io_agree(comm, err, path);
+}
+
+int mm_io_put_texts(int nc, int var, const char *const *attributes) {
+  for (const char *const *a = attributes; a[0]; a += 2) {
+    int s = nc_put_att_text(nc, var, a[0], strlen(a[1]), a[1]);
+    if (s != NC_NOERR) return s;
+  }
+  return NC_NOERR;
+}
+
+int mm_io_def_var(int nc, const char *name, nc_type type, int ndims, const int *dims, int *var,
+                  const char *const *attributes) {
+  int s = nc_def_var(nc, name, type, ndims, dims, var);
+  return s != NC_NOERR ? s : mm_io_put_texts(nc, *var, attributes);
+}
+
+mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]) {
+  memset(text, 0, 32);
+  if (rank == 0) {
+    time_t now = time(NULL);
+    struct tm utc;
+    if (!gmtime_r(&now, &utc) || !strftime(text, 32, "%Y-%m-%dT%H:%M:%SZ", &utc))
+      strcpy(text, "unknown time");
+  }
+  MM_MPI(MPI_Bcast(text, 32, MPI_CHAR, 0, comm));
+  return MM_OK;
+}
+
+const char *mm_io_calendar_name(mm_calendar c) {
+  static const char *const names[] = {"standard", "proleptic_gregorian", "noleap",
+                                      "all_leap", "360_day",             "julian"};
+  return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0] ? names[c] : "standard";
+}
+
+const char *mm_io_origin_version(const mm_io_origin *origin) {
+  return origin && origin->version && origin->version[0] ? origin->version : "unknown";
+}
+
+char *mm_io_history_line(const char *created, const char *what, const mm_io_origin *origin) {
+  const char *command = origin && origin->command ? origin->command : "";
+  const char *version = mm_io_origin_version(origin);
+  const size_t n = strlen(created) + strlen(what) + strlen(version) + strlen(command) + 32;
+  char *line = malloc(n);
+  if (line)
+    snprintf(line, n, "%s: %s minimodel %s%s%s", created, what, version, command[0] ? ": " : "",
+             command);
+  return line;
 }
 
 void mm_io_hash_text(const mm_config *cfg, char text[17]) {

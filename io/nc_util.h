@@ -12,6 +12,7 @@
 #include "mm_config.h"
 #include "mm_error.h"
 #include "mm_grid.h"
+#include "mm_io.h"
 
 /* Longest file name built from output.dir and run.name, with a suffix. */
 #define MM_IO_PATH_MAX (2 * MM_STR_MAX + 64)
@@ -137,6 +138,25 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path);
  * (attribute config_hash): mm_config_solution_hash as 16 lower-case hex
  * digits and a NUL. */
 void mm_io_hash_text(const mm_config *cfg, char text[17]);
+
+/* Text attributes of a variable: name, value pairs, NULL-terminated; a
+ * netCDF status. */
+int mm_io_put_texts(int nc, int var, const char *const *attributes);
+/* Define a variable and its text attributes; a netCDF status. */
+int mm_io_def_var(int nc, const char *name, nc_type type, int ndims, const int *dims, int *var,
+                  const char *const *attributes);
+
+/* Creation time, ISO 8601 UTC, taken on rank 0 so that all ranks agree
+ * (collective). */
+mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]);
+
+/* The CF name of a calendar (run.calendar). */
+const char *mm_io_calendar_name(mm_calendar c);
+/* origin's version, or "unknown". */
+const char *mm_io_origin_version(const mm_io_origin *origin);
+/* A line of a file's `history` attribute, malloc'd (NULL: out of memory):
+ * "<created>: <what> minimodel <version>[: <command line>]". */
+char *mm_io_history_line(const char *created, const char *what, const mm_io_origin *origin);
 
 /* Before reading an input file: rank 0 reads its whole metadata (every
  * dimension, variable and attribute, with the attributes' values) in a child

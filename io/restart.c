@@ -25,6 +25,7 @@ typedef struct {
 
 /* Define mode of a state file (this rank alone; the same on every rank). */
 static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+                              const mm_io_origin *origin, const char *created, const char *kind,
                               long step, double time, mm_state_vars *v) {
   mm_err err = MM_OK;
   int d_z = -1, d_y = -1, d_x = -1;
@@ -42,8 +43,31 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
     DEF("setting storage", nc_def_var_chunking(nc, vars[i], NC_CONTIGUOUS, NULL));
     DEF("setting storage", nc_def_var_fill(nc, vars[i], NC_NOFILL, NULL));
   }
-  DEF("writing attributes", nc_put_att_text(nc, v->temp, "units", 4, "degC"));
-  DEF("writing attributes", nc_put_att_text(nc, v->salt, "units", 4, "g/kg"));
+  DEF("writing attributes",
+      mm_io_put_texts(nc, v->temp,
+                      (const char *const[]){"units", "degC", "long_name", "potential temperature",
+                                            "standard_name", "sea_water_potential_temperature",
+                                            NULL}));
+  DEF("writing attributes",
+      mm_io_put_texts(nc, v->salt,
+                      (const char *const[]){"units", "g/kg", "long_name", "salinity",
+                                            "standard_name", "sea_water_salinity", NULL}));
+  DEF("writing attributes",
+      mm_io_put_texts(nc, v->kmt,
+                      (const char *const[]){"units", "1", "long_name",
+                                            "number of wet levels; 0 = land", "standard_name",
+                                            "model_level_number_at_sea_floor", NULL}));
+  /* CF global attributes */
+  char title[MM_STR_MAX + 64], source[MM_STR_MAX + 32];
+  snprintf(title, sizeof title, "minimodel %s state of %s at step %ld", kind, cfg->run_name, step);
+  snprintf(source, sizeof source, "minimodel %s", mm_io_origin_version(origin));
+  char *history = mm_io_history_line(created, "written by", origin);
+  if (!history && err == MM_OK) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
+  DEF("writing attributes",
+      mm_io_put_texts(nc, NC_GLOBAL,
+                      (const char *const[]){"Conventions", "CF-1.8", "title", title, "source",
+                                            source, "history", history ? history : "", NULL}));
+  free(history);
 
   char hash[17];
   mm_io_hash_text(cfg, hash);
@@ -60,8 +84,9 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
 }
 
 /* Write the state to final_path via final_path.tmp (collective). */
-static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const double *temp,
-                             const double *salt, long step, double time, const char *suffix) {
+static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                             const double *temp, const double *salt, long step, double time,
+                             const char *suffix, const char *kind) {
   char path[MM_IO_PATH_MAX], tmp[MM_IO_PATH_MAX + 8];
   MM_CHECK(mm_io_path(path, cfg, suffix)); /* the same on every rank */
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -76,6 +101,8 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", tmp, n * sizeof *buf);
   if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, path);
   err = mm_io_agree(comm, err, tmp);
+  char created[32] = "";
+  if (err == MM_OK) err = mm_io_creation_time(comm, g->rank, created);
   const double cells = (double)g->nx * (double)g->ny; /* columns */
   const double bytes =
       cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
@@ -93,7 +120,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const doubl
 
   mm_state_vars v = {-1, -1, -1};
   err = mm_io_reserve(comm, tmp, bytes);
-  if (err == MM_OK) err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, step, time, &v), tmp);
+  if (err == MM_OK) err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v), tmp);
   if (err != MM_OK) {
     nc_abort(nc);
     goto remove_tmp;
@@ -160,14 +187,15 @@ done:
   return err;
 }
 
-mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const double *temp,
-                        const double *salt, long step, double time) {
-  return mm_state_write(g, cfg, temp, salt, step, time, ".restart.nc");
+mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                        const double *temp, const double *salt, long step, double time) {
+  return mm_state_write(g, cfg, origin, temp, salt, step, time, ".restart.nc", "restart");
 }
 
-mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const double *temp,
-                      const double *salt, long step, double time) {
-  return mm_state_write(g, cfg, temp, salt, step, time, ".crash.nc");
+mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+                      const double *temp, const double *salt, long step, double time) {
+  return mm_state_write(g, cfg, origin, temp, salt, step, time, ".crash.nc",
+                        "last good (crash)");
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -41,6 +41,11 @@ static const mm_key mm_keys[] = {
     {"run", "steps", T_INT, OFF(run_steps), "10", "", 0, 1e9, 0, NULL, false,
      "number of time steps"},
     {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
+    {"run", "start_date", T_STRING, OFF(start_date), "2000-01-01 00:00:00", "", 0, 0, 0, NULL,
+     false, "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss: the origin of the output's "
+     "time axis (seconds since this date)"},
+    {"run", "calendar", T_ENUM, OFF(calendar), "standard", "", 0, 0, 0, MM_CALENDARS, false,
+     "calendar of the output's time axis (CF names)"},
     {"grid", "nx", T_INT, OFF(nx), "32", "", 1, 1e6, 0, NULL, true, "cells in x"},
     {"grid", "ny", T_INT, OFF(ny), "32", "", 1, 1e6, 0, NULL, true, "cells in y"},
     {"grid", "nz", T_INT, OFF(nz), "20", "", 1, 10000, 0, NULL, true, "levels"},
@@ -579,6 +584,18 @@ static mm_err check_levels(const mm_config *cfg, const char *name) {
   return err;
 }
 
+bool mm_config_date_ok(const char *text) {
+  int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
+  const size_t n = strlen(text);
+  if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3 || used != 10) return false;
+  if (n > 10 && (sscanf(text + 10, " %2d:%2d:%2d%n", &h, &mi, &s, &used) != 3 ||
+                 (size_t)used != n - 10 || n != 19))
+    return false;
+  static const int days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return y >= 1 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1 && d <= days[mo - 1] && h >= 0 &&
+         h < 24 && mi >= 0 && mi < 60 && s >= 0 && s < 60 && text[4] == '-' && text[7] == '-';
+}
+
 /* Checks that involve more than one key. */
 static mm_err validate(const mm_config *cfg, const char *name) {
   for (const char *c = cfg->run_name; *c; c++)
@@ -591,6 +608,10 @@ static mm_err validate(const mm_config *cfg, const char *name) {
              origin_of(cfg, "run", "name", name), cfg->run_name);
   MM_REQUIRE(cfg->output_dir[0] != '\0', MM_ERR_INPUT, "%s: output.dir: must not be empty",
              origin_of(cfg, "output", "dir", name));
+  MM_REQUIRE(mm_config_date_ok(cfg->start_date), MM_ERR_INPUT,
+             "%s: run.start_date = %s: expected YYYY-MM-DD or YYYY-MM-DD hh:mm:ss (a date of the "
+             "calendar, year 1 to 9999)",
+             origin_of(cfg, "run", "start_date", name), cfg->start_date);
   if (cfg->dz_surface > 0) {
     double uniform = cfg->depth / (double)cfg->nz;
     MM_REQUIRE(cfg->dz_surface <= uniform, MM_ERR_INPUT,

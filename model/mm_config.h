@@ -20,6 +20,17 @@ typedef enum { MM_INIT_STRATIFIED, MM_INIT_STEP, MM_INIT_MODE, MM_INIT_UNIFORM }
 /* cpu: the CPU step; otherwise the GPU step (mm_gpu.h) on the device of
  * that name (mm_device.h). */
 typedef enum { MM_BACKEND_CPU, MM_BACKEND_CUDA, MM_BACKEND_EMULATED } mm_backend_kind;
+/* CF calendars of the output's time axis (run.calendar). */
+typedef enum {
+  MM_CAL_STANDARD,
+  MM_CAL_PROLEPTIC_GREGORIAN,
+  MM_CAL_NOLEAP,
+  MM_CAL_ALL_LEAP,
+  MM_CAL_360_DAY,
+  MM_CAL_JULIAN
+} mm_calendar;
+/* Their CF names, in enum order. */
+#define MM_CALENDARS "standard|proleptic_gregorian|noleap|all_leap|360_day|julian"
 
 /* The resolved configuration of one case. Units in the table (mm_config.c). */
 typedef struct {
@@ -27,6 +38,8 @@ typedef struct {
   char run_name[MM_STR_MAX];
   long run_steps;
   double run_dt;
+  char start_date[MM_STR_MAX]; /* model date of step 0: "YYYY-MM-DD hh:mm:ss" */
+  mm_calendar calendar;
   /* [grid] */
   long nx, ny, nz;
   double dx, dy, depth, dz_surface;
@@ -85,5 +98,9 @@ uint64_t mm_config_solution_hash(const mm_config *cfg);
 
 /* Markdown reference of every key, one table per section (docs/configuration.md). */
 void mm_config_write_markdown(FILE *out);
+
+/* Whether text is a date run.start_date accepts: "YYYY-MM-DD" or
+ * "YYYY-MM-DD hh:mm:ss", year 1 to 9999. */
+bool mm_config_date_ok(const char *text);
 
 #endif

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   IO_TEST_FMT(tmp, "%s.tmp", path);
 
   /* (e) atomic write: afterwards the .tmp file is gone, the restart is there */
-  mm_err err = mm_restart_write(&g, &cfg, temp, salt, 42, 25200.0);
+  mm_err err = mm_restart_write(&g, &cfg, NULL, temp, salt, 42, 25200.0);
   TEST_CHECK(err == MM_OK, "restart write: %s", mm_error_message());
   TEST_CHECK(io_test_exists(path), "rank %d: %s missing after the write", g.rank, path);
   TEST_CHECK(!io_test_exists(tmp), "rank %d: %s left behind", g.rank, tmp);
@@ -92,13 +92,13 @@ int main(int argc, char **argv) {
   /* round trip, bitwise; then a second write replaces the first */
   expect_state(&g, &cfg, path, temp, salt, 42, 25200.0);
   double *temp2 = io_test_field(&g, 0.5, -2.0);
-  err = mm_restart_write(&g, &cfg, temp2, salt, 43, 25800.0);
+  err = mm_restart_write(&g, &cfg, NULL, temp2, salt, 43, 25800.0);
   TEST_CHECK(err == MM_OK, "second restart write: %s", mm_error_message());
   TEST_CHECK(!io_test_exists(tmp), "%s left behind", tmp);
   expect_state(&g, &cfg, path, temp2, salt, 43, 25800.0);
 
   /* crash file: the same layout, readable as a restart */
-  err = mm_crash_write(&g, &cfg, temp, salt, 7, 4200.0);
+  err = mm_crash_write(&g, &cfg, NULL, temp, salt, 7, 4200.0);
   TEST_CHECK(err == MM_OK, "crash write: %s", mm_error_message());
   path_of(other, cfg.run_name, ".crash.nc");
   TEST_CHECK(io_test_exists(other), "%s missing", other);
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     mm_grid g2;
     io_test_grid(&c2, &g2);
     double *t2 = io_test_field(&g2, 1.0, 0.0);
-    TEST_CHECK(mm_restart_write(&g2, &c2, t2, t2, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g2, &c2, NULL, t2, t2, 1, 600.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "other_grid", ".restart.nc");
     expect_refused(
         &g, &cfg, other,
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "physics.kappa_v=2e-5", "run.name=other_cfg", &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "other_cfg", ".restart.nc");
     expect_refused(&g, &cfg, other,
                    (const char *const[]){"written for another configuration", "config_hash", NULL});
@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "run.name=no_hash", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "no_hash", ".restart.nc");
     if (g.rank == 0) {
       int nc;
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "run.name=bad_kmt", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "bad_kmt", ".restart.nc");
     if (g.rank == 0) {
       int nc, var, kmt = 0;
@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
                    (const char *const[]){"grid.nx=6", "grid.ny=6", "grid.nz=6", "run.name=cubic"});
     io_test_grid(&c6, &g6);
     double *t6 = io_test_field(&g6, 1.0, 0.0), *s6 = io_test_field(&g6, -1e-3, 35.0);
-    TEST_CHECK(mm_restart_write(&g6, &c6, t6, s6, 3, 1800.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g6, &c6, NULL, t6, s6, 3, 1800.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "cubic", ".restart.nc");
     expect_state(&g6, &c6, other, t6, s6, 3, 1800.0);
     if (g6.rank == 0) { /* (z, y, x) renamed (x, y, z) */
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
       TEST_CHECK(g.kmt[c] > 1, "no column of the block has two wet levels");
       bad[c * (size_t)g.nz + 1] = NAN;
     }
-    TEST_CHECK(mm_restart_write(&g, &c2, bad, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, bad, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
     path_of(other, "nan", ".restart.nc");
     expect_refused(&g, &cfg, other, (const char *const[]){"nan.restart.nc", "not finite", NULL});
     free(bad);

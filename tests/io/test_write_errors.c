@@ -23,11 +23,11 @@ static void expect_run_error(const mm_grid *g, mm_err err, const char *what,
 static void expect_all_fail(const mm_grid *g, const mm_config *cfg, const char *const *words) {
   double *f = io_test_field(g, 1.0, 0.0);
   mm_history *h = (mm_history *)1;
-  mm_err err = mm_history_create(g, cfg, "test", &h);
+  mm_err err = mm_history_create(g, cfg, &(mm_io_origin){"test", NULL}, &h);
   TEST_CHECK(h == NULL, "history handle not NULL after a failure");
   expect_run_error(g, err, "history", words);
-  expect_run_error(g, mm_restart_write(g, cfg, f, f, 3, 1800.0), "restart", words);
-  expect_run_error(g, mm_crash_write(g, cfg, f, f, 3, 1800.0), "crash", words);
+  expect_run_error(g, mm_restart_write(g, cfg, NULL, f, f, 3, 1800.0), "restart", words);
+  expect_run_error(g, mm_crash_write(g, cfg, NULL, f, f, 3, 1800.0), "crash", words);
   free(f);
 }
 
@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   IO_TEST_FMT(path, "%s/no_rename.restart.nc/keep", base);
   io_test_mkdir(path);
   double *f = io_test_field(&g, 1.0, 0.0);
-  expect_run_error(&g, mm_restart_write(&g, &cfg, f, f, 3, 1800.0), "restart rename",
+  expect_run_error(&g, mm_restart_write(&g, &cfg, NULL, f, f, 3, 1800.0), "restart rename",
                    (const char *const[]){"no_rename.restart.nc", "cannot rename", NULL});
   IO_TEST_FMT(path, "%s/no_rename.restart.nc.tmp", base);
   MPI_Barrier(MPI_COMM_WORLD);

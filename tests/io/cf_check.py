@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""cf_check.py MINIMODEL SOURCE_DIR WORK: the history and restart files of
+several configurations pass the IOOS compliance-checker's CF-1.8 checks with
+no high- or medium-priority finding, and xarray decodes their time axis as
+dates (run.start_date, run.calendar). Exit 0 or 1."""
+
+import json
+import os
+import subprocess
+import sys
+
+CASES = [  # config, extra --set, the date of the first record, calendar
+    ("flat", [], "2000-01-01T02:30:00", "standard"),
+    ("gyre_bowl", ["run.start_date=1990-06-01 12:00:00"], "1990-06-01T22:00:00", "standard"),
+    ("channel_stretched", ["run.start_date=0001-01-01", "run.calendar=noleap"],
+     "0001-01-01T03:20:00", "noleap"),
+]
+
+
+def main():
+    mm, src, work = sys.argv[1:4]
+    venv = os.path.dirname(sys.executable)
+    checker = os.path.join(venv, "compliance-checker")
+    if not os.access(checker, os.X_OK):
+        print(f"FAIL: no compliance-checker in {venv} (scripts/setup installs it)")
+        return 1
+    import xarray as xr
+    os.makedirs(work, exist_ok=True)
+    bad = []
+    for cfg, sets, first, calendar in CASES:
+        steps = None
+        with open(os.path.join(src, "configs", f"{cfg}.ini")) as f:
+            for line in f:
+                if line.split("=")[0].strip() == "steps":
+                    steps = int(line.split("=")[1].split(";")[0])
+                    break
+        args = [mm, "--quiet", "--set", f"output.dir={work}",
+                "--set", f"output.restart_interval={steps}"]
+        for s in sets:
+            args += ["--set", s]
+        r = subprocess.run(args + [os.path.join(src, "configs", f"{cfg}.ini")],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            bad.append(f"{cfg}: minimodel exit {r.returncode}: {r.stderr[-500:]}")
+            continue
+        for path in (f"{work}/{cfg}.nc", f"{work}/{cfg}.restart.nc"):
+            out = f"{path}.cc.json"
+            subprocess.run([checker, "--test", "cf:1.8", "-f", "json", "-o", out, path],
+                           capture_output=True, text=True)
+            try:
+                with open(out) as f:
+                    res = json.load(f)["cf:1.8"]
+            except (OSError, ValueError, KeyError) as e:
+                bad.append(f"{path}: no report from the compliance-checker ({e})")
+                continue
+            for level in ("high", "medium"):
+                if res[f"{level}_count"]:
+                    msgs = [m for p in res[f"{level}_priorities"] for m in p["msgs"]]
+                    bad.append(f"{path}: {res[level + '_count']} {level}-priority findings: "
+                               f"{msgs[:4]}")
+            print(f"ok: {os.path.basename(path)}: no high- or medium-priority CF finding "
+                  f"({res['low_count']} low)")
+        with xr.open_dataset(f"{work}/{cfg}.nc") as ds:
+            t0 = ds["time"].values[0]
+            text = t0.isoformat() if hasattr(t0, "isoformat") else str(t0)
+            if not text.startswith(first):
+                bad.append(f"{cfg}: xarray decodes the first time as {text!r}, want {first}")
+            if ds["time"].encoding.get("calendar") != calendar:
+                bad.append(f"{cfg}: calendar {ds['time'].encoding.get('calendar')!r}, want "
+                           f"{calendar}")
+        print(f"ok: {cfg}: xarray decodes time as dates ({text}, {calendar})")
+    for b in bad:
+        print("FAIL:", b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
