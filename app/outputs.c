@@ -27,6 +27,8 @@ static const struct {
     {".crash.nc", "crash file"},
     {".crash.nc.tmp", "temporary crash file"},
     {".timing.json", "timing file"},
+    {".resolved.ini", "resolved configuration"},
+    {".resolved.ini.tmp", "temporary resolved configuration"},
     {".lock", "lock file"},
 };
 enum { MM_NOUTPUT = sizeof mm_output_files / sizeof mm_output_files[0] };

@@ -138,6 +138,37 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
   return MM_OK;
 }
 
+/* <output.dir>/<run.name>.resolved.ini: every key of the case as the run
+ * resolved it (files, defaults, --set), a record beside the output like
+ * MOM6's MOM_parameter_doc; running it reproduces the case. Rank 0 writes it
+ * to .tmp and renames it; the ranks agree. */
+static mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  mm_err err = MM_OK;
+  if (rank == 0) {
+    char path[2 * MM_STR_MAX + 32], tmp[2 * MM_STR_MAX + 40];
+    snprintf(path, sizeof path, "%s/%s.resolved.ini", cfg->output_dir, cfg->run_name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+      err = MM_ERROR(MM_ERR_RUN, "%s: cannot create: %s", tmp, strerror(errno));
+    } else {
+      fprintf(f, "; the resolved configuration of case %s (minimodel --set overrides, defaults "
+                 "and files applied);\n; `minimodel %s` runs the case again\n",
+              cfg->run_name, path);
+      mm_config_write(cfg, f);
+      const bool bad = ferror(f) != 0;
+      if (fclose(f) != 0 || bad)
+        err = MM_ERROR(MM_ERR_RUN, "%s: write failed: %s", tmp, strerror(errno));
+      else if (rename(tmp, path) != 0)
+        err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+      if (err != MM_OK) remove(tmp);
+    }
+  }
+  return mm_agree(comm, err);
+}
+
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
 static mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
   int rank;
@@ -314,6 +345,11 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   /* from here until the case ends no other run writes its files */
   mm_output_lock lock;
   MM_CHECK(mm_output_lock_create(cfg, g->cart, &lock));
+  err = write_resolved(cfg, g->cart);
+  if (err != MM_OK) {
+    mm_output_lock_destroy(&lock);
+    return err;
+  }
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
    * agree before the next collective, or a rank that failed alone would

@@ -63,11 +63,18 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
   snprintf(source, sizeof source, "minimodel %s", mm_io_origin_version(origin));
   char *history = mm_io_history_line(created, "written by", origin);
   if (!history && err == MM_OK) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
+  /* the resolved configuration: a continuation with another one is refused
+   * naming every key that differs */
+  char *configuration = mm_config_to_string(cfg);
+  if (!configuration && err == MM_OK) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
   DEF("writing attributes",
       mm_io_put_texts(nc, NC_GLOBAL,
                       (const char *const[]){"Conventions", "CF-1.8", "title", title, "source",
-                                            source, "history", history ? history : "", NULL}));
+                                            source, "history", history ? history : "",
+                                            "configuration", configuration ? configuration : "",
+                                            NULL}));
   free(history);
+  free(configuration);
 
   char hash[17];
   mm_io_hash_text(cfg, hash);
@@ -297,10 +304,23 @@ static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm
   int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
   have[len] = '\0';
-  MM_REQUIRE(strcmp(have, want) == 0, MM_ERR_INPUT,
-             "%s: written for another configuration (config_hash %s, this configuration %s): "
-             "a key that determines the solution differs",
-             p, have, want);
+  if (strcmp(have, want) != 0) {
+    /* name the keys, from the configuration the file records */
+    char diff[1024] = "";
+    size_t clen = 0;
+    if (nc_inq_attlen(nc, NC_GLOBAL, "configuration", &clen) == NC_NOERR && clen < (1u << 20)) {
+      char *text = calloc(clen + 1, 1);
+      if (text && nc_get_att_text(nc, NC_GLOBAL, "configuration", text) == NC_NOERR &&
+          mm_config_solution_diff(cfg, text, diff, sizeof diff) <= 0)
+        diff[0] = '\0';
+      free(text);
+    }
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: written for another configuration (config_hash %s, this configuration "
+                    "%s): %s",
+                    p, have, want,
+                    diff[0] ? diff : "a key that determines the solution differs");
+  }
 
   long long step_ll;
   MM_CHECK(mm_find_att(nc, p, "step", false, 1, &len));

@@ -28,7 +28,9 @@ typedef struct {
   double min, max;
   bool min_open;
   const char *choices; /* T_ENUM: "a|b|c", index = enum value */
-  bool solution;       /* part of the restart's configuration hash */
+  bool solution;       /* determines a continued run's solution: part of the restart's
+                        * configuration hash (the initial.* keys do not: they are what a
+                        * restart replaces) */
   const char *doc;
 } mm_key;
 
@@ -87,17 +89,17 @@ static const mm_key mm_keys[] = {
      "haline contraction coefficient of the linear equation of state"},
     {"forcing", "heat_flux", T_REAL, OFF(heat_flux), "0", "W/m2", -1e5, 1e5, 0, NULL, true,
      "uniform surface heat flux into the ocean; 0 = none"},
-    {"initial", "file", T_STRING, OFF(initial_file), "", "", 0, 0, 0, NULL, true,
+    {"initial", "file", T_STRING, OFF(initial_file), "", "", 0, 0, 0, NULL, false,
      "NetCDF file with temp and salt on (z, y, x); empty = analytic state"},
     {"initial", "restart", T_STRING, OFF(initial_restart), "", "", 0, 0, 0, NULL, false,
      "restart file to continue from; empty = start at step 0"},
     {"initial", "pattern", T_ENUM, OFF(initial_pattern), "stratified", "", 0, 0, 0,
-     "stratified|step|mode|uniform", true, "analytic initial state (docs/physics.md)"},
-    {"initial", "mode", T_INT, OFF(initial_mode), "1", "", 0, 10000, 0, NULL, true,
+     "stratified|step|mode|uniform", false, "analytic initial state (docs/physics.md)"},
+    {"initial", "mode", T_INT, OFF(initial_mode), "1", "", 0, 10000, 0, NULL, false,
      "vertical mode number of the mode pattern"},
-    {"initial", "t_surface", T_REAL, OFF(t_surface), "20", "degC", -5, 100, 0, NULL, true,
+    {"initial", "t_surface", T_REAL, OFF(t_surface), "20", "degC", -5, 100, 0, NULL, false,
      "surface temperature of the analytic state"},
-    {"initial", "t_bottom", T_REAL, OFF(t_bottom), "4", "degC", -5, 100, 0, NULL, true,
+    {"initial", "t_bottom", T_REAL, OFF(t_bottom), "4", "degC", -5, 100, 0, NULL, false,
      "deep temperature of the analytic state"},
     {"solver", "backend", T_ENUM, OFF(backend), "cpu", "", 0, 0, 0, "cpu|cuda|emulated", false,
      "where the time step runs: cpu, cuda (the whole step on the GPU; solver.tdma = auto or "
@@ -725,6 +727,55 @@ char *mm_config_to_string(const mm_config *cfg) {
   mm_config_write(cfg, f);
   fclose(f);
   return buf;
+}
+
+/* The state of mm_config_solution_diff: the configuration compared with,
+ * the differences found so far. */
+typedef struct {
+  const mm_config *cfg;
+  char *out;
+  size_t len, used;
+  bool seen[MM_NKEYS];
+  int found;
+} mm_diff;
+
+static int diff_handler(void *user, const char *section, const char *name, const char *value) {
+  mm_diff *d = user;
+  const mm_key *k = find_key(section, name);
+  if (!k || !k->solution) return 1; /* keys of other versions, and the others, do not count */
+  d->seen[k - mm_keys] = true;
+  char here[MM_STR_MAX + 32];
+  format_value(d->cfg, k, here, sizeof here);
+  if (strcmp(here, value) != 0 && d->used < d->len) {
+    const int n = snprintf(d->out + d->used, d->len - d->used, "%s%s.%s = %s there, %s here",
+                           d->found ? "; " : "", section, name, value, here);
+    if (n > 0) d->used += (size_t)n < d->len - d->used ? (size_t)n : d->len - d->used - 1;
+    d->found++;
+  }
+  return 1;
+}
+
+int mm_config_solution_diff(const mm_config *cfg, const char *text, char *out, size_t len) {
+  mm_diff d = {.cfg = cfg, .out = out, .len = len};
+  if (len) out[0] = '\0';
+  if (ini_parse_string(text, diff_handler, &d) < 0) return -1;
+  /* a key of this version that the text lacks: compared with its default */
+  for (int i = 0; i < MM_NKEYS; i++) {
+    if (!mm_keys[i].solution || d.seen[i]) continue;
+    char here[MM_STR_MAX + 32], def[MM_STR_MAX + 32], why[64];
+    format_value(cfg, &mm_keys[i], here, sizeof here);
+    mm_config dflt; /* the default, formatted as the value is */
+    memset(&dflt, 0, sizeof dflt);
+    if (!set_value(&dflt, &mm_keys[i], mm_keys[i].def, why, sizeof why)) continue;
+    format_value(&dflt, &mm_keys[i], def, sizeof def);
+    if (strcmp(here, def) != 0 && d.used < len) {
+      const int n = snprintf(out + d.used, len - d.used, "%s%s.%s = %s (not there) here",
+                             d.found ? "; " : "", mm_keys[i].section, mm_keys[i].key, here);
+      if (n > 0) d.used += (size_t)n < len - d.used ? (size_t)n : len - d.used - 1;
+      d.found++;
+    }
+  }
+  return d.found;
 }
 
 uint64_t mm_config_solution_hash(const mm_config *cfg) {

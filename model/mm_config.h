@@ -99,6 +99,13 @@ uint64_t mm_config_solution_hash(const mm_config *cfg);
 /* Markdown reference of every key, one table per section (docs/configuration.md). */
 void mm_config_write_markdown(FILE *out);
 
+/* The keys that determine a continued run's solution (those of the
+ * restart's configuration hash) whose values differ between cfg and `text`,
+ * a resolved configuration as mm_config_write writes it: "section.key = A
+ * there, B here; ..." into out[len]. Returns how many differ, -1 when text
+ * cannot be read. */
+int mm_config_solution_diff(const mm_config *cfg, const char *text, char *out, size_t len);
+
 /* Whether text is a date run.start_date accepts: "YYYY-MM-DD" or
  * "YYYY-MM-DD hh:mm:ss", year 1 to 9999. */
 bool mm_config_date_ok(const char *text);
