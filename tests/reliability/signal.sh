@@ -18,9 +18,10 @@ fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
 step_of() { ncdump -h "$1" | sed -n 's/^[[:space:]]*:step = \([0-9]*\)LL ;/\1/p'; }
 rm -rf "$work"; mkdir -p "$work"
 set -m # background jobs keep SIGINT (without job control a shell's background jobs ignore it)
-# records every 10 steps, restarts every 50; a run that does not end by itself
-common=(--quiet --set output.dir="$work" --set output.interval=10
-        --set output.restart_interval=50)
+# records every 20 steps, restarts every 100, small records (2 levels); a
+# run that does not end by itself
+common=(--quiet --set output.dir="$work" --set output.interval=20
+        --set output.restart_interval=100 --set grid.nz=2)
 endless=(--set run.steps=1000000)
 
 # wait_for FILE PID: until FILE exists (the run is under way)
@@ -46,16 +47,16 @@ check() {
   [[ "$line" =~ $re ]] || fail "$name: the line does not match /$re/"
   stop=${BASH_REMATCH[1]}; record=${BASH_REMATCH[2]}; restart=${BASH_REMATCH[3]}
   # every step up to the stop ended with its output
-  [ "$record" = $((stop - stop % 10)) ] || fail "$name: stopped after step $stop, last record $record"
-  [ "$restart" = $((stop - stop % 50)) ] || fail "$name: stopped after step $stop, last restart $restart"
+  [ "$record" = $((stop - stop % 20)) ] || fail "$name: stopped after step $stop, last record $record"
+  [ "$restart" = $((stop - stop % 100)) ] || fail "$name: stopped after step $stop, last restart $restart"
   "$py" - "$work/$name.nc" "$record" <<'EOF' || fail "$name: history not readable or incomplete"
 import sys
 import netCDF4
 import numpy as np
 with netCDF4.Dataset(sys.argv[1]) as ds:
     steps = ds["step"][:]
-    want = np.arange(10, int(sys.argv[2]) + 1, 10)
-    assert np.array_equal(steps, want), f"records of steps {steps[:3]}..{steps[-3:]}, expected 10..{sys.argv[2]}"
+    want = np.arange(20, int(sys.argv[2]) + 1, 20)
+    assert np.array_equal(steps, want), f"records of steps {steps[:3]}..{steps[-3:]}, expected 20..{sys.argv[2]}"
     for v in ("temp", "salt", "time", "heat_content"):
         data = ds[v][:]  # every record reads
         assert data.shape[0] == len(want), v
@@ -71,7 +72,7 @@ statuses() {
   local r s
   for ((r = 0; r < $2; r++)); do
     s=$(cat "$work/status.$r" 2>/dev/null)
-    [ "$s" = "$1" ] || fail "rank $r ended with '${s:-nothing recorded}', expected exit $1"
+    [ "$s" = "$1" ] || fail "rank $r ended with '${s:-nothing recorded}', expected exit $1 ($(cat "$work"/events.* 2>/dev/null))"
   done
 }
 
@@ -94,12 +95,17 @@ done
 for how in mpirun:1:TERM mpirun:1:INT mpirun:2:TERM mpirun:2:INT rank1:2:TERM; do
   IFS=: read -r target np sig <<<"$how"
   name=${target}_np${np}_$sig
-  rm -f "$work"/status.* "$work"/pid.*
-  timeout -k 5 120 mpirun --oversubscribe -np "$np" "$py" "$here/rank_status.py" "$work" \
+  rm -f "$work"/status.* "$work"/pid.* "$work"/events.*
+  # Open MPI passes a signal to mpirun on as SIGTERM odls_base_sigkill_timeout
+  # seconds later, and SIGKILL as long after that: 5 s instead of 1 leave
+  # the stop room on a loaded machine (a sanitizer build, other jobs)
+  timeout -k 5 120 mpirun --oversubscribe --mca odls_base_sigkill_timeout 5 -np "$np" \
+    "$py" "$here/rank_status.py" "$work" \
     "$mm" "${common[@]}" "${endless[@]}" --set run.name="$name" "$ini" >"$work/log" 2>&1 &
   pid=$!
   wait_for "$work/$name.restart.nc" $pid
   sleep 0.2
+  echo "$(date +%s.%3N) signal $sig to $target" >"$work/events.sent"
   if [ "$target" = mpirun ]; then
     kill -$sig "$(pgrep -P $pid)" # mpirun, not timeout(1)
   else
@@ -110,11 +116,12 @@ for how in mpirun:1:TERM mpirun:1:INT mpirun:2:TERM mpirun:2:INT rank1:2:TERM; d
   statuses 143 "$np"
   check "$name" SIGTERM 143
   echo "ok: $name: every rank exit 143 (mpirun $rc) after step $stop, history to $record, restart $restart"
+  [ "$target" = rank1 ] || rm -f "$work/$name".* # the last one is continued below
 done
 
 # the restart of a stopped run continues to the bits of an uninterrupted one
 name=rank1_np2_TERM # the last one checked: $restart is its restart step
-end=$((restart + 50)) # a restart step
+end=$((restart + 100)) # a restart step
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.steps=$end \
   --set run.name=straight "$ini" >"$work/log" 2>&1 || fail "straight run of $end steps"
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.steps=$end \
