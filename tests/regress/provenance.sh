@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# provenance.sh MINIMODEL PYTHON SOURCE_DIR WORK: what a case leaves beside
+# its output says how to run it again, and a continuation is judged by the
+# keys that determine its solution.
+#   - <name>.resolved.ini holds every key (as many as --config-reference
+#     lists); running it, on another rank count and into another output.dir,
+#     gives the same history, records and bits;
+#   - the history's `history` attribute holds the command line;
+#   - a restart refused for another configuration names every key that
+#     differs, with both values;
+#   - a continuation with other initial.* keys (which a restart replaces) is
+#     not refused.
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+run() { local np="$1"; shift; timeout -k 10 120 mpirun --oversubscribe -np "$np" "$mm" --quiet "$@" >"$work/log" 2>&1; }
+rm -rf "$work"; mkdir -p "$work"
+gyre="$src/configs/gyre_bowl.ini"
+
+run 2 --set output.dir="$work/a" --set physics.kappa_h=30 --set run.steps=12 \
+  --set output.restart_interval=6 "$gyre" || fail "first run"
+ini="$work/a/gyre_bowl.resolved.ini"
+[ -f "$ini" ] || fail "no resolved.ini"
+keys=$(grep -cE '^[a-z_0-9]+ = ' "$ini")
+want=$("$mm" --config-reference | grep -cE '^\| `[a-z_0-9]+` \|')
+[ "$keys" = "$want" ] || fail "resolved.ini holds $keys keys, the configuration has $want"
+grep -q '^kappa_h = 30$' "$ini" || fail "resolved.ini lacks the --set value kappa_h = 30"
+run 3 --set output.dir="$work/b" "$ini" || fail "the run of resolved.ini"
+"$py" "$src/scripts/compare.py" --quiet "$work/a/gyre_bowl.nc" "$work/b/gyre_bowl.nc" ||
+  fail "resolved.ini does not reproduce the case"
+echo "ok: resolved.ini ($keys keys) reproduces the case on another rank count"
+ncdump -h "$work/a/gyre_bowl.nc" | grep -q ':history = ".*: created by minimodel .*: .*--set physics.kappa_h=30' ||
+  fail "the history attribute lacks the command line"
+echo "ok: the command line is in the history attribute"
+
+# another configuration: every differing key named, with both values
+run 1 --set output.dir="$work/c" --set physics.kappa_h=40 --set grid.dz_surface=100 \
+  --set run.steps=12 --set initial.restart="$work/a/gyre_bowl.restart.nc" "$gyre"
+rc=$?
+[ $rc -eq 2 ] || fail "another configuration: exit $rc, expected 2"
+grep -qE "written for another configuration \(config_hash [0-9a-f]+, this configuration [0-9a-f]+\): grid.dz_surface = 0 there, 100 here; physics.kappa_h = 30 there, 40 here" "$work/log" ||
+  fail "the refusal does not name the keys"
+echo "ok: $(grep -o 'grid.dz_surface.*' "$work/log")"
+
+# other initial.* keys: continued, and the same as the straight run
+run 2 --set output.dir="$work/d" --set physics.kappa_h=30 --set run.steps=12 \
+  --set output.restart_interval=6 --set initial.pattern=step --set initial.t_surface=25 \
+  --set initial.restart="$work/a/gyre_bowl.restart.nc" "$gyre" ||
+  fail "a continuation with other initial.* keys was refused"
+echo "ok: other initial.* keys do not stop a continuation"
+echo "ok"
