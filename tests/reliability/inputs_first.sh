@@ -38,7 +38,7 @@ bad "in/dir.nc: cannot open" '[initial]' 'file = in/dir.nc'
 bad "in/wide.restart.nc: temp: expected dimensions \(z, y, x\) = \(4, 10, 12\)" '[initial]' 'file = in/wide.restart.nc'
 bad "in/missing.nc: cannot" '[initial]' 'restart = in/missing.nc'
 bad "in/wide.restart.nc: written for another grid" '[initial]' 'restart = in/wide.restart.nc'
-bad "in/input.restart.nc: written for another configuration" '[initial]' 'restart = in/input.restart.nc' 'pattern = step'
+bad "in/input.restart.nc: written for another configuration .*: physics.kappa_h = 0 there, 90 here" '[initial]' 'restart = in/input.restart.nc' '[physics]' 'kappa_h = 90'
 STEPS=3 bad "in/input.restart.nc: restart at step 4 is beyond run.steps = 3" '[initial]' 'restart = in/input.restart.nc'
 
 # the same inputs, good: both cases run
