@@ -27,7 +27,8 @@ static const char usage[] =
     "Runs each configuration file as a case, one after another, on all MPI ranks:\n"
     "  mpirun -np 4 build/minimodel configs/*.ini\n"
     "\n"
-    "  --set S.K=V   override key K of section S in every case (repeatable)\n"
+    "  --set S.K=V   override key K of section S in every case (repeatable, each key\n"
+    "                once)\n"
     "  --dry-run     validate, print the resolved configuration, the decomposition and\n"
     "                the memory each rank would use, and exit\n"
     "  --quiet       no progress output\n"
@@ -39,7 +40,21 @@ static const char usage[] =
     "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running,\n"
     "  128+N stopped by signal N: 143 SIGTERM, 130 SIGINT, 129 SIGHUP (every rank stops\n"
     "  after the same step, closes its files and says what it wrote).\n"
-    "Keys: docs/configuration.md. Output: <output.dir>/<run.name>.nc and friends.\n";
+    "Keys: docs/configuration.md. Output: <output.dir>/<run.name>.nc and friends.\n"
+    "\n"
+    "Environment:\n"
+    "  OMP_NUM_THREADS           OpenMP threads per rank (every phase of the step)\n"
+    "  MINIMODEL_PROGRESS        bar, lines, off or auto (default: a bar on a terminal)\n"
+    "  MINIMODEL_MEMORY_LIMIT    bytes a rank may use (default: MemAvailable shared by\n"
+    "                            the node's ranks)\n"
+    "  MINIMODEL_READ_TIMEOUT    seconds allowed for reading an input file (0: no limit)\n"
+    "  MINIMODEL_CUDA_GRAPH      0: the GPU step's kernels one by one, not as a graph\n"
+    "  MINIMODEL_CUDA_AWARE_MPI  0: the GPU step's halo through the host even where MPI\n"
+    "                            takes device memory; 1: hand the emulated device's memory\n"
+    "                            to MPI\n"
+    "  MINIMODEL_EMULATED_THREADS  forward or reverse: the emulated device's thread order\n"
+    "  MINIMODEL_DEBUG           any value: where an error was raised, as a trace\n"
+    "  MINIMODEL_FAULT_*         fault injection for the tests (docs/reliability.md)\n";
 
 /* Report the recorded error once per distinct message: rank 0 for errors all
  * ranks share, otherwise each failing rank prefixes its rank. */
