@@ -3,6 +3,16 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define MM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MM_SANITIZED 1
+#endif
+#endif
+#ifdef MM_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,13 +56,18 @@ static size_t type_size(nc_type t) {
   }
 }
 
-/* Every attribute of variable var (NC_GLOBAL: of the file), values read. */
+/* Every attribute of variable var (NC_GLOBAL: of the file), values read;
+ * one that fails does not stop the others. 1 when any failed. */
 static int walk_atts(int nc, int var, int natts) {
+  int bad = 0;
   for (int a = 0; a < natts; a++) {
     char name[NC_MAX_NAME + 1];
     nc_type type;
     size_t len;
-    if (nc_inq_attname(nc, var, a, name) || nc_inq_att(nc, var, name, &type, &len)) return 1;
+    if (nc_inq_attname(nc, var, a, name) || nc_inq_att(nc, var, name, &type, &len)) {
+      bad = 1;
+      continue;
+    }
     const size_t size = type_size(type);
     if (!size || len == 0 || len > ((size_t)16 << 20) / size) continue;
     void *buf = malloc(len * size);
@@ -60,29 +75,44 @@ static int walk_atts(int nc, int var, int natts) {
     const int s = nc_get_att(nc, var, name, buf);
     if (s == NC_NOERR && type == NC_STRING) nc_free_string(len, buf);
     free(buf);
-    if (s) return 1;
+    bad |= s != NC_NOERR;
   }
-  return 0;
+  return bad;
 }
 
-/* The child: open, every dimension, variable and attribute, close. 0 when
- * all of it reads, 3 when the library refuses something (the real read
- * will say what). */
+/* The child: open, every dimension, variable and attribute, close. Every
+ * call the reader may make is made, also after one that the library
+ * refused (a damaged file can crash the library in the next one, where the
+ * reader, which goes on in another order, would meet it). 0 when all of it
+ * reads, 3 when the library refuses something (the real read will say
+ * what). */
 static int walk(const char *path) {
-  int nc, ndims, nvars, ngatts, unlim;
+  int nc, ndims = 0, nvars = 0, ngatts = 0, unlim;
   if (nc_open(path, NC_NOWRITE, &nc)) return 3;
   int bad = nc_inq(nc, &ndims, &nvars, &ngatts, &unlim) != NC_NOERR;
-  for (int d = 0; !bad && d < ndims; d++) {
+  for (int d = 0; d < ndims; d++) {
     char name[NC_MAX_NAME + 1];
     size_t len;
-    bad = nc_inq_dim(nc, d, name, &len) != NC_NOERR;
+    bad |= nc_inq_dim(nc, d, name, &len) != NC_NOERR;
   }
-  if (!bad) bad = walk_atts(nc, NC_GLOBAL, ngatts);
-  for (int v = 0; !bad && v < nvars; v++) {
+  bad |= walk_atts(nc, NC_GLOBAL, ngatts);
+  for (int v = 0; v < nvars; v++) {
     char name[NC_MAX_NAME + 1];
     nc_type type;
-    int nd, natts, dims[NC_MAX_VAR_DIMS];
-    bad = nc_inq_var(nc, v, name, &type, &nd, dims, &natts) != NC_NOERR || walk_atts(nc, v, natts);
+    int nd = 0, natts = 0, dims[NC_MAX_VAR_DIMS];
+    if (nc_inq_var(nc, v, name, &type, &nd, dims, &natts) != NC_NOERR) {
+      bad = 1;
+      continue;
+    }
+    /* the reader's own lookups: by name, and the names of its dimensions */
+    int id = -1;
+    bad |= nc_inq_varid(nc, name, &id) != NC_NOERR;
+    for (int d = 0; d < nd && d < NC_MAX_VAR_DIMS; d++) {
+      char dim[NC_MAX_NAME + 1];
+      size_t len;
+      bad |= nc_inq_dim(nc, dims[d], dim, &len) != NC_NOERR;
+    }
+    bad |= walk_atts(nc, v, natts);
   }
   return nc_close(nc) || bad ? 3 : 0;
 }
@@ -109,6 +139,15 @@ static mm_err probe(const char *path) {
 #endif
     if (getppid() != parent) _exit(3);
     if (limit > 0.0) alarm((unsigned)ceil(limit) + 1);
+    /* a crash here is the answer, not a finding of the process's own
+     * handlers (a fuzzer's or an MPI library's): the default actions, and
+     * under a sanitizer no death callback */
+    const int deadly[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
+      signal(deadly[i], SIG_DFL);
+#ifdef MM_SANITIZED
+    __sanitizer_set_death_callback(NULL);
+#endif
     _exit(walk(path));
   }
   const double t0 = now();
