@@ -19,14 +19,6 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-double mm_model_bytes(long nxl, long nyl, long nz) {
-  const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
-  /* 9 column fields (T, S, T*, S*, ue, vn, kappa_w, last good T and S), 2 int maps, one output
-   * record of T and S in file order, solver workspace */
-  return cols * (double)nz * 8.0 * 9.0 + cols * 8.0 + (double)nxl * nyl * nz * 8.0 +
-         64.0 * nz * 8.0 * 64.0;
-}
-
 /* Analytic initial state (docs/physics.md, "Initial state"). */
 static void initial_state(mm_model *m) {
   const mm_grid *g = &m->grid;

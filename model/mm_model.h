@@ -60,8 +60,6 @@ typedef struct mm_model {
 mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
 void mm_model_destroy(mm_model *m);
 
-/* Estimated bytes per rank of a model with a local block of nxl x nyl columns. */
-double mm_model_bytes(long nxl, long nyl, long nz);
 
 /* Advance one time step; timers may be NULL. */
 mm_err mm_model_step(mm_model *m, mm_timers *timers);
