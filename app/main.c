@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
     for (int f = 0; f < n_files && stop == MM_OK; f++) {
       mm_error_clear();
       int signo = 0;
-      mm_err e = mm_agree_signal(MPI_COMM_WORLD, MM_OK, &signo);
+      mm_err e = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);

@@ -31,6 +31,16 @@ void mm_error_clear(void);
 
 #define MM_ERROR(code, ...) mm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
 
+/* Agree on an outcome across the ranks of comm (collective): every rank
+ * returns the worst code of any rank, and a rank whose own code is not that
+ * of the lowest failing rank takes over its message: "rank N: <message>",
+ * or the message alone when N is 0. Without it a rank that failed alone
+ * would leave the others waiting in the next collective. */
+mm_err mm_agree(MPI_Comm comm, mm_err local);
+/* The same, and in the same reduction *extra_max = the largest `extra` of
+ * any rank (the per-step agreement carries the signal number this way). */
+mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max);
+
 /* An MPI call that failed (its return code rc): an MM_ERR_RUN naming the
  * call and MPI's message. The communicators minimodel uses have
  * MPI_ERRORS_RETURN (set on MPI_COMM_WORLD in main and on every

@@ -317,22 +317,6 @@ static mm_err create_gpu(mm_model *m) {
     if (call) return MM_ERROR(MM_ERR_RUN, "GPU %s: %s", what, mm_gpu_msg_);                        \
   } while (0)
 
-/* Agree on the outcome of the local part of the set-up (collective over comm):
- * the worst code on every rank; a rank that did not fail takes over the
- * message of the lowest failing rank. Without it a rank that failed to
- * allocate would leave the others waiting in the next collective. */
-static mm_err agree(MPI_Comm comm, mm_err local) {
-  int rank;
-  MM_MPI(MPI_Comm_rank(comm, &rank));
-  int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
-  MM_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm));
-  if (out[0] == MM_OK) return MM_OK;
-  char message[1024] = "";
-  if (rank == -out[1]) snprintf(message, sizeof message, "%s", mm_error_message());
-  MM_MPI(MPI_Bcast(message, (int)sizeof message, MPI_CHAR, -out[1], comm));
-  if (local == MM_OK) MM_ERROR((mm_err)out[0], "rank %d: %s", -out[1], message);
-  return (mm_err)out[0];
-}
 
 /* The state and work arrays (this rank alone). */
 static mm_err allocate(mm_model *m) {
@@ -374,7 +358,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = mm_halo_create(g, &m->halo);
   if (err == MM_OK) err = allocate(m);
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
-  MM_CHECK(agree(comm, err));
+  MM_CHECK(mm_agree(comm, err));
   MM_CHECK(check_divergence(m));
   const double dt = cfg->run_dt;
   m->dt_area = dt / (g->dx * g->dy);
@@ -389,7 +373,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   m->q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * g->h[0]);
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
   MM_CHECK(check_tdma_name(cfg));
-  if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(agree(comm, open_device(m)));
+  if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
   initial_state(m);
   if (m->dev) MM_CHECK(create_gpu(m));
@@ -552,7 +536,7 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   mm_err err = MM_OK;
   if (mm_gpu_diagnostics(m->gpu, &part, msg, sizeof msg))
     err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
-  MM_CHECK(agree(m->grid.cart, err));
+  MM_CHECK(mm_agree(m->grid.cart, err));
   long bad = 0;
   const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
   if (!full) MM_MPI(MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart));
