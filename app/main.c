@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   bool bandwidth_probe = false;
   mm_err err = MM_OK;
   int done = 0;
-  if (!ovr || !files) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  if (!ovr || !files || !command) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {
     const char *arg = argv[a];
@@ -176,6 +176,11 @@ int main(int argc, char **argv) {
   mm_run_summary *sums = NULL;
   if (err == MM_OK && !done) {
     sums = calloc((size_t)n_files, sizeof *sums);
+    /* each rank alone: they agree before the first case */
+    err = mm_agree(MPI_COMM_WORLD, sums ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory"));
+    if (err != MM_OK) report_error(err, rank);
+  }
+  if (err == MM_OK && !done) {
     mm_err stop = MM_OK; /* a signal: no further case, no summary */
     for (int f = 0; f < n_files && stop == MM_OK; f++) {
       mm_error_clear();

@@ -304,18 +304,10 @@ static mm_err create_gpu(mm_model *m) {
   int all = 0;
   MM_MPI(MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart));
   m->gpu_stage = !all;
-  char msg[512];
-  if (mm_gpu_create(&s, &m->gpu, msg, sizeof msg))
-    return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: setting up the GPU step on %s: %s",
-                    m->dev->name, m->device, msg);
+  MM_CHECK(mm_gpu_create(&s, &m->gpu));
   return MM_OK;
 }
 
-#define MM_GPU_CALL(call, what)                                                                    \
-  do {                                                                                             \
-    char mm_gpu_msg_[512];                                                                         \
-    if (call) return MM_ERROR(MM_ERR_RUN, "GPU %s: %s", what, mm_gpu_msg_);                        \
-  } while (0)
 
 
 /* The state and work arrays (this rank alone). */
@@ -404,8 +396,7 @@ void mm_model_destroy(mm_model *m) {
 static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   const mm_grid *g = &m->grid;
   mm_timer_start(tm, MM_PHASE_HALO); /* strips out, MPI exchange (host clock) */
-  char msg[512];
-  const int failed = mm_gpu_step_begin(m->gpu, m->gpu_stage, msg, sizeof msg);
+  const mm_err failed = mm_gpu_step_begin(m->gpu, m->gpu_stage);
   /* the exchange even after a failure here: the neighbours wait for it, and
    * the agreement after the step then stops every rank */
   double *fields[2] = {m->temp, m->salt};
@@ -413,10 +404,10 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   mm_err err = mm_halo_start(&m->halo, fields, 2);
   if (err == MM_OK) err = mm_halo_finish(&m->halo);
   mm_timer_stop(tm, MM_PHASE_HALO);
-  if (failed) return MM_ERROR(MM_ERR_RUN, "GPU step: %s", msg);
+  MM_CHECK(failed);
   MM_CHECK(err);
   mm_gpu_times t;
-  MM_GPU_CALL(mm_gpu_step_end(m->gpu, m->gpu_stage, &t, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
+  MM_CHECK(mm_gpu_step_end(m->gpu, m->gpu_stage, &t));
   mm_timer_add(tm, MM_PHASE_HALO, t.halo);
   mm_timer_add(tm, MM_PHASE_HORIZONTAL, t.horizontal);
   mm_timer_add(tm, MM_PHASE_MIXING, t.mixing);
@@ -532,10 +523,7 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   }
   /* the ranks agree on the kernel's outcome before the collectives below */
   mm_diag_part part;
-  char msg[512];
-  mm_err err = MM_OK;
-  if (mm_gpu_diagnostics(m->gpu, &part, msg, sizeof msg))
-    err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
+  const mm_err err = mm_gpu_diagnostics(m->gpu, &part);
   MM_CHECK(mm_agree(m->grid.cart, err));
   long bad = 0;
   const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
@@ -552,18 +540,18 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
 }
 
 mm_err mm_model_state_changed(mm_model *m) {
-  if (m->gpu) MM_GPU_CALL(mm_gpu_upload(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "upload");
+  if (m->gpu) MM_CHECK(mm_gpu_upload(m->gpu));
   return MM_OK;
 }
 
 mm_err mm_model_fetch_state(mm_model *m) {
-  if (m->gpu) MM_GPU_CALL(mm_gpu_download(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "download");
+  if (m->gpu) MM_CHECK(mm_gpu_download(m->gpu));
   return MM_OK;
 }
 
 mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
   if (m->gpu) {
-    MM_GPU_CALL(mm_gpu_keep_good(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "copy");
+    MM_CHECK(mm_gpu_keep_good(m->gpu));
     return MM_OK;
   }
   const size_t n = m->grid.ncol_h * (size_t)m->grid.nz;
@@ -574,7 +562,6 @@ mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
 
 mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s) {
   if (m->gpu)
-    MM_GPU_CALL(mm_gpu_fetch_good(m->gpu, good_t, good_s, mm_gpu_msg_, sizeof mm_gpu_msg_),
-                "download");
+    MM_CHECK(mm_gpu_fetch_good(m->gpu, good_t, good_s));
   return MM_OK;
 }
