@@ -59,7 +59,7 @@ typedef struct {
   const double *ue, *vn;      /* [ncol_h nz] face transports (m2/s) */
   const double *g_dt, *inv_h; /* [nz] per-level factors of the vertical step */
   const double *vol;          /* [nz] cell volumes (m3) */
-  mm_cell_hstep hstep;        /* scheme, cfac, kh_x, kh_y (its arrays are ignored) */
+  mm_cell_hstep hstep;        /* scheme, dt_area, kh_x, kh_y (its arrays are ignored) */
   mm_cell_mix mix;            /* alpha, beta, kappa_v, kappa_mix, convect, q_top (arrays ignored) */
   double *host_temp, *host_salt; /* [ncol_h nz] the model's T and S: halo staging and
                                   * output; registered as pinned memory */

@@ -289,7 +289,7 @@ static mm_err create_gpu(mm_model *m) {
   s.ue = m->ue, s.vn = m->vn;
   s.g_dt = m->g_dt, s.inv_h = m->inv_h, s.vol = g->vol;
   s.hstep.scheme = (int)cfg->advection;
-  s.hstep.cfac = m->dt_area, s.hstep.kh_x = m->kh_x, s.hstep.kh_y = m->kh_y;
+  s.hstep.dt_area = m->dt_area, s.hstep.kh_x = m->kh_x, s.hstep.kh_y = m->kh_y;
   s.mix.alpha = cfg->alpha, s.mix.beta = cfg->beta;
   s.mix.kappa_v = cfg->kappa_v, s.mix.kappa_mix = m->kappa_mix;
   s.mix.convect = cfg->kappa_convect > 0.0;

@@ -51,9 +51,9 @@ typedef struct {
 
 /* Per-level geometry of the fused solve (docs/physics.md, vertical step):
  * the coefficients of level k of a column are
- *   alpha_k = kappa[k] * g[k]                 (interface below level k)
- *   a_k = -alpha_{k-1} * inv_h[k], c_k = -alpha_k * inv_h[k], b_k = 1 - a_k - c_k
- * with alpha_{-1} = alpha_{depth-1} = 0. kappa is column-contiguous like the
+ *   cond_k = kappa[k] * g[k]                  (interface below level k: its conductance, m)
+ *   a_k = -cond_{k-1} * inv_h[k], c_k = -cond_k * inv_h[k], b_k = 1 - a_k - c_k
+ * with cond_{-1} = cond_{depth-1} = 0. kappa is column-contiguous like the
  * tracers; g and inv_h have nz entries. */
 typedef struct {
   const double *inv_h; /* [nz] 1 / layer thickness (1/m) */
