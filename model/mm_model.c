@@ -421,33 +421,26 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   return MM_OK;
 }
 
-mm_err mm_model_step(mm_model *m, mm_timers *tm) {
-  /* fault injection (model/mm_fault.h): an MPI call of this step fails on
-   * every rank (a reduction of a negative count) */
-  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
-    int one = 1, sum = 0;
-    MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
-  }
-  if (m->gpu) return gpu_step(m, tm);
-  const mm_grid *g = &m->grid;
-  const int nx = g->nxl, ny = g->nyl;
-
-  /* 1. horizontal step, with the halo exchange overlapped with the interior:
-   * cells at least MM_HALO from the block edge need no halo values. */
+/* The explicit part with the halo exchange overlapped: the interior cells
+ * (at least MM_HALO from the block edge) need no halo values, so they go
+ * while the halo is in flight; the frame follows. */
+static mm_err explicit_part(mm_model *m, mm_timers *tm) {
+  const int nx = m->grid.nxl, ny = m->grid.nyl, h = MM_HALO;
+  const int inner = nx > 2 * h && ny > 2 * h;
   mm_timer_start(tm, MM_PHASE_HALO);
   double *fields[2] = {m->temp, m->salt};
-  MM_CHECK(mm_halo_start(&m->halo, fields, 2));
+  const mm_err started = mm_halo_start(&m->halo, fields, 2);
   mm_timer_stop(tm, MM_PHASE_HALO);
+  MM_CHECK(started);
 
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
-  const int h = MM_HALO;
-  const int inner = nx > 2 * h && ny > 2 * h;
   if (inner) mm_horizontal_step(m, h, nx - h, h, ny - h);
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
 
   mm_timer_start(tm, MM_PHASE_HALO);
-  MM_CHECK(mm_halo_finish(&m->halo));
+  const mm_err finished = mm_halo_finish(&m->halo);
   mm_timer_stop(tm, MM_PHASE_HALO);
+  MM_CHECK(finished);
 
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
   if (inner) {
@@ -459,20 +452,52 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
     mm_horizontal_step(m, 0, nx, 0, ny);
   }
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
+  return MM_OK;
+}
 
-  /* 2. (the convective diffusivity and the surface flux are part of the
-   * horizontal step on the CPU: each column's, as soon as its T*, S* are
-   * there) 3. implicit vertical diffusion */
+/* The implicit part: one tridiagonal solve per column, T and S together. */
+static mm_err implicit_part(mm_model *m, mm_timers *tm) {
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
   /* fault injection (model/mm_fault.h): the solve fails on one rank */
   if (err == MM_OK && m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) &&
-      mm_fault_here(g->rank))
+      mm_fault_here(m->grid.rank))
     err =
         MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]", m->step + 1);
   mm_timer_stop(tm, MM_PHASE_SOLVE);
-  MM_CHECK(err);
+  return err;
+}
 
+/* Fault injection (model/mm_fault.h): an MPI call of this step fails on
+ * every rank (a reduction of a negative count). */
+static mm_err fault_mpi(const mm_model *m) {
+  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
+    int one = 1, sum = 0;
+    MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
+  }
+  return MM_OK;
+}
+
+/* One time step, n -> n+1 (docs/physics.md), for T and for S:
+ *
+ *   T*_P = T_P + dt/(dx dy) sum over the faces of P (F_adv + F_dif)
+ *                                       explicit horizontal advection and
+ *                                       diffusion (upwind or superbee)
+ *   kappa_{k+1/2} = kappa_v + kappa_c   where rho*_k > rho*_{k+1}, else kappa_v
+ *                                       (convective mixing, from T*, S*)
+ *   T*_0 += dt Q / (rho0 cp h_0)        surface heating (T only)
+ *   h_k T_k - cond_{k-1/2} (T_{k-1} - T_k) + cond_{k+1/2} (T_k - T_{k+1})
+ *       = h_k T*_k,  cond = dt kappa / dzw
+ *                                       implicit vertical diffusion: one
+ *                                       tridiagonal solve per column
+ *
+ * On the CPU the first three are one sweep (mm_horizontal_step); on the GPU
+ * the same arithmetic runs as kernels (mm_gpu.h). */
+mm_err mm_model_step(mm_model *m, mm_timers *tm) {
+  MM_CHECK(fault_mpi(m));
+  if (m->gpu) return gpu_step(m, tm);
+  MM_CHECK(explicit_part(m, tm)); /* T*, S*, kappa_w, the surface heating */
+  MM_CHECK(implicit_part(m, tm)); /* T, S at n+1 in temp_next, salt_next */
   /* the new state becomes the current one */
   double *t = m->temp, *s = m->salt;
   m->temp = m->temp_next;
