@@ -509,6 +509,27 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   return MM_OK;
 }
 
+const char *mm_model_backend(const mm_model *m) {
+  return m->dev ? m->dev->name : "cpu";
+}
+
+const char *mm_model_tdma(const mm_model *m) {
+  return mm_tdma_backend_of(m->solver)->name;
+}
+
+const char *mm_model_device(const mm_model *m) {
+  return m->device;
+}
+
+const char *mm_model_halo_path(const mm_model *m) {
+  if (!m->gpu) return NULL;
+  return m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI";
+}
+
+int mm_model_on_device(const mm_model *m) {
+  return m->gpu != NULL;
+}
+
 mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d) {
   MM_CHECK(mm_diag_compute(&m->grid, m->temp, m->salt, m->cfg.rho0, m->cfg.cp, d));
   d->step = m->step;
