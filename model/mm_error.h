@@ -73,6 +73,17 @@ mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
     if (!(cond)) return MM_ERROR((code), __VA_ARGS__);                         \
   } while (0)
 
+/* With MINIMODEL_NAN_FILL (the nanfill preset), fresh arrays hold 0xff
+ * bytes (NaN doubles, -1 ints) instead of zeros, so that a value read before
+ * it is written shows, as MOM6's debug builds do; zeros where zeros are
+ * meant are written explicitly. */
+#ifdef MINIMODEL_NAN_FILL
+#include <string.h>
+#define MM_ALLOC_POISON(ptr, bytes) memset((ptr), 0xff, (bytes))
+#else
+#define MM_ALLOC_POISON(ptr, bytes) ((void)0)
+#endif
+
 /* Allocation that fails with a message naming what and how much. */
 #define MM_ALLOC(ptr, count)                                                   \
   do {                                                                         \
@@ -84,6 +95,7 @@ mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
     if (mm_alloc_n_ && !(ptr))                                                 \
       return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)",   \
                       #ptr, mm_alloc_n_ * sizeof(*(ptr)));                     \
+    MM_ALLOC_POISON(ptr, mm_alloc_n_ * sizeof(*(ptr)));                        \
   } while (0)
 
 #endif
