@@ -56,20 +56,16 @@ static const char usage[] =
     "  MINIMODEL_DEBUG           any value: where an error was raised, as a trace\n"
     "  MINIMODEL_FAULT_*         fault injection for the tests (docs/reliability.md)\n";
 
-/* Report the recorded error once per distinct message: rank 0 for errors all
- * ranks share, otherwise each failing rank prefixes its rank. */
-static void report_error(mm_err err, int rank, int shared) {
+/* Report the recorded error once, on rank 0: the ranks have agreed on it
+ * (mm_agree), so every rank holds the same message. */
+static void report_error(mm_err err, int rank) {
   if (err == MM_OK) return;
   const char *msg = mm_error_message();
   if (err >= MM_ERR_SIGNAL) { /* a stop, not an error: one line */
     if (rank == 0) fprintf(stderr, "minimodel: %s; exit status %d\n", msg, (int)err);
     return;
   }
-  if (shared) {
-    if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
-  } else if (msg[0] && strncmp(msg, "error on another rank", 21) != 0) {
-    fprintf(stderr, "minimodel: error (rank %d): %s\n", rank, msg);
-  }
+  if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
   if (getenv("MINIMODEL_DEBUG") && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
 }
 
@@ -109,7 +105,7 @@ int main(int argc, char **argv) {
   bool bandwidth_probe = false;
   mm_err err = MM_OK;
   int done = 0;
-  if (!ovr || !files) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  if (!ovr || !files || !command) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {
     const char *arg = argv[a];
@@ -167,31 +163,36 @@ int main(int argc, char **argv) {
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
     err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
-  if (err != MM_OK && !done) report_error(err, rank, 1); /* messages point to --help */
+  if (err != MM_OK && !done) report_error(err, rank); /* messages point to --help */
 
   /* --bandwidth probe: measured once, before the cases, on every rank at once */
   if (err == MM_OK && !done && bandwidth_probe && !opt.dry_run) {
     err = mm_agree(MPI_COMM_WORLD, mm_bandwidth_probe(MPI_COMM_WORLD, &opt.bandwidth_gbps));
     opt.bandwidth_source = "probe";
-    if (err != MM_OK) report_error(err, rank, 1);
+    if (err != MM_OK) report_error(err, rank);
   }
 
   int first_code = MM_OK;
   mm_run_summary *sums = NULL;
   if (err == MM_OK && !done) {
     sums = calloc((size_t)n_files, sizeof *sums);
+    /* each rank alone: they agree before the first case */
+    err = mm_agree(MPI_COMM_WORLD, sums ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory"));
+    if (err != MM_OK) report_error(err, rank);
+  }
+  if (err == MM_OK && !done) {
     mm_err stop = MM_OK; /* a signal: no further case, no summary */
     for (int f = 0; f < n_files && stop == MM_OK; f++) {
       mm_error_clear();
       int signo = 0;
-      mm_err e = mm_agree_signal(MPI_COMM_WORLD, MM_OK, &signo);
+      mm_err e = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
       else
         e = mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]));
       if (e != MM_OK) {
-        report_error(e, rank, 1);
+        report_error(e, rank);
         if (first_code == MM_OK || e >= MM_ERR_SIGNAL) first_code = e;
         sums[f].steps = -(long)e;
       }

@@ -7,6 +7,7 @@
 
 #include "mm_config.h"
 #include "mm_diag.h"
+#include "mm_signal.h"
 #include "mm_timer.h"
 
 typedef struct {
@@ -31,14 +32,11 @@ typedef struct {
 mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
                    mm_run_summary *summary);
 
-/* Agree on an error across comm: the worst code wins on every rank; a rank
- * without its own message gets "error on rank R". */
-mm_err mm_agree(MPI_Comm comm, mm_err err);
-
-/* mm_agree, and in the same reduction *signo = the largest signal number
- * received by any rank (mm_signal_received; 0 when none), so that every
- * rank stops at the same step. */
-mm_err mm_agree_signal(MPI_Comm comm, mm_err err, int *signo);
+/* mm_agree (mm_error.h), and in the same reduction *signo = the largest
+ * signal number any rank has received (mm_signal_received). */
+static inline mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err, int *signo) {
+  return mm_agree_with(comm, err, mm_signal_received(), signo);
+}
 
 /* The input files of a case, checked without reading their data (collective
  * over comm, under the read watchdog): with `file`, initial.file

@@ -27,7 +27,6 @@
 #include "mm_report.h"
 
 #include "mm_bandwidth.h"
-#include "mm_device.h"
 
 /* The phases a step is made of: every phase but MM_PHASE_STEP itself. */
 static bool inside_step(int p) {
@@ -90,16 +89,16 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
   fprintf(f, ",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d],\n", g->nranks, g->px, g->py);
   fprintf(f, "  \"grid\": [%d, %d, %d],\n  \"steps\": %ld,\n", g->nx, g->ny, g->nz, sum->steps);
   fputs("  \"backend\": ", f);
-  json_string(f, m->dev ? m->dev->name : "cpu");
+  json_string(f, mm_model_backend(m));
   fputs(",\n  \"tdma\": ", f);
-  json_string(f, mm_tdma_backend_of(m->solver)->name);
+  json_string(f, mm_model_tdma(m));
   fputs(",\n  \"tdma_requested\": ", f);
   json_string(f, cfg->tdma);
-  if (m->gpu) { /* the device of rank 0, and how the halo crossed */
+  if (mm_model_on_device(m)) { /* the device of rank 0, and how the halo crossed */
     fputs(",\n  \"device\": ", f);
-    json_string(f, m->device);
+    json_string(f, mm_model_device(m));
     fputs(",\n  \"halo_path\": ", f);
-    json_string(f, m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
+    json_string(f, mm_model_halo_path(m));
   }
   fputs(",\n  \"wall_s\": ", f);
   json_number(f, sum->wall_s);
@@ -236,7 +235,7 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
   double bytes[MM_NPHASES];
   for (int p = 0; p < MM_NPHASES; p++) {
     const double per_call = p == MM_PHASE_DIAGNOSTICS;
-    bytes[p] = mm_phase_bytes_per_cell((mm_phase)p, m->gpu != NULL) * cells *
+    bytes[p] = mm_phase_bytes_per_cell((mm_phase)p, mm_model_on_device(m)) * cells *
                (per_call ? (double)t->calls[p] : (double)steps);
   }
   const double bw = opt->bandwidth_gbps * 1e9;
@@ -244,14 +243,13 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
   mm_err err = MM_OK;
   if (g->rank == 0) {
     const double step_median = median(step_s, ns);
-    const char *tdma = mm_tdma_backend_of(m->solver)->name;
-    const char *backend = m->dev ? m->dev->name : "cpu";
+    const char *tdma = mm_model_tdma(m);
+    const char *backend = mm_model_backend(m);
     printf("\n%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s\n", cfg->run_name,
            steps, steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s",
            g->px, g->py, backend, tdma);
-    if (m->gpu)
-      printf("  GPU step on %s; halo through %s\n", m->device,
-             m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI");
+    if (mm_model_on_device(m))
+      printf("  GPU step on %s; halo through %s\n", mm_model_device(m), mm_model_halo_path(m));
     printf("  %-12s %10s %12s %7s %10s %10s %10s %7s %7s%s\n", "phase", "total s", "per step s",
            "share", "min rank", "mean rank", "max rank", "calls", "GB/s", bw > 0 ? " x floor" : "");
     for (int p = 0; p < MM_NPHASES; p++) {

@@ -17,40 +17,6 @@
 #include "mm_report.h"
 #include "mm_signal.h"
 
-/* mm_agree, and with signo the largest signal number any rank has received
- * (mm_signal_received) in the same reduction. */
-static mm_err agree(MPI_Comm comm, mm_err err, int *signo) {
-  int rank, nranks;
-  MM_MPI(MPI_Comm_rank(comm, &rank));
-  MM_MPI(MPI_Comm_size(comm, &nranks));
-  int mine[2] = {(int)err, signo ? mm_signal_received() : 0}, worst[2] = {0, 0};
-  MM_MPI(MPI_Allreduce(mine, worst, signo ? 2 : 1, MPI_INT, MPI_MAX, comm));
-  if (signo) *signo = worst[1];
-  if (worst[0] == MM_OK) return MM_OK;
-  /* the message of the lowest failing rank goes to every rank */
-  int who = err != MM_OK ? rank : nranks, first = nranks;
-  MM_MPI(MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm));
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", mm_error_message());
-  MM_MPI(MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, comm));
-  if (rank != first || first != 0) {
-    mm_error_clear();
-    if (first != 0)
-      mm_error_set((mm_err)worst[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
-    else
-      mm_error_set((mm_err)worst[0], __FILE__, __LINE__, "%s", msg);
-  }
-  return (mm_err)worst[0];
-}
-
-mm_err mm_agree(MPI_Comm comm, mm_err err) {
-  return agree(comm, err, NULL);
-}
-
-mm_err mm_agree_signal(MPI_Comm comm, mm_err err, int *signo) {
-  return agree(comm, err, signo);
-}
-
 /* A watchdog over the reading of an input file (initial.file,
  * initial.restart): a damaged NetCDF-4 file can make libhdf5 loop forever
  * (fuzz/regress/hangs/). When the read has not ended after the limit, the
@@ -403,7 +369,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
      * others would wait for its halo; so must a signal received by any
      * rank (SIGTERM, SIGINT, SIGHUP). One integer reduction per step. */
     mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
-    err = mm_agree_signal(g->cart, err, &signo);
+    err = mm_agree_with_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);
     if (err == MM_OK && signo) { /* this step is abandoned, nothing of it written */
       mm_timers_step_end(&tm, m->step);
@@ -468,7 +434,7 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
       printf("\n# decomposition: %d rank%s = %d x %d (x by y); largest block %ld x %ld x %d\n",
              g.nranks, g.nranks == 1 ? "" : "s", g.px, g.py, nxl, nyl, g.nz);
       printf("# memory per rank: about %.1f MB (largest block)\n",
-             mm_model_bytes(nxl, nyl, g.nz) / 1e6);
+             mm_grid_memory_bytes(nxl, nyl, g.nz) / 1e6);
     }
     if (err == MM_OK) {
       /* the model's own checks (stability, solver) without running */

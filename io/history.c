@@ -216,7 +216,7 @@ static mm_err mm_history_collective(mm_history *h) {
   for (int v = 0; v < MM_NDIAG; v++)
     MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "setting collective access",
                 nc_var_par_access(h->ncid, h->var_diag[v], NC_COLLECTIVE));
-  return mm_io_agree(h->comm, err, h->path);
+  return mm_agree(h->comm, err);
 }
 
 /* Write x, y, z, z_bnds (rank 0, the others take part with nothing) and each
@@ -256,7 +256,7 @@ static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
   const size_t count_k[2] = {(size_t)g->nyl, (size_t)g->nxl};
   MM_NC_COLL(err, MM_ERR_RUN, p, "writing kmt",
              nc_put_vara_int(nc, h->var_kmt, start_k, count_k, kmt));
-  return mm_io_agree(h->comm, err, p);
+  return mm_agree(h->comm, err);
 }
 
 static void mm_history_free(mm_history *h) {
@@ -297,7 +297,7 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
       err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, n * sizeof *h->buf);
     if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, h->path);
   }
-  err = mm_io_agree(comm, err, h ? h->path : "history file");
+  err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (h)
       mm_history_free(h);
@@ -334,7 +334,7 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io
 
   int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
   if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, p, s);
-  err = mm_io_agree(comm, err, p);
+  err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
     mm_history_free(h);
@@ -343,14 +343,14 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io
 
   err = mm_io_reserve(comm, p, header);
   if (err == MM_OK)
-    err = mm_io_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step), p);
+    err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
   if (err != MM_OK) {
     nc_abort(h->ncid);
     mm_history_free(h);
     return err;
   }
   MM_NC_COLL(err, MM_ERR_RUN, p, "cannot write the header", nc_enddef(h->ncid));
-  err = mm_io_agree(comm, err, p);
+  err = mm_agree(comm, err);
   if (err == MM_OK) err = mm_history_write_static(h, g);
   if (err != MM_OK) {
     nc_close(h->ncid);
@@ -598,13 +598,13 @@ static mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *orig
                 nc_get_att_text(nc, NC_GLOBAL, "history", text));
   if (err == MM_OK) snprintf(text + len, size - len, "%s%s", len ? "\n" : "", line);
   free(line);
-  err = mm_io_agree(h->comm, err, h->path);
+  err = mm_agree(h->comm, err);
   if (err == MM_OK) {
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_redef(nc));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history",
                nc_put_att_text(nc, NC_GLOBAL, "history", strlen(text), text));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_enddef(nc));
-    err = mm_io_agree(h->comm, err, h->path);
+    err = mm_agree(h->comm, err);
   }
   free(text);
   return err;
@@ -619,7 +619,7 @@ static mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long 
   int s = nc_open_par(p, NC_WRITE, h->comm, MPI_INFO_NULL, &h->ncid);
   if (s != NC_NOERR)
     err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "cannot open to append", s);
-  err = mm_io_agree(h->comm, err, p);
+  err = mm_agree(h->comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
     return err;
@@ -635,7 +635,7 @@ static mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long 
   for (int v = 0; v < MM_NDIAG; v++)
     MM_NC_LOCAL(err, MM_ERR_RUN, p, mm_diag_vars[v].name,
                 nc_inq_varid(h->ncid, mm_diag_vars[v].name, &h->var_diag[v]));
-  err = mm_io_agree(h->comm, err, p);
+  err = mm_agree(h->comm, err);
   if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
   if (err == MM_OK) err = mm_io_reserve(h->comm, p, MM_IO_SPACE_MARGIN);
   if (err == MM_OK) err = mm_history_note(h, step, origin);
@@ -670,18 +670,18 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
   }
 
   /* read as an input file first: refused as it is, never written */
-  mm_err err = mm_io_agree(h->comm, mm_io_check_hdf5(p), p);
+  mm_err err = mm_agree(h->comm, mm_io_check_hdf5(p));
   if (err == MM_OK) err = mm_io_probe(h->comm, p);
   mm_history_found f = {0, 0, -1};
   if (err == MM_OK)
-    err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK, p);
+    err = mm_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK);
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
   /* records after the restart step, from a run that went further: removed,
    * to be written anew */
   if (err == MM_OK && f.keep < f.nrec) {
     err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
     if (err == MM_OK)
-      err = mm_io_agree(h->comm, h->rank == 0 ? mm_history_drop(p, f.keep, step) : MM_OK, p);
+      err = mm_agree(h->comm, h->rank == 0 ? mm_history_drop(p, f.keep, step) : MM_OK);
   }
   if (err == MM_OK) err = mm_history_reopen(h, origin, step, &f);
   if (err != MM_OK) {
@@ -713,7 +713,7 @@ mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, con
   do {                                                                                             \
     if (err == MM_OK) {                                                                            \
       MM_NC_WRITE(err, p, h->dir, what, call);                                                     \
-      err = mm_io_agree(h->comm, err, p);                                                          \
+      err = mm_agree(h->comm, err);                                                          \
     }                                                                                              \
   } while (0)
   /* 1-D variables: rank 0 writes the record, the others take part with nothing */
@@ -754,7 +754,7 @@ mm_err mm_history_close(mm_history *h) {
   /* a broken file stays open, untouched (mm_io_files_left_open) */
   if (!h->broken) {
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
-    err = mm_io_agree(h->comm, err, h->path);
+    err = mm_agree(h->comm, err);
     if (err == MM_OK) err = mm_io_trim(h->comm, h->path);
   }
   mm_history_free(h);

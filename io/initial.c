@@ -90,7 +90,7 @@ static mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const ch
 mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt) {
   /* a damaged classic header before libnetcdf trusts its counts, then a
    * crash or a hang of the libraries on the metadata, in a child process */
-  mm_err perr = mm_io_agree(g->cart, mm_io_check_classic(path), path);
+  mm_err perr = mm_agree(g->cart, mm_io_check_classic(path));
   if (perr == MM_OK) perr = mm_io_probe(g->cart, path);
   if (perr != MM_OK) return perr;
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
@@ -112,7 +112,7 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
   if (err == MM_OK) err = mm_initial_field(nc, path, g, "salt", buf, salt);
   if (open) nc_close(nc);
   free(buf);
-  return mm_io_agree(g->cart, err, path);
+  return mm_agree(g->cart, err);
 }
 
 mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path) {

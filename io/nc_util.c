@@ -96,27 +96,6 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
                       nc_strerror(status), why);
 }
 
-mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path) {
-  int rank;
-  MM_MPI(MPI_Comm_rank(comm, &rank));
-  /* {largest code, -(lowest failing rank)} in one reduction */
-  int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
-  MM_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm));
-  if (out[0] == MM_OK) return MM_OK;
-
-  const int root = -out[1]; /* the lowest rank that failed */
-  char message[1024] = "";
-  if (rank == root) snprintf(message, sizeof message, "%s", mm_error_message());
-  MM_MPI(MPI_Bcast(message, (int)sizeof message, MPI_CHAR, root, comm));
-  if (local == MM_OK) {
-    if (message[0])
-      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s (reported by rank %d)", message, root);
-    else
-      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s: error on another rank (%d)", path,
-                   root);
-  }
-  return (mm_err)out[0];
-}
 
 mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
   int rank;
@@ -162,7 +141,7 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
                      "%.2f MiB free",
                      path, dir, bytes / 1048576.0, free_bytes / 1048576.0);
   }
-  return mm_io_agree(comm, err, path);
+  return mm_agree(comm, err);
 }
 
 /* Rank 0's part of mm_io_reserve: the error number of the reservation, 0
@@ -197,7 +176,7 @@ mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes) {
       err = MM_ERROR(MM_ERR_RUN, "%s: cannot reserve %.2f MiB for the next write: %s", path,
                      bytes / 1048576.0, strerror(e));
   }
-  return mm_io_agree(comm, err, path);
+  return mm_agree(comm, err);
 }
 
 int mm_io_put_texts(int nc, int var, const char *const *attributes) {
@@ -336,7 +315,7 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path) {
   if (e != 0)
     err = MM_ERROR(MM_ERR_RUN, "%s: cannot cut the reserved room past its end: %s", path,
                    strerror(e));
-  return mm_io_agree(comm, err, path);
+  return mm_agree(comm, err);
 }
 
 mm_err mm_io_check_hdf5(const char *path) {

@@ -59,7 +59,7 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
 
 /* A collective netCDF call: made even after an earlier local failure, so
  * that every rank makes the same sequence of collective calls; the first
- * failure is kept in err. Follow a run of them by mm_io_agree. */
+ * failure is kept in err. Follow a run of them by mm_agree (mm_error.h). */
 #define MM_NC_COLL(err, code, path, what, call)                                                    \
   do {                                                                                             \
     int mm_nc_status_ = (call);                                                                    \
@@ -82,11 +82,6 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
     if (mm_nc_status_ != NC_NOERR && (err) == MM_OK)                                               \
       (err) = mm_nc_write_fail(__FILE__, __LINE__, (path), (dir), (what), mm_nc_status_);          \
   } while (0)
-
-/* Agree on the outcome of a phase (collective over comm): returns the largest
- * error code of all ranks. A rank that did not fail takes over the message
- * of the lowest failing rank, "(reported by rank r)" appended. */
-mm_err mm_io_agree(MPI_Comm comm, mm_err local, const char *path);
 
 /* A communicator for parallel files: the ranks of cart, in the same order,
  * without its Cartesian topology (collective; free with MPI_Comm_free).

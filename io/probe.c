@@ -184,5 +184,5 @@ static mm_err probe(const char *path) {
 mm_err mm_io_probe(MPI_Comm comm, const char *path) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
-  return mm_io_agree(comm, rank == 0 ? probe(path) : MM_OK, path);
+  return mm_agree(comm, rank == 0 ? probe(path) : MM_OK);
 }

@@ -107,7 +107,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   if (!buf || !kmt)
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", tmp, n * sizeof *buf);
   if (err == MM_OK) err = mm_io_check_dir(cfg->output_dir, path);
-  err = mm_io_agree(comm, err, tmp);
+  err = mm_agree(comm, err);
   char created[32] = "";
   if (err == MM_OK) err = mm_io_creation_time(comm, g->rank, created);
   const double cells = (double)g->nx * (double)g->ny; /* columns */
@@ -119,7 +119,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   int nc = -1;
   int s = nc_create_par(tmp, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &nc);
   if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, s);
-  err = mm_io_agree(comm, err, tmp);
+  err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
     goto done;
@@ -127,7 +127,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
 
   mm_state_vars v = {-1, -1, -1};
   err = mm_io_reserve(comm, tmp, bytes);
-  if (err == MM_OK) err = mm_io_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v), tmp);
+  if (err == MM_OK) err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
   if (err != MM_OK) {
     nc_abort(nc);
     goto remove_tmp;
@@ -139,7 +139,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   do {                                                                                             \
     if (err == MM_OK) {                                                                            \
       MM_NC_WRITE(err, tmp, cfg->output_dir, what, call);                                          \
-      err = mm_io_agree(comm, err, tmp);                                                           \
+      err = mm_agree(comm, err);                                                           \
       broken = err != MM_OK;                                                                       \
     }                                                                                              \
   } while (0)
@@ -149,7 +149,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
     for (int i = 0; i < 3; i++)
       MM_NC_LOCAL(err, MM_ERR_RUN, tmp, "setting collective access",
                   nc_var_par_access(nc, vars[i], NC_COLLECTIVE));
-    err = mm_io_agree(comm, err, tmp);
+    err = mm_agree(comm, err);
   }
   if (err == MM_OK) {
     const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
@@ -170,7 +170,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   if (!broken) {
     mm_err close_err = MM_OK;
     MM_NC_COLL(close_err, MM_ERR_RUN, tmp, "cannot close", nc_close(nc));
-    close_err = mm_io_agree(comm, close_err, tmp);
+    close_err = mm_agree(comm, close_err);
     if (err == MM_OK) err = close_err;
     if (err == MM_OK) err = mm_io_trim(comm, tmp);
   }
@@ -182,7 +182,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   err = MM_MPI_ERR(MPI_Barrier(comm));
   if (err == MM_OK && g->rank == 0 && rename(tmp, path) != 0)
     err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-  err = mm_io_agree(comm, err, path);
+  err = mm_agree(comm, err);
   if (err == MM_OK) goto done;
 
 remove_tmp:
@@ -347,7 +347,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
                        double *salt, long *step, double *time) {
   const char *p = path;
   /* refuse what is not a whole HDF5 file before the collective open */
-  mm_err err = mm_io_agree(g->cart, mm_io_check_hdf5(p), p);
+  mm_err err = mm_agree(g->cart, mm_io_check_hdf5(p));
   if (err == MM_OK) err = mm_io_probe(g->cart, p); /* a crash or a hang in libhdf5 */
   if (err != MM_OK) return err;
 
@@ -358,7 +358,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   if (s != NC_NOERR)
     err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                      "cannot open (unreadable, not NetCDF-4 or damaged)", s);
-  err = mm_io_agree(comm, err, p);
+  err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
     (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
@@ -368,7 +368,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   mm_state_vars v = {-1, -1, -1};
   long step_file = 0;
   double time_file = 0.0; /* s */
-  err = mm_io_agree(comm, mm_state_inquire(nc, p, g, cfg, &v, &step_file, &time_file), p);
+  err = mm_agree(comm, mm_state_inquire(nc, p, g, cfg, &v, &step_file, &time_file));
 
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl;
   double *buf = NULL;
@@ -381,7 +381,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     for (int i = 0; i < 3; i++)
       MM_NC_LOCAL(err, MM_ERR_INPUT, p, "setting collective access",
                   nc_var_par_access(nc, vars[i], NC_COLLECTIVE));
-    err = mm_io_agree(comm, err, p);
+    err = mm_agree(comm, err);
   }
   if (err == MM_OK && temp) {
     const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
@@ -414,11 +414,11 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
       mm_io_bad bad = mm_io_unpack(g, buf, NULL, dst[f]);
       if (bad.found) err = mm_bad_value(p, names[f], bad);
     }
-    err = mm_io_agree(comm, err, p);
+    err = mm_agree(comm, err);
   }
   mm_err close_err = MM_OK;
   MM_NC_COLL(close_err, MM_ERR_INPUT, p, "cannot close", nc_close(nc));
-  close_err = mm_io_agree(comm, close_err, p);
+  close_err = mm_agree(comm, close_err);
   if (err == MM_OK) err = close_err;
   free(buf);
   free(kmt);

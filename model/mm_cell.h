@@ -39,12 +39,12 @@ MM_CELL_FN int mm_cell_imin(int a, int b) {
  *   u       transport per unit depth through the face, > 0 towards R (m2/s)
  *   t_*     the tracer in LL, L, R, RR
  *   wet_ll  the face LL|L is wet at this level; wet_rr likewise R|RR
- *   cfac    dt / (dx dy) (s/m2)
+ *   dt_area    dt / (dx dy) (s/m2)
  *   kh      kappa_h dy/dx (x faces) or kappa_h dx/dy (y faces) (m2/s)
  * *fa: advective flux u t_face; *fd: diffusive flux -kh (t_R - t_L).
  * Branch-free, so that the CPU loop over levels vectorises. */
 MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, double t_r, double t_rr,
-                             int wet_ll, int wet_rr, double cfac, double kh, double *fa,
+                             int wet_ll, int wet_rr, double dt_area, double kh, double *fa,
                              double *fd) {
   double adv = 0.0;
   if (scheme != MM_CELL_ADV_NONE) {
@@ -61,7 +61,7 @@ MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, doub
       const double fa_ = fabs(a), fb_ = fabs(b);
       const double lim = mm_cell_max(mm_cell_min(2.0 * fa_, fb_), mm_cell_min(fa_, 2.0 * fb_));
       const double limited = a * b <= 0.0 ? 0.0 : (b > 0.0 ? 1.0 : -1.0) * lim;
-      const double c = fabs(u) * cfac; /* Courant number of the face */
+      const double c = fabs(u) * dt_area; /* Courant number of the face */
       adv = u * (tu + (0.5 * (1.0 - c)) * limited);
     }
   }
@@ -73,10 +73,10 @@ MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, doub
  * west, east, south and north faces: T* = T + dt/(dx dy) (advective +
  * diffusive convergence). */
 MM_CELL_FN double mm_cell_update(double t, double fa_w, double fa_e, double ga_s, double ga_n,
-                                 double fd_w, double fd_e, double gd_s, double gd_n, double cfac) {
+                                 double fd_w, double fd_e, double gd_s, double gd_n, double dt_area) {
   const double adv = (fa_w - fa_e) + (ga_s - ga_n);
   const double dif = (fd_w - fd_e) + (gd_s - gd_n);
-  return t + cfac * (adv + dif);
+  return t + dt_area * (adv + dif);
 }
 
 /* Diffusivity of the interface between levels k and k+1 from the linear
@@ -100,7 +100,7 @@ typedef struct {
   const double *ue, *vn;         /* [ncol_h nz] east / north face transports (m2/s) */
   const double *temp, *salt;     /* [ncol_h nz] T (degC), S (g/kg) at step n */
   double *temp_next, *salt_next; /* [ncol_h nz] T*, S* */
-  double cfac, kh_x, kh_y;       /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
+  double dt_area, kh_x, kh_y;       /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
 } mm_cell_hstep;
 
 /* T* and S* at level k of column col (nothing where the cell is dry): the
@@ -120,23 +120,23 @@ MM_CELL_FN void mm_cell_horizontal(const mm_cell_hstep *h, long col, int k) {
   const int wee = k < mm_cell_imin(kE, kEE), www = k < mm_cell_imin(kWW, kW);
   const int wnn = k < mm_cell_imin(kN, kNN), wss = k < mm_cell_imin(kSS, kS);
   const double u_e = h->ue[p], u_w = h->ue[p - sx], v_n = h->vn[p], v_s = h->vn[p - sy];
-  const double cfac = h->cfac, kx = h->kh_x, ky = h->kh_y;
+  const double dt_area = h->dt_area, kx = h->kh_x, ky = h->kh_y;
   for (int v = 0; v < 2; v++) {
     const double *t = (v ? h->salt : h->temp) + p;
     double fa_e = 0.0, fd_e = 0.0, fa_w = 0.0, fd_w = 0.0;
     double ga_n = 0.0, gd_n = 0.0, ga_s = 0.0, gd_s = 0.0;
     if (we)
-      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, cfac, kx, &fa_e, &fd_e);
+      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, dt_area, kx, &fa_e, &fd_e);
     if (ww)
-      mm_face_flux(h->scheme, u_w, t[-2 * sx], t[-sx], t[0], t[sx], www, we, cfac, kx, &fa_w,
+      mm_face_flux(h->scheme, u_w, t[-2 * sx], t[-sx], t[0], t[sx], www, we, dt_area, kx, &fa_w,
                    &fd_w);
     if (wn)
-      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, cfac, ky, &ga_n, &gd_n);
+      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, dt_area, ky, &ga_n, &gd_n);
     if (ws)
-      mm_face_flux(h->scheme, v_s, t[-2 * sy], t[-sy], t[0], t[sy], wss, wn, cfac, ky, &ga_s,
+      mm_face_flux(h->scheme, v_s, t[-2 * sy], t[-sy], t[0], t[sy], wss, wn, dt_area, ky, &ga_s,
                    &gd_s);
     (v ? h->salt_next : h->temp_next)[p] =
-        mm_cell_update(t[0], fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, cfac);
+        mm_cell_update(t[0], fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area);
   }
 }
 

@@ -35,7 +35,6 @@ typedef struct {
 } mm_key;
 
 #define OFF(f) offsetof(mm_config, f)
-#define BIG 1e300
 
 static const mm_key mm_keys[] = {
     {"run", "name", T_STRING, OFF(run_name), "minimodel", "", 0, 0, 0, NULL, false,
@@ -202,11 +201,7 @@ static int enum_index(const char *choices, const char *value) {
 
 static void format_range(const mm_key *k, char *buf, size_t n) {
   const char *what = k->type == T_INT ? "an integer" : "a number";
-  if (k->max >= BIG)
-    snprintf(buf, n, "must be %s %s %.10g", what, k->min_open ? ">" : ">=", k->min);
-  else
-    snprintf(buf, n, "must be %s in %s%.10g, %.10g]", what, k->min_open ? "(" : "[", k->min,
-             k->max);
+  snprintf(buf, n, "must be %s in %s%.10g, %.10g]", what, k->min_open ? "(" : "[", k->min, k->max);
 }
 
 /* Parse value into cfg for key k; on failure write the reason to why. */

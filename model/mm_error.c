@@ -1,5 +1,6 @@
 #include "mm_error.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,32 @@ mm_err mm_mpi_error(int rc, const char *call, const char *file, int line) {
   const char *paren = strchr(call, '(');
   const int name = paren ? (int)(paren - call) : (int)strlen(call);
   return mm_error_set(MM_ERR_RUN, file, line, "MPI error in %.*s: %s", name, call, text);
+}
+
+mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  /* {worst code, largest extra, -(lowest failing rank)} in one reduction */
+  int in[3] = {(int)local, extra, local != MM_OK ? -rank : INT_MIN}, out[3];
+  MM_MPI(MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, comm));
+  if (extra_max) *extra_max = out[1];
+  if (out[0] == MM_OK) return MM_OK;
+  const int first = -out[2];
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", mm_error_message());
+  MM_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
+  if (rank != first) {
+    mm_error_clear();
+    if (first != 0)
+      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
+    else
+      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
+  }
+  return (mm_err)out[0];
+}
+
+mm_err mm_agree(MPI_Comm comm, mm_err local) {
+  return mm_agree_with(comm, local, 0, NULL);
 }
 
 mm_err mm_mpi_check(int rc, const char *call, const char *file, int line) {

@@ -31,6 +31,16 @@ void mm_error_clear(void);
 
 #define MM_ERROR(code, ...) mm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
 
+/* Agree on an outcome across the ranks of comm (collective): every rank
+ * returns the worst code of any rank, and a rank whose own code is not that
+ * of the lowest failing rank takes over its message: "rank N: <message>",
+ * or the message alone when N is 0. Without it a rank that failed alone
+ * would leave the others waiting in the next collective. */
+mm_err mm_agree(MPI_Comm comm, mm_err local);
+/* The same, and in the same reduction *extra_max = the largest `extra` of
+ * any rank (the per-step agreement carries the signal number this way). */
+mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max);
+
 /* An MPI call that failed (its return code rc): an MM_ERR_RUN naming the
  * call and MPI's message. The communicators minimodel uses have
  * MPI_ERRORS_RETURN (set on MPI_COMM_WORLD in main and on every
@@ -63,6 +73,17 @@ mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
     if (!(cond)) return MM_ERROR((code), __VA_ARGS__);                         \
   } while (0)
 
+/* With MINIMODEL_NAN_FILL (the nanfill preset), fresh arrays hold 0xff
+ * bytes (NaN doubles, -1 ints) instead of zeros, so that a value read before
+ * it is written shows, as MOM6's debug builds do; zeros where zeros are
+ * meant are written explicitly. */
+#ifdef MINIMODEL_NAN_FILL
+#include <string.h>
+#define MM_ALLOC_POISON(ptr, bytes) memset((ptr), 0xff, (bytes))
+#else
+#define MM_ALLOC_POISON(ptr, bytes) ((void)0)
+#endif
+
 /* Allocation that fails with a message naming what and how much. */
 #define MM_ALLOC(ptr, count)                                                   \
   do {                                                                         \
@@ -74,6 +95,7 @@ mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
     if (mm_alloc_n_ && !(ptr))                                                 \
       return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)",   \
                       #ptr, mm_alloc_n_ * sizeof(*(ptr)));                     \
+    MM_ALLOC_POISON(ptr, mm_alloc_n_ * sizeof(*(ptr)));                        \
   } while (0)
 
 #endif

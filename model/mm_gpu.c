@@ -13,6 +13,7 @@
  *          operations one by one without graphs; then the host waits. */
 #include "mm_gpu.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +46,21 @@ struct mm_gpu {
   size_t first;        /* column of batch's first column */
 };
 
-/* Every device call: on failure, the device's message and return 1. */
+/* Every device call: on failure, an MM_ERR_RUN with the device's message. */
 #define DEV(call)                                                                                  \
   do {                                                                                             \
-    if (call) {                                                                                    \
-      snprintf(msg, len, "%s", g->dev->error(g->ctx));                                             \
-      return 1;                                                                                    \
-    }                                                                                              \
+    if (call) return MM_ERROR(MM_ERR_RUN, "GPU step (%s): %s", g->dev->name, g->dev->error(g->ctx)); \
   } while (0)
 
 /* A device array of `bytes`, a copy of host (queued). */
-static int upload(mm_gpu *g, void **dev, const void *host, size_t bytes, char *msg, size_t len) {
+static mm_err upload(mm_gpu *g, void **dev, const void *host, size_t bytes) {
   DEV(g->dev->alloc(g->ctx, bytes ? bytes : 1, dev));
   if (bytes) DEV(g->dev->copy(g->ctx, *dev, host, bytes, MM_DEV_TO_DEVICE));
-  return 0;
+  return MM_OK;
 }
 
 /* Strips of T and S between device and host: out = 1 frame -> host. */
-static int copy_strips(mm_gpu *g, int out, char *msg, size_t len) {
+static mm_err copy_strips(mm_gpu *g, int out) {
   const mm_gpu_setup *s = &g->s;
   const size_t pitch = s->pitch * sizeof(double);
   double *dev[2] = {g->temp, g->salt}, *host[2] = {s->host_temp, s->host_salt};
@@ -78,11 +76,11 @@ static int copy_strips(mm_gpu *g, int out, char *msg, size_t len) {
                             s->width[d] * sizeof(double), s->height[d], MM_DEV_TO_DEVICE));
     }
   }
-  return 0;
+  return MM_OK;
 }
 
-static int horizontal(mm_gpu *g, const mm_cell_rects *r, char *msg, size_t len) {
-  if (r->first[r->n] == 0) return 0;
+static mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
+  if (r->first[r->n] == 0) return MM_OK;
   mm_cell_hstep h = g->s.hstep;
   h.nz = g->s.nz;
   h.nxh = g->s.nxh;
@@ -94,35 +92,34 @@ static int horizontal(mm_gpu *g, const mm_cell_rects *r, char *msg, size_t len) 
   h.temp_next = g->temp_next;
   h.salt_next = g->salt_next;
   DEV(g->dev->horizontal(g->ctx, &h, r));
-  return 0;
+  return MM_OK;
 }
 
 /* The fused solve of the block's columns: one batch from the first to the
  * last column; halo columns in between have depth 0. */
-static int solve(mm_gpu *g, int queued, char *msg, size_t len) {
+static mm_err solve(mm_gpu *g, int queued) {
   const int nz = g->s.nz;
   const mm_tdma_geometry geo = {g->inv_h, g->g_dt};
   double *const rhs[2] = {g->temp_next + g->first * nz, g->salt_next + g->first * nz};
   const double *kappa = g->kappa_w + g->first * nz;
   if (queued) {
     DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, kappa, rhs, 2));
-    return 0;
+    return MM_OK;
   }
   const int rc = mm_tdma_fused(g->s.solver, &g->batch, &geo, kappa, rhs, 2);
   if (rc) {
-    snprintf(msg, len, "tridiagonal solve (%s) on the %s device failed: %s",
-             mm_tdma_backend_of(g->s.solver)->name, g->dev->name, mm_tdma_strerror(rc));
-    return 1;
+    return MM_ERROR(MM_ERR_RUN, "tridiagonal solve (%s) on the %s device failed: %s",
+                    mm_tdma_backend_of(g->s.solver)->name, g->dev->name, mm_tdma_strerror(rc));
   }
-  return 0;
+  return MM_OK;
 }
 
 /* The second half of the step, queued on the stream (or captured). */
-static int queue_end(mm_gpu *g, int stage, char *msg, size_t len) {
+static mm_err queue_end(mm_gpu *g, int stage) {
   DEV(g->dev->record(g->ctx, EV_END0));
-  if (stage && copy_strips(g, 0, msg, len)) return 1;
+  if (stage) MM_CHECK(copy_strips(g, 0));
   DEV(g->dev->record(g->ctx, EV_HALO1));
-  if (horizontal(g, &g->frame, msg, len)) return 1;
+  MM_CHECK(horizontal(g, &g->frame));
   DEV(g->dev->record(g->ctx, EV_FRAME1));
   mm_cell_mix x = g->s.mix;
   x.nz = g->s.nz;
@@ -132,17 +129,16 @@ static int queue_end(mm_gpu *g, int stage, char *msg, size_t len) {
   x.kappa_w = g->kappa_w;
   if (g->whole.first[g->whole.n] > 0) DEV(g->dev->mixing(g->ctx, &x, &g->whole, g->s.nxh));
   DEV(g->dev->record(g->ctx, EV_MIXING1));
-  if (solve(g, 1, msg, len)) return 1;
+  MM_CHECK(solve(g, 1));
   DEV(g->dev->record(g->ctx, EV_SOLVE1));
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, size_t len) {
+mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
   *out = NULL;
   mm_gpu *g = calloc(1, sizeof *g);
   if (!g) {
-    snprintf(msg, len, "out of memory");
-    return 1;
+    return MM_ERROR(MM_ERR_RUN, "GPU step: out of host memory");
   }
   *out = g; /* the caller destroys what was built on error */
   g->s = *s;
@@ -156,30 +152,27 @@ int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, size_t len) {
   void *zero = calloc(1, bytes > sizeof(mm_diag_part) * MM_GPU_DIAG_MAX_BLOCKS
                              ? bytes
                              : sizeof(mm_diag_part) * MM_GPU_DIAG_MAX_BLOCKS);
-  if (!zero) {
-    snprintf(msg, len, "out of memory");
-    return 1;
-  }
-  const int failed =
-      upload(g, (void **)&g->temp, s->host_temp, bytes, msg, len) ||
-      upload(g, (void **)&g->salt, s->host_salt, bytes, msg, len) ||
-      upload(g, (void **)&g->temp_next, s->host_temp, bytes, msg, len) ||
-      upload(g, (void **)&g->salt_next, s->host_salt, bytes, msg, len) ||
-      upload(g, (void **)&g->kappa_w, zero, bytes, msg, len) ||
-      upload(g, (void **)&g->ue, s->ue, bytes, msg, len) ||
-      upload(g, (void **)&g->vn, s->vn, bytes, msg, len) ||
-      upload(g, (void **)&g->g_dt, s->g_dt, lb, msg, len) ||
-      upload(g, (void **)&g->inv_h, s->inv_h, lb, msg, len) ||
-      upload(g, (void **)&g->vol, s->vol, lb, msg, len) ||
-      upload(g, (void **)&g->kmt, s->kmt, nb, msg, len) ||
-      upload(g, (void **)&g->kmt_solve, s->kmt_solve, nb, msg, len) ||
-      upload(g, (void **)&g->good_temp, zero, bytes, msg, len) ||
-      upload(g, (void **)&g->good_salt, zero, bytes, msg, len) ||
-      upload(g, (void **)&g->parts, zero, MM_GPU_DIAG_MAX_BLOCKS * sizeof(mm_diag_part), msg, len);
+  if (!zero) return MM_ERROR(MM_ERR_RUN, "GPU step: out of host memory");
+  const bool failed =
+      upload(g, (void **)&g->temp, s->host_temp, bytes) ||
+      upload(g, (void **)&g->salt, s->host_salt, bytes) ||
+      upload(g, (void **)&g->temp_next, s->host_temp, bytes) ||
+      upload(g, (void **)&g->salt_next, s->host_salt, bytes) ||
+      upload(g, (void **)&g->kappa_w, zero, bytes) ||
+      upload(g, (void **)&g->ue, s->ue, bytes) ||
+      upload(g, (void **)&g->vn, s->vn, bytes) ||
+      upload(g, (void **)&g->g_dt, s->g_dt, lb) ||
+      upload(g, (void **)&g->inv_h, s->inv_h, lb) ||
+      upload(g, (void **)&g->vol, s->vol, lb) ||
+      upload(g, (void **)&g->kmt, s->kmt, nb) ||
+      upload(g, (void **)&g->kmt_solve, s->kmt_solve, nb) ||
+      upload(g, (void **)&g->good_temp, zero, bytes) ||
+      upload(g, (void **)&g->good_salt, zero, bytes) ||
+      upload(g, (void **)&g->parts, zero, MM_GPU_DIAG_MAX_BLOCKS * sizeof(mm_diag_part));
   /* the copies of `zero` are done before it is freed */
   const int synced = g->dev->synchronize(g->ctx);
   free(zero);
-  if (failed) return 1;
+  if (failed) return mm_error_trace(MM_ERR_RUN, __FILE__, __LINE__);
   DEV(synced);
   DEV(g->dev->alloc_host(g->ctx, MM_GPU_DIAG_MAX_BLOCKS * sizeof(mm_diag_part),
                          (void **)&g->parts_host));
@@ -196,9 +189,9 @@ int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, size_t len) {
   /* one synchronous solve of the work arrays (kappa_w is 0): checks the
    * depths once and sizes the solver's workspace before any capture */
   DEV(g->dev->synchronize(g->ctx));
-  if (solve(g, 0, msg, len)) return 1;
+  MM_CHECK(solve(g, 0));
   DEV(g->dev->synchronize(g->ctx));
-  return 0;
+  return MM_OK;
 }
 
 void mm_gpu_destroy(mm_gpu *g) {
@@ -219,20 +212,20 @@ void mm_gpu_destroy(mm_gpu *g) {
   free(g);
 }
 
-int mm_gpu_upload(mm_gpu *g, char *msg, size_t len) {
+mm_err mm_gpu_upload(mm_gpu *g) {
   const size_t bytes = g->n * sizeof(double);
   DEV(g->dev->copy(g->ctx, g->temp, g->s.host_temp, bytes, MM_DEV_TO_DEVICE));
   DEV(g->dev->copy(g->ctx, g->salt, g->s.host_salt, bytes, MM_DEV_TO_DEVICE));
   DEV(g->dev->synchronize(g->ctx));
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_download(mm_gpu *g, char *msg, size_t len) {
+mm_err mm_gpu_download(mm_gpu *g) {
   const size_t bytes = g->n * sizeof(double);
   DEV(g->dev->copy(g->ctx, g->s.host_temp, g->temp, bytes, MM_DEV_TO_HOST));
   DEV(g->dev->copy(g->ctx, g->s.host_salt, g->salt, bytes, MM_DEV_TO_HOST));
   DEV(g->dev->synchronize(g->ctx));
-  return 0;
+  return MM_OK;
 }
 
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt) {
@@ -240,36 +233,36 @@ void mm_gpu_fields(mm_gpu *g, double **temp, double **salt) {
   *salt = g->salt;
 }
 
-int mm_gpu_step_begin(mm_gpu *g, int stage, char *msg, size_t len) {
+mm_err mm_gpu_step_begin(mm_gpu *g, int stage) {
   if (stage) {
-    if (copy_strips(g, 1, msg, len)) return 1;
+    MM_CHECK(copy_strips(g, 1));
     DEV(g->dev->record(g->ctx, EV_STRIPS));
   }
   DEV(g->dev->record(g->ctx, EV_INTERIOR0));
-  if (horizontal(g, &g->interior, msg, len)) return 1;
+  MM_CHECK(horizontal(g, &g->interior));
   DEV(g->dev->record(g->ctx, EV_INTERIOR1));
   /* the strips are on the host for MPI; with MPI on device memory the step
    * before is complete (mm_gpu_step_end waits) and the interior kernel
    * writes only T*, S* */
   if (stage) DEV(g->dev->wait(g->ctx, EV_STRIPS));
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t, char *msg, size_t len) {
+mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t) {
   const int p = g->parity, st = stage ? 1 : 0;
   if (g->s.use_graph) {
     if (!g->graph[p][st]) { /* capture this parity's second half once */
       DEV(g->dev->capture_begin(g->ctx));
-      const int failed = queue_end(g, stage, msg, len);
+      const mm_err failed = queue_end(g, stage);
       void *graph = NULL;
       const int ended = g->dev->capture_end(g->ctx, &graph);
-      if (failed) return 1;
+      MM_CHECK(failed);
       DEV(ended);
       g->graph[p][st] = graph;
     }
     DEV(g->dev->launch(g->ctx, g->graph[p][st]));
-  } else if (queue_end(g, stage, msg, len)) {
-    return 1;
+  } else {
+    MM_CHECK(queue_end(g, stage));
   }
   DEV(g->dev->synchronize(g->ctx));
   if (t) {
@@ -287,10 +280,10 @@ int mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t, char *msg, size_t len
   g->temp_next = tt;
   g->salt_next = ss;
   g->parity ^= 1;
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part, char *msg, size_t len) {
+mm_err mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part) {
   long blocks = (g->whole.first[g->whole.n] + MM_GPU_DIAG_THREADS - 1) / MM_GPU_DIAG_THREADS;
   if (blocks > MM_GPU_DIAG_MAX_BLOCKS) blocks = MM_GPU_DIAG_MAX_BLOCKS;
   if (blocks < 1) blocks = 1;
@@ -303,20 +296,20 @@ int mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part, char *msg, size_t len) {
   mm_diag_part_init(part);
   for (long b = 0; b < blocks; b++)
     mm_diag_part_merge(part, &g->parts_host[b]);
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_keep_good(mm_gpu *g, char *msg, size_t len) {
+mm_err mm_gpu_keep_good(mm_gpu *g) {
   const size_t bytes = g->n * sizeof(double);
   DEV(g->dev->copy(g->ctx, g->good_temp, g->temp, bytes, MM_DEV_ON_DEVICE));
   DEV(g->dev->copy(g->ctx, g->good_salt, g->salt, bytes, MM_DEV_ON_DEVICE));
-  return 0;
+  return MM_OK;
 }
 
-int mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt, char *msg, size_t len) {
+mm_err mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt) {
   const size_t bytes = g->n * sizeof(double);
   DEV(g->dev->copy(g->ctx, temp, g->good_temp, bytes, MM_DEV_TO_HOST));
   DEV(g->dev->copy(g->ctx, salt, g->good_salt, bytes, MM_DEV_TO_HOST));
   DEV(g->dev->synchronize(g->ctx));
-  return 0;
+  return MM_OK;
 }

@@ -22,7 +22,8 @@
  * This orchestration is written once (mm_gpu.c) against the table of device
  * operations of mm_device.h; the device (cuda, or the emulated device on the
  * host) is the setup's. Plain C interface (no MPI, no model types). Every
- * call returns 0 or, on failure, nonzero with a message in msg[len]. */
+ * fallible call returns an mm_err with the message in the error record
+ * (mm_error.h), the device's own message named "GPU step on <device>". */
 #ifndef MM_GPU_H
 #define MM_GPU_H
 
@@ -30,6 +31,7 @@
 
 #include "mm_cell.h"
 #include "mm_device.h"
+#include "mm_error.h"
 #include "mm_rsum.h"
 #include "mm_tdma.h"
 
@@ -57,7 +59,7 @@ typedef struct {
   const double *ue, *vn;      /* [ncol_h nz] face transports (m2/s) */
   const double *g_dt, *inv_h; /* [nz] per-level factors of the vertical step */
   const double *vol;          /* [nz] cell volumes (m3) */
-  mm_cell_hstep hstep;        /* scheme, cfac, kh_x, kh_y (its arrays are ignored) */
+  mm_cell_hstep hstep;        /* scheme, dt_area, kh_x, kh_y (its arrays are ignored) */
   mm_cell_mix mix;            /* alpha, beta, kappa_v, kappa_mix, convect, q_top (arrays ignored) */
   double *host_temp, *host_salt; /* [ncol_h nz] the model's T and S: halo staging and
                                   * output; registered as pinned memory */
@@ -73,27 +75,27 @@ typedef struct {
   double solve;
 } mm_gpu_times;
 
-int mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out, char *msg, size_t len);
+mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out);
 void mm_gpu_destroy(mm_gpu *g);
 
 /* host_temp, host_salt -> device T, S (the whole arrays, halo included). */
-int mm_gpu_upload(mm_gpu *g, char *msg, size_t len);
+mm_err mm_gpu_upload(mm_gpu *g);
 /* device T, S -> host_temp, host_salt. */
-int mm_gpu_download(mm_gpu *g, char *msg, size_t len);
+mm_err mm_gpu_download(mm_gpu *g);
 /* The device arrays of T and S (for an MPI that takes device memory). */
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */
-int mm_gpu_step_begin(mm_gpu *g, int stage, char *msg, size_t len);
-int mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t, char *msg, size_t len);
+mm_err mm_gpu_step_begin(mm_gpu *g, int stage);
+mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t);
 
 /* This rank's part of the diagnostics of the device state (mm_diag_part). */
-int mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part, char *msg, size_t len);
+mm_err mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part);
 /* Keep a device copy of the current T and S (the last good state), and
  * bring that copy to the host (after a blow-up). */
-int mm_gpu_keep_good(mm_gpu *g, char *msg, size_t len);
-int mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt, char *msg, size_t len);
+mm_err mm_gpu_keep_good(mm_gpu *g);
+mm_err mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt);
 
 #ifdef __cplusplus
 }

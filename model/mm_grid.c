@@ -2,7 +2,6 @@
 
 #include <stdio.h>
 
-#include "mm_model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,11 +89,20 @@ static mm_err available_bytes(MPI_Comm comm, double *out) {
   return MM_OK;
 }
 
+double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
+  const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
+  /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
+   * and S), 2 int maps, one output record of T and S in file order, solver
+   * workspace */
+  return cols * (double)nz * 8.0 * 9.0 + cols * 8.0 + (double)nxl * nyl * nz * 8.0 +
+         64.0 * nz * 8.0 * 64.0;
+}
+
 /* Refuse, before allocating, a block that would not fit in memory. */
 static mm_err mm_grid_check_memory(const mm_grid *g) {
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
-  const double need = mm_model_bytes(nxl, nyl, g->nz);
+  const double need = mm_grid_memory_bytes(nxl, nyl, g->nz);
   double avail = 0.0;
   MM_CHECK(available_bytes(g->cart, &avail));
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,

@@ -19,14 +19,6 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-double mm_model_bytes(long nxl, long nyl, long nz) {
-  const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
-  /* 9 column fields (T, S, T*, S*, ue, vn, kappa_w, last good T and S), 2 int maps, one output
-   * record of T and S in file order, solver workspace */
-  return cols * (double)nz * 8.0 * 9.0 + cols * 8.0 + (double)nxl * nyl * nz * 8.0 +
-         64.0 * nz * 8.0 * 64.0;
-}
-
 /* Analytic initial state (docs/physics.md, "Initial state"). */
 static void initial_state(mm_model *m) {
   const mm_grid *g = &m->grid;
@@ -297,7 +289,7 @@ static mm_err create_gpu(mm_model *m) {
   s.ue = m->ue, s.vn = m->vn;
   s.g_dt = m->g_dt, s.inv_h = m->inv_h, s.vol = g->vol;
   s.hstep.scheme = (int)cfg->advection;
-  s.hstep.cfac = m->dt_area, s.hstep.kh_x = m->kh_x, s.hstep.kh_y = m->kh_y;
+  s.hstep.dt_area = m->dt_area, s.hstep.kh_x = m->kh_x, s.hstep.kh_y = m->kh_y;
   s.mix.alpha = cfg->alpha, s.mix.beta = cfg->beta;
   s.mix.kappa_v = cfg->kappa_v, s.mix.kappa_mix = m->kappa_mix;
   s.mix.convect = cfg->kappa_convect > 0.0;
@@ -312,35 +304,11 @@ static mm_err create_gpu(mm_model *m) {
   int all = 0;
   MM_MPI(MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart));
   m->gpu_stage = !all;
-  char msg[512];
-  if (mm_gpu_create(&s, &m->gpu, msg, sizeof msg))
-    return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: setting up the GPU step on %s: %s",
-                    m->dev->name, m->device, msg);
+  MM_CHECK(mm_gpu_create(&s, &m->gpu));
   return MM_OK;
 }
 
-#define MM_GPU_CALL(call, what)                                                                    \
-  do {                                                                                             \
-    char mm_gpu_msg_[512];                                                                         \
-    if (call) return MM_ERROR(MM_ERR_RUN, "GPU %s: %s", what, mm_gpu_msg_);                        \
-  } while (0)
 
-/* Agree on the outcome of the local part of the set-up (collective over comm):
- * the worst code on every rank; a rank that did not fail takes over the
- * message of the lowest failing rank. Without it a rank that failed to
- * allocate would leave the others waiting in the next collective. */
-static mm_err agree(MPI_Comm comm, mm_err local) {
-  int rank;
-  MM_MPI(MPI_Comm_rank(comm, &rank));
-  int in[2] = {(int)local, local != MM_OK ? -rank : INT_MIN}, out[2];
-  MM_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm));
-  if (out[0] == MM_OK) return MM_OK;
-  char message[1024] = "";
-  if (rank == -out[1]) snprintf(message, sizeof message, "%s", mm_error_message());
-  MM_MPI(MPI_Bcast(message, (int)sizeof message, MPI_CHAR, -out[1], comm));
-  if (local == MM_OK) MM_ERROR((mm_err)out[0], "rank %d: %s", -out[1], message);
-  return (mm_err)out[0];
-}
 
 /* The state and work arrays (this rank alone). */
 static mm_err allocate(mm_model *m) {
@@ -382,7 +350,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = mm_halo_create(g, &m->halo);
   if (err == MM_OK) err = allocate(m);
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
-  MM_CHECK(agree(comm, err));
+  MM_CHECK(mm_agree(comm, err));
   MM_CHECK(check_divergence(m));
   const double dt = cfg->run_dt;
   m->dt_area = dt / (g->dx * g->dy);
@@ -397,7 +365,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   m->q_top = dt * cfg->heat_flux / (cfg->rho0 * cfg->cp * g->h[0]);
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
   MM_CHECK(check_tdma_name(cfg));
-  if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(agree(comm, open_device(m)));
+  if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
   initial_state(m);
   if (m->dev) MM_CHECK(create_gpu(m));
@@ -428,8 +396,7 @@ void mm_model_destroy(mm_model *m) {
 static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   const mm_grid *g = &m->grid;
   mm_timer_start(tm, MM_PHASE_HALO); /* strips out, MPI exchange (host clock) */
-  char msg[512];
-  const int failed = mm_gpu_step_begin(m->gpu, m->gpu_stage, msg, sizeof msg);
+  const mm_err failed = mm_gpu_step_begin(m->gpu, m->gpu_stage);
   /* the exchange even after a failure here: the neighbours wait for it, and
    * the agreement after the step then stops every rank */
   double *fields[2] = {m->temp, m->salt};
@@ -437,10 +404,10 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   mm_err err = mm_halo_start(&m->halo, fields, 2);
   if (err == MM_OK) err = mm_halo_finish(&m->halo);
   mm_timer_stop(tm, MM_PHASE_HALO);
-  if (failed) return MM_ERROR(MM_ERR_RUN, "GPU step: %s", msg);
+  MM_CHECK(failed);
   MM_CHECK(err);
   mm_gpu_times t;
-  MM_GPU_CALL(mm_gpu_step_end(m->gpu, m->gpu_stage, &t, mm_gpu_msg_, sizeof mm_gpu_msg_), "step");
+  MM_CHECK(mm_gpu_step_end(m->gpu, m->gpu_stage, &t));
   mm_timer_add(tm, MM_PHASE_HALO, t.halo);
   mm_timer_add(tm, MM_PHASE_HORIZONTAL, t.horizontal);
   mm_timer_add(tm, MM_PHASE_MIXING, t.mixing);
@@ -454,33 +421,26 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   return MM_OK;
 }
 
-mm_err mm_model_step(mm_model *m, mm_timers *tm) {
-  /* fault injection (model/mm_fault.h): an MPI call of this step fails on
-   * every rank (a reduction of a negative count) */
-  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
-    int one = 1, sum = 0;
-    MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
-  }
-  if (m->gpu) return gpu_step(m, tm);
-  const mm_grid *g = &m->grid;
-  const int nx = g->nxl, ny = g->nyl;
-
-  /* 1. horizontal step, with the halo exchange overlapped with the interior:
-   * cells at least MM_HALO from the block edge need no halo values. */
+/* The explicit part with the halo exchange overlapped: the interior cells
+ * (at least MM_HALO from the block edge) need no halo values, so they go
+ * while the halo is in flight; the frame follows. */
+static mm_err explicit_part(mm_model *m, mm_timers *tm) {
+  const int nx = m->grid.nxl, ny = m->grid.nyl, h = MM_HALO;
+  const int inner = nx > 2 * h && ny > 2 * h;
   mm_timer_start(tm, MM_PHASE_HALO);
   double *fields[2] = {m->temp, m->salt};
-  MM_CHECK(mm_halo_start(&m->halo, fields, 2));
+  const mm_err started = mm_halo_start(&m->halo, fields, 2);
   mm_timer_stop(tm, MM_PHASE_HALO);
+  MM_CHECK(started);
 
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
-  const int h = MM_HALO;
-  const int inner = nx > 2 * h && ny > 2 * h;
   if (inner) mm_horizontal_step(m, h, nx - h, h, ny - h);
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
 
   mm_timer_start(tm, MM_PHASE_HALO);
-  MM_CHECK(mm_halo_finish(&m->halo));
+  const mm_err finished = mm_halo_finish(&m->halo);
   mm_timer_stop(tm, MM_PHASE_HALO);
+  MM_CHECK(finished);
 
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
   if (inner) {
@@ -492,20 +452,52 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
     mm_horizontal_step(m, 0, nx, 0, ny);
   }
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
+  return MM_OK;
+}
 
-  /* 2. (the convective diffusivity and the surface flux are part of the
-   * horizontal step on the CPU: each column's, as soon as its T*, S* are
-   * there) 3. implicit vertical diffusion */
+/* The implicit part: one tridiagonal solve per column, T and S together. */
+static mm_err implicit_part(mm_model *m, mm_timers *tm) {
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
   /* fault injection (model/mm_fault.h): the solve fails on one rank */
   if (err == MM_OK && m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) &&
-      mm_fault_here(g->rank))
+      mm_fault_here(m->grid.rank))
     err =
         MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]", m->step + 1);
   mm_timer_stop(tm, MM_PHASE_SOLVE);
-  MM_CHECK(err);
+  return err;
+}
 
+/* Fault injection (model/mm_fault.h): an MPI call of this step fails on
+ * every rank (a reduction of a negative count). */
+static mm_err fault_mpi(const mm_model *m) {
+  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
+    int one = 1, sum = 0;
+    MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
+  }
+  return MM_OK;
+}
+
+/* One time step, n -> n+1 (docs/physics.md), for T and for S:
+ *
+ *   T*_P = T_P + dt/(dx dy) sum over the faces of P (F_adv + F_dif)
+ *                                       explicit horizontal advection and
+ *                                       diffusion (upwind or superbee)
+ *   kappa_{k+1/2} = kappa_v + kappa_c   where rho*_k > rho*_{k+1}, else kappa_v
+ *                                       (convective mixing, from T*, S*)
+ *   T*_0 += dt Q / (rho0 cp h_0)        surface heating (T only)
+ *   h_k T_k - cond_{k-1/2} (T_{k-1} - T_k) + cond_{k+1/2} (T_k - T_{k+1})
+ *       = h_k T*_k,  cond = dt kappa / dzw
+ *                                       implicit vertical diffusion: one
+ *                                       tridiagonal solve per column
+ *
+ * On the CPU the first three are one sweep (mm_horizontal_step); on the GPU
+ * the same arithmetic runs as kernels (mm_gpu.h). */
+mm_err mm_model_step(mm_model *m, mm_timers *tm) {
+  MM_CHECK(fault_mpi(m));
+  if (m->gpu) return gpu_step(m, tm);
+  MM_CHECK(explicit_part(m, tm)); /* T*, S*, kappa_w, the surface heating */
+  MM_CHECK(implicit_part(m, tm)); /* T, S at n+1 in temp_next, salt_next */
   /* the new state becomes the current one */
   double *t = m->temp, *s = m->salt;
   m->temp = m->temp_next;
@@ -515,6 +507,27 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   m->step++;
   m->time = (double)m->step * m->cfg.run_dt;
   return MM_OK;
+}
+
+const char *mm_model_backend(const mm_model *m) {
+  return m->dev ? m->dev->name : "cpu";
+}
+
+const char *mm_model_tdma(const mm_model *m) {
+  return mm_tdma_backend_of(m->solver)->name;
+}
+
+const char *mm_model_device(const mm_model *m) {
+  return m->device;
+}
+
+const char *mm_model_halo_path(const mm_model *m) {
+  if (!m->gpu) return NULL;
+  return m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI";
+}
+
+int mm_model_on_device(const mm_model *m) {
+  return m->gpu != NULL;
 }
 
 mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d) {
@@ -556,11 +569,8 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
   }
   /* the ranks agree on the kernel's outcome before the collectives below */
   mm_diag_part part;
-  char msg[512];
-  mm_err err = MM_OK;
-  if (mm_gpu_diagnostics(m->gpu, &part, msg, sizeof msg))
-    err = MM_ERROR(MM_ERR_RUN, "GPU diagnostics: %s", msg);
-  MM_CHECK(agree(m->grid.cart, err));
+  const mm_err err = mm_gpu_diagnostics(m->gpu, &part);
+  MM_CHECK(mm_agree(m->grid.cart, err));
   long bad = 0;
   const long suspect = part.bad + part.out; /* non-finite or out of the possible range */
   if (!full) MM_MPI(MPI_Allreduce(&suspect, &bad, 1, MPI_LONG, MPI_SUM, m->grid.cart));
@@ -576,18 +586,18 @@ mm_err mm_model_check(mm_model *m, mm_diag *d, bool full) {
 }
 
 mm_err mm_model_state_changed(mm_model *m) {
-  if (m->gpu) MM_GPU_CALL(mm_gpu_upload(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "upload");
+  if (m->gpu) MM_CHECK(mm_gpu_upload(m->gpu));
   return MM_OK;
 }
 
 mm_err mm_model_fetch_state(mm_model *m) {
-  if (m->gpu) MM_GPU_CALL(mm_gpu_download(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "download");
+  if (m->gpu) MM_CHECK(mm_gpu_download(m->gpu));
   return MM_OK;
 }
 
 mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
   if (m->gpu) {
-    MM_GPU_CALL(mm_gpu_keep_good(m->gpu, mm_gpu_msg_, sizeof mm_gpu_msg_), "copy");
+    MM_CHECK(mm_gpu_keep_good(m->gpu));
     return MM_OK;
   }
   const size_t n = m->grid.ncol_h * (size_t)m->grid.nz;
@@ -598,7 +608,6 @@ mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
 
 mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s) {
   if (m->gpu)
-    MM_GPU_CALL(mm_gpu_fetch_good(m->gpu, good_t, good_s, mm_gpu_msg_, sizeof mm_gpu_msg_),
-                "download");
+    MM_CHECK(mm_gpu_fetch_good(m->gpu, good_t, good_s));
   return MM_OK;
 }

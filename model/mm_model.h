@@ -55,13 +55,22 @@ typedef struct mm_model {
   double dt_stable;  /* largest stable run.dt of the explicit step (s; +inf: any) */
 } mm_model;
 
+/* What runs the step, for reports: the backend ("cpu", "cuda", "emulated"),
+ * the tridiagonal solver variant, and for the GPU step the device ("" on
+ * the CPU) and how the halo crosses ("pinned host strips" or "CUDA-aware
+ * MPI"; NULL on the CPU). app/ reads these, not the fields below. */
+const char *mm_model_backend(const mm_model *m);
+const char *mm_model_tdma(const mm_model *m);
+const char *mm_model_device(const mm_model *m);
+const char *mm_model_halo_path(const mm_model *m);
+/* 1 when the step runs on a device (the GPU step). */
+int mm_model_on_device(const mm_model *m);
+
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */
 mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
 void mm_model_destroy(mm_model *m);
 
-/* Estimated bytes per rank of a model with a local block of nxl x nyl columns. */
-double mm_model_bytes(long nxl, long nyl, long nz);
 
 /* Advance one time step; timers may be NULL. */
 mm_err mm_model_step(mm_model *m, mm_timers *timers);

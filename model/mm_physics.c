@@ -23,10 +23,10 @@ _Static_assert(MM_CELL_HALO == MM_HALO, "mm_cell.h and mm_grid.h agree on the ha
 static inline __attribute__((always_inline)) void
 face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cell,
             const double *restrict U, const double *restrict tLL, const double *restrict tL,
-            const double *restrict tR, const double *restrict tRR, double cfac, double kh,
+            const double *restrict tR, const double *restrict tRR, double dt_area, double kh,
             double *restrict fa, double *restrict fd) {
   for (int k = 0; k < n_face; k++)
-    mm_face_flux((int)scheme, U[k], tLL[k], tL[k], tR[k], tRR[k], k < n_ll, k < n_rr, cfac, kh,
+    mm_face_flux((int)scheme, U[k], tLL[k], tL[k], tR[k], tRR[k], k < n_ll, k < n_rr, dt_area, kh,
                  &fa[k], &fd[k]);
   for (int k = n_face < 0 ? 0 : n_face; k < n_cell; k++)
     fa[k] = fd[k] = 0.0;
@@ -57,7 +57,7 @@ horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
                 const mm_advection scheme) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
-  const double cfac = m->dt_area, kh_x = m->kh_x, kh_y = m->kh_y;
+  const double dt_area = m->dt_area, kh_x = m->kh_x, kh_y = m->kh_y;
   const long sx = nz, sy = (long)g->nxh * nz; /* strides to the east and north neighbours */
   double *const state[2] = {m->temp, m->salt};
   double *const next[2] = {m->temp_next, m->salt_next};
@@ -102,17 +102,17 @@ horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
          * on); north face: L = P, R = N; south face: L = S, R = P (unless
          * kept from the row below) */
         face_fluxes(scheme, mm_cell_imin(kP, kE), mm_cell_imin(kW, kP), mm_cell_imin(kE, kEE),
-                    kP > kE ? kP : kE, ue_e, t - sx, t, t + sx, t + 2 * sx, cfac, kh_x, fa_e[v],
+                    kP > kE ? kP : kE, ue_e, t - sx, t, t + sx, t + 2 * sx, dt_area, kh_x, fa_e[v],
                     fd_e[v]);
         if (!have_west)
           face_fluxes(scheme, mm_cell_imin(kW, kP), mm_cell_imin(kWW, kW), mm_cell_imin(kP, kE), kP,
-                      ue_w, t - 2 * sx, t - sx, t, t + sx, cfac, kh_x, fa_w[v], fd_w[v]);
+                      ue_w, t - 2 * sx, t - sx, t, t + sx, dt_area, kh_x, fa_w[v], fd_w[v]);
         face_fluxes(scheme, mm_cell_imin(kP, kN), mm_cell_imin(kS, kP), mm_cell_imin(kN, kNN),
-                    kP > kN ? kP : kN, vn_n, t - sy, t, t + sy, t + 2 * sy, cfac, kh_y,
+                    kP > kN ? kP : kN, vn_n, t - sy, t, t + sy, t + 2 * sy, dt_area, kh_y,
                     ga[v][MM_HTILE], gd[v][MM_HTILE]);
         if (!south[slot])
           face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN),
-                      kP, vn_s, t - 2 * sy, t - sy, t, t + sy, cfac, kh_y, ga[v][slot],
+                      kP, vn_s, t - 2 * sy, t - sy, t, t + sy, dt_area, kh_y, ga[v][slot],
                       gd[v][slot]);
         const double *restrict aw = fa_w[v], *restrict ae = fa_e[v];
         const double *restrict dw = fd_w[v], *restrict de = fd_e[v];
@@ -120,7 +120,7 @@ horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
         const double *restrict ds = gd[v][slot], *restrict dn = gd[v][MM_HTILE];
         for (int k = 0; k < kP; k++)
           tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k],
-                                 cfac);
+                                 dt_area);
         /* the east face becomes the next cell's west face, the north face
          * the south face of the cell above */
         double *x = fa_w[v];

@@ -621,7 +621,7 @@ def superbee_limiter(a, b):
     return np.where(a * b <= 0, 0.0, np.copysign(mag, b))
 
 
-def face_fluxes(Tp, wet, Uf, scheme, cfac, kdiff, axis):
+def face_fluxes(Tp, wet, Uf, scheme, dt_area, kdiff, axis):
     """Advective and diffusive fluxes through the faces along `axis` (x: 2, y: 1).
 
     Tp:  tracer padded by HALO along axis, n + 2 HALO cells;
@@ -654,7 +654,7 @@ def face_fluxes(Tp, wet, Uf, scheme, cfac, kdiff, axis):
         wet_up = np.where(pos, at(wet, -1), at(wet, 1))  # face between uu and u
         d_dn = Td - Tu
         d_up = np.where(wet_up, Tu - Tuu, 0.0)
-        c = np.abs(U) * cfac
+        c = np.abs(U) * dt_area
         Tface = Tu + (0.5 * (1 - c)) * superbee_limiter(d_up, d_dn)
     Fa = np.where(w, U * Tface, 0.0)
     return Fa, Fd
@@ -757,15 +757,16 @@ class VerticalOperator:
     def step(self, T, S, kappa):
         g, nz = self.grid, self.grid.nz
         shape = (nz, g.ny * g.nx)
-        # alpha_{k+1/2} = kappa * g_k, 0 at the bottom of the deepest wet cell.
-        alpha = kappa * self.g[:-1, None, None]
+        # the interface conductance cond_{k+1/2} = kappa * g_k (m), 0 at the bottom of the
+        # deepest wet cell.
+        cond = kappa * self.g[:-1, None, None]
         inv_h = self.inv_h[:, None, None]
         a = np.zeros((nz, g.ny, g.nx))
         c = np.zeros((nz, g.ny, g.nx))
-        a[1:] = -alpha * inv_h[1:]     # a_k = -alpha_{k-1} * inv_h_k
-        c[:-1] = -alpha * inv_h[:-1]   # c_k = -alpha_k * inv_h_k
-        a[0] = -0.0 * inv_h[0]         # alpha_{-1/2} = 0
-        c[-1] = -0.0 * inv_h[-1]       # alpha below the last level = 0
+        a[1:] = -cond * inv_h[1:]     # a_k = -cond_{k-1} * inv_h_k
+        c[:-1] = -cond * inv_h[:-1]   # c_k = -cond_k * inv_h_k
+        a[0] = -0.0 * inv_h[0]         # cond_{-1/2} = 0
+        c[-1] = -0.0 * inv_h[-1]       # cond below the last level = 0
         b = (1 - a) - c
         Tn, Sn = thomas(a.reshape(shape), b.reshape(shape), c.reshape(shape),
                         [T.reshape(shape), S.reshape(shape)])

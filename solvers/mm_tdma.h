@@ -51,9 +51,9 @@ typedef struct {
 
 /* Per-level geometry of the fused solve (docs/physics.md, vertical step):
  * the coefficients of level k of a column are
- *   alpha_k = kappa[k] * g[k]                 (interface below level k)
- *   a_k = -alpha_{k-1} * inv_h[k], c_k = -alpha_k * inv_h[k], b_k = 1 - a_k - c_k
- * with alpha_{-1} = alpha_{depth-1} = 0. kappa is column-contiguous like the
+ *   cond_k = kappa[k] * g[k]                  (interface below level k: its conductance, m)
+ *   a_k = -cond_{k-1} * inv_h[k], c_k = -cond_k * inv_h[k], b_k = 1 - a_k - c_k
+ * with cond_{-1} = cond_{depth-1} = 0. kappa is column-contiguous like the
  * tracers; g and inv_h have nz entries. */
 typedef struct {
   const double *inv_h; /* [nz] 1 / layer thickness (1/m) */
@@ -64,7 +64,12 @@ typedef struct {
   const float *g;
 } mm_tdma_geometry_f;
 
-/* One backend: a row of the table. Operations a backend lacks are NULL. */
+/* One backend: a row of the table.
+ *
+ * Required (never NULL): name, description, create, destroy, solve,
+ * solve_f, fused, fused_f. Optional: available (NULL: always usable),
+ * fused_async (device backends that can queue the fused solve on a stream;
+ * NULL elsewhere). tests/solvers checks this of every compiled-in backend. */
 typedef struct mm_tdma_backend {
   const char *name;
   const char *description;
@@ -89,6 +94,10 @@ typedef struct mm_tdma_backend {
    * running show at the caller's next synchronisation. */
   int (*fused_async)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                      const double *kappa, double *const *rhs, int nrhs, void *stream);
+  /* "auto" takes the available backend of the highest priority for the
+   * memory asked for (host or device); 0: never chosen by auto. Only exact
+   * backends have a priority, so that auto never changes a result. */
+  int priority;
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */

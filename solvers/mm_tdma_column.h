@@ -17,10 +17,10 @@
 #define MM_TDMA_COLUMN_DEFINE(T, SUF)                                                   \
   MM_HD void mm_col_coeffs##SUF(int k, int n, const T *kappa, const T *g, const T *inv_h, \
                                 T *a, T *b, T *c) {                                     \
-    T alpha_up = k > 0 ? kappa[k - 1] * g[k - 1] : (T)0;                               \
-    T alpha_dn = k < n - 1 ? kappa[k] * g[k] : (T)0;                                   \
-    *a = -alpha_up * inv_h[k];                                                          \
-    *c = -alpha_dn * inv_h[k];                                                          \
+    T cond_up = k > 0 ? kappa[k - 1] * g[k - 1] : (T)0;                               \
+    T cond_dn = k < n - 1 ? kappa[k] * g[k] : (T)0;                                   \
+    *a = -cond_up * inv_h[k];                                                          \
+    *c = -cond_dn * inv_h[k];                                                          \
     *b = ((T)1 - *a) - *c;                                                              \
   }                                                                                     \
   /* Thomas algorithm on one column of n levels, stride 1, nrhs right-hand sides    \

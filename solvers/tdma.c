@@ -5,7 +5,8 @@
 #include <string.h>
 
 /* Each backend file defines one of these; add a line here and one in
- * CMakeLists.txt to add a backend. Order: fastest first (what auto tries). */
+ * CMakeLists.txt to add a backend. Order: as tdma-bench --list shows them; "auto" goes
+ * by each backend's priority (mm_tdma_backend). */
 extern const mm_tdma_backend mm_tdma_reference;
 extern const mm_tdma_backend mm_tdma_simd;
 extern const mm_tdma_backend mm_tdma_omp;
@@ -30,17 +31,6 @@ static const mm_tdma_backend *const mm_tdma_table[] = {
 #endif
     NULL,
 };
-
-/* Preference of auto, fastest first; names absent from the build are skipped.
- * All of them are exact, so the choice never changes a result. `simd` is the
- * fastest CPU backend for every shape measured (docs/performance.md): 2.5x
- * to 7x faster than `omp` per core from nz = 8 (nz = 4 in double) up, about as
- * fast below (tiles shallower than one vector run the scalar per-column code),
- * and it threads like `omp`. With MINIMODEL_SIMD off it is the same tiled
- * code with one-lane vectors, still ahead of `omp` from nz of about 10. */
-static const char *const mm_tdma_auto_cpu[] = {"simd", "omp", "reference", NULL};
-/* GPU: `cuda` only; `cusparse` is a baseline (not Thomas, not exact). */
-static const char *const mm_tdma_auto_gpu[] = {"cuda", NULL};
 
 struct mm_tdma {
   const mm_tdma_backend *backend;
@@ -75,9 +65,12 @@ int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out) {
   if (nz < 1) return MM_TDMA_EINVAL;
   const mm_tdma_backend *be = NULL;
   if (!strcmp(name, "auto")) {
-    for (const char *const *p = for_device ? mm_tdma_auto_gpu : mm_tdma_auto_cpu; *p && !be; p++) {
-      const mm_tdma_backend *cand = mm_tdma_find(*p);
-      if (cand && (!cand->available || cand->available())) be = cand;
+    /* the available backend of the highest priority for this memory */
+    for (const mm_tdma_backend *const *p = mm_tdma_table; *p; p++) {
+      const mm_tdma_backend *cand = *p;
+      if (cand->priority <= 0 || cand->device_memory != (for_device != 0)) continue;
+      if (cand->available && !cand->available()) continue;
+      if (!be || cand->priority > be->priority) be = cand;
     }
     if (!be) return MM_TDMA_EDEVICE;
   } else {

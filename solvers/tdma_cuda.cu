@@ -216,7 +216,7 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     "cuda",
     "GPU Thomas, one warp per 32 columns, coalesced shared-memory tiles (device pointers)",
     1, /* device_memory */
-    1, /* exact: reference's arithmetic; bitwise equal on an H100 (gpu_tdma_backends) */
+    1, /* exact: reference's arithmetic; bitwise equal on an H100 (gpu.tdma.backends) */
     cuda_available,
     cuda_create,
     cuda_destroy,
@@ -225,4 +225,5 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     cuda_fused,
     cuda_fused_f,
     cuda_fused_async,
+    10, /* priority: auto's choice on the device */
 };

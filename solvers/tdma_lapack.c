@@ -125,4 +125,5 @@ const mm_tdma_backend mm_tdma_lapack = {
     .solve_f = lapack_solve_f,
     .fused = lapack_fused,
     .fused_f = lapack_fused_f,
+    .priority = 0,
 };

@@ -87,4 +87,5 @@ const mm_tdma_backend mm_tdma_omp = {
     .solve_f = omp_solve_f,
     .fused = omp_fused,
     .fused_f = omp_fused_f,
+    .priority = 20,
 };

@@ -75,4 +75,5 @@ const mm_tdma_backend mm_tdma_reference = {
     .solve_f = ref_solve_f,
     .fused = ref_fused,
     .fused_f = ref_fused_f,
+    .priority = 10,
 };

@@ -233,20 +233,20 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       for (int v = 0; v < MM_NV; v++) {
         MM_V a, b, c;
         if (fused) {
-          /* mm_col_coeffs: alpha_up = kappa[k-1]*g[k-1] (k > 0), alpha_dn =
-           * kappa[k]*g[k] (k < n-1); a = -alpha_up*inv_h[k], c = -alpha_dn*inv_h[k],
+          /* mm_col_coeffs: cond_up = kappa[k-1]*g[k-1] (k > 0), cond_dn =
+           * kappa[k]*g[k] (k < n-1); a = -cond_up*inv_h[k], c = -cond_dn*inv_h[k],
            * b = (1 - a) - c. kappa[k-1]*g[k-1] is the previous level's product. */
           const MM_V prod = A[v][j] * MM_FN(mm_splat)(jb->g[k]);
           const MM_V h = MM_FN(mm_splat)(jb->inv_h[k]);
-          MM_V alpha_dn;
+          MM_V cond_dn;
           if (uniform)
-            alpha_dn = k < nmax - 1 ? prod : zero;
+            cond_dn = k < nmax - 1 ? prod : zero;
           else
-            alpha_dn = MM_FN(mm_select)(kv < dm1[v], prod, zero);
-          const MM_V alpha_up = k > 0 ? prodv[v] : zero;
+            cond_dn = MM_FN(mm_select)(kv < dm1[v], prod, zero);
+          const MM_V cond_up = k > 0 ? prodv[v] : zero;
           prodv[v] = prod;
-          a = -alpha_up * h;
-          c = -alpha_dn * h;
+          a = -cond_up * h;
+          c = -cond_dn * h;
           b = (one - a) - c;
         } else {
           a = A[v][j];

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     IO_TEST_FMT(cfg.output_dir, "%s", base);
   if (g.nranks > 1) {
     char reported[64];
-    IO_TEST_FMT(reported, "(reported by rank %d)", g.nranks - 1);
+    IO_TEST_FMT(reported, "rank %d: ", g.nranks - 1);
     expect_all_fail(&g, &cfg,
                     (const char *const[]){"no/such/dir", "does not exist",
                                           g.rank == g.nranks - 1 ? "cannot create" : reported,

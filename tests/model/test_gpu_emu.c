@@ -42,7 +42,7 @@ static mm_cell_hstep hstep_of(const mm_model *m, double *temp_next, double *salt
                      .salt = m->salt,
                      .temp_next = temp_next,
                      .salt_next = salt_next,
-                     .cfac = m->dt_area,
+                     .dt_area = m->dt_area,
                      .kh_x = m->kh_x,
                      .kh_y = m->kh_y};
   return h;

@@ -167,7 +167,42 @@ static int run_one(const mm_tdma_backend *be, const tu_batch *t, int fused, int 
   return bad;
 }
 
+/* The table's contract (mm_tdma.h): every backend provides the required
+ * operations; only exact backends have a priority, and on each memory the
+ * priorities differ; "auto" is the available backend of highest priority. */
+static void check_table(void) {
+  for (int device = 0; device < 2; device++) {
+    const mm_tdma_backend *best = NULL;
+    for (const mm_tdma_backend *const *pb = mm_tdma_backends(); *pb; pb++) {
+      const mm_tdma_backend *be = *pb;
+      TU_CHECK(be->name && be->description && be->create && be->destroy && be->solve &&
+                   be->solve_f && be->fused && be->fused_f,
+               "%s: a required operation is NULL", be->name);
+      TU_CHECK(!be->fused_async || be->device_memory, "%s: fused_async on host memory", be->name);
+      if (be->device_memory != device || be->priority <= 0) continue;
+      TU_CHECK(be->exact, "%s: a priority for auto, but not exact", be->name);
+      for (const mm_tdma_backend *const *q = mm_tdma_backends(); *q != be; q++)
+        TU_CHECK((*q)->device_memory != device || (*q)->priority != be->priority,
+                 "%s and %s: the same priority", (*q)->name, be->name);
+      if ((!be->available || be->available()) && (!best || be->priority > best->priority))
+        best = be;
+    }
+    mm_tdma *s = NULL;
+    const int rc = mm_tdma_create("auto", 16, device, &s);
+    if (best) {
+      TU_CHECK(rc == MM_TDMA_OK && mm_tdma_backend_of(s) == best, "auto on %s memory: %s, want %s",
+               device ? "device" : "host", rc ? mm_tdma_strerror(rc) : mm_tdma_backend_of(s)->name,
+               best->name);
+    } else {
+      TU_CHECK(rc == MM_TDMA_EDEVICE, "auto on %s memory with no backend: %s",
+               device ? "device" : "host", mm_tdma_strerror(rc));
+    }
+    mm_tdma_destroy(s);
+  }
+}
+
 int main(void) {
+  check_table();
   tu_rng rng = {12345};
   const int nzs[] = {1, 2, 5, 17, 64};
   int caught_d = 0, caught_f = 0, nbackends = 0;
