@@ -353,14 +353,18 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   else
     err = mm_history_create(g, hcfg, &origin, &hist);
   if (err == MM_OK) err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
-  if (err == MM_OK && m->step == cfg->run_steps) {
-    /* nothing to do: the state itself is the one record */
-    err = mm_history_write(hist, g, m->temp, m->salt, &d);
+  long last_record = -1, last_restart = -1; /* steps written by this run */
+  /* the initial state as the first record of a history this run starts
+   * (output.initial_record); with nothing to do, the state is the one record */
+  if (err == MM_OK && (m->step == cfg->run_steps ||
+                       (cfg->initial_record && mm_history_started(hist)))) {
+    err = mm_agree(g->cart, mm_model_fetch_state(m));
+    if (err == MM_OK) err = mm_history_write(hist, g, m->temp, m->salt, &d);
+    if (err == MM_OK) last_record = m->step;
   }
   const double t0 = MPI_Wtime();
   const long first_step = m->step;
   const long fault_nan_step = mm_fault_env("MINIMODEL_FAULT_NAN_STEP", -1);
-  long last_record = -1, last_restart = -1; /* steps written by this run */
   int signo = 0;
   while (err == MM_OK && m->step < cfg->run_steps) {
     mm_timers_step_begin(&tm);

@@ -51,6 +51,7 @@ struct mm_history {
   int var_diag[MM_NDIAG];    /* ids of mm_diag_vars */
   size_t nrec;               /* records in the file */
   long last_step;            /* step of the last record; -1 for none */
+  bool started;              /* this run started the file (it held no record before) */
   bool broken;               /* a write failed inside the libraries: the file is
                                 left open and no call is made on it any more */
   double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
@@ -357,6 +358,7 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io
     mm_history_free(h);
     return err;
   }
+  h->started = true;
   *out = h;
   return MM_OK;
 }
@@ -693,6 +695,8 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
 }
 
 /* ------------------------------------------------------------- records */
+
+bool mm_history_started(const mm_history *h) { return h && h->started; }
 
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d) {

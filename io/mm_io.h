@@ -59,6 +59,11 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_ori
 mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                            long step, mm_history **out);
 
+/* Whether this run started the history at h (mm_history_create, or
+ * mm_history_continue where the case had none), so that its first record is
+ * the state the run starts from (output.initial_record). */
+bool mm_history_started(const mm_history *h);
+
 /* Append one record: d->time, d->step, the diagnostics of d, and the rank's
  * block of temp and salt (degC, g/kg), _FillValue on land; a record of a step
  * the file already holds (its last) is replaced. The room is reserved first

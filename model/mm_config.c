@@ -109,6 +109,9 @@ static const mm_key mm_keys[] = {
      "directory for all files of the case"},
     {"output", "interval", T_INT, OFF(output_interval), "0", "steps", 0, 1e9, 0, NULL, false,
      "steps between history records; 0 = last step only"},
+    {"output", "initial_record", T_BOOL, OFF(initial_record), "true", "", 0, 0, 0, NULL, false,
+     "the initial state as the history's first record (step 0, or the restart step of a "
+     "history that a continued run starts)"},
     {"output", "restart_interval", T_INT, OFF(restart_interval), "0", "steps", 0, 1e9, 0,
      NULL, false, "steps between restart files; 0 = none"},
     {"output", "deflate", T_INT, OFF(deflate), "0", "", 0, 9, 0, NULL, false,

@@ -66,6 +66,7 @@ typedef struct {
   /* [output] */
   char output_dir[MM_STR_MAX];
   long output_interval;
+  bool initial_record;
   long restart_interval;
   long deflate;
   long timing_stride;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the variables of two NetCDF files.
 
-    compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--quiet]
+    compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--records-of-b] [--quiet]
 
 Every variable present in both files (or only those named by --vars) is
 compared element by element; a value passes when
@@ -20,6 +20,10 @@ and where the largest relative difference occurs, as named indices
 - Variables in one file only are listed as a note and are not a failure
   (unless named with --vars).
 - Global attributes are not compared.
+- With --records-of-b, only A's records (along `time`) of the steps that B
+  holds are compared, matched by the `step` variable; a step of B that A
+  lacks is a failure. So a history with the initial state as record 0
+  (output.initial_record) compares with one written without it.
 
 Exit status: 0 all within tolerance, 1 some difference, 2 usage error or
 unreadable file.
@@ -38,21 +42,25 @@ def fmt_index(dims, idx):
     return ",".join(f"{d}={i}" for d, i in zip(dims, idx))
 
 
-def read(var):
-    """All values of a variable as a masked array (mask: _FillValue)."""
+def read(var, rows=None):
+    """All values of a variable as a masked array (mask: _FillValue); rows:
+    only those records (indices along the first dimension), or None."""
     var.set_auto_maskandscale(True)
-    return np.ma.asarray(var[...])
+    values = np.ma.asarray(var[...])
+    return values if rows is None else values[rows]
 
 
 def is_text(dtype):
     return dtype == str or np.dtype(dtype).kind in "SUO"
 
 
-def compare_text(name, va, vb):
+def compare_text(name, va, vb, rows=None):
     """Compare a string or char variable; returns (ok, line)."""
     va.set_auto_chartostring(True)
     vb.set_auto_chartostring(True)
     a, b = np.asarray(va[...]), np.asarray(vb[...])
+    if rows is not None:
+        a = a[rows]
     if a.shape != b.shape:
         return False, f"{name}: FAIL: shape mismatch {a.shape} vs {b.shape}"
     ok = bool(np.array_equal(a.astype(str), b.astype(str)))
@@ -63,10 +71,10 @@ def compare_text(name, va, vb):
     return False, f"{name}: text  FAIL: {len(diff) or 1} element(s) differ, first at {where}"
 
 
-def compare_numeric(name, va, vb, rtol, atol):
+def compare_numeric(name, va, vb, rtol, atol, rows=None):
     """Compare a numeric variable; returns (ok, line)."""
     dims = va.dimensions
-    a, b = read(va), read(vb)
+    a, b = read(va, rows), read(vb)
     if a.shape != b.shape:
         return False, (f"{name}: FAIL: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
                        f"{dict(zip(vb.dimensions, b.shape))}")
@@ -127,6 +135,8 @@ def main(argv=None):
     ap.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
     ap.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
     ap.add_argument("--vars", help="comma-separated variables to compare (default: all shared)")
+    ap.add_argument("--records-of-b", action="store_true",
+                    help="compare only A's records of the steps B holds (by the step variable)")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     args = ap.parse_args(argv)
     if not (args.rtol >= 0 and args.atol >= 0):
@@ -146,6 +156,24 @@ def main(argv=None):
     out = []
     try:
         va_all, vb_all = da.variables, db.variables
+        rows = None  # A's records of B's steps (--records-of-b)
+        if args.records_of_b:
+            if "step" not in va_all or "step" not in vb_all:
+                print("compare.py: --records-of-b: both files need a step variable",
+                      file=sys.stderr)
+                return 2
+            a_steps = [int(v) for v in np.asarray(va_all["step"][...])]
+            b_steps = [int(v) for v in np.asarray(vb_all["step"][...])]
+            lacking = [n for n in b_steps if n not in a_steps]
+            if lacking:
+                out.append((False, f"step: FAIL: {args.a} lacks the record(s) of step(s) "
+                                   f"{', '.join(map(str, lacking))} that {args.b} holds"))
+                failed = True
+            rows = [a_steps.index(n) for n in b_steps if n in a_steps]
+            extra = [n for n in a_steps if n not in b_steps]
+            if extra:
+                out.append((True, f"step: note: record(s) of step(s) "
+                                  f"{', '.join(map(str, extra))} only in {args.a}, not compared"))
         if args.vars is not None:
             names = [v for v in args.vars.split(",") if v]
             if not names:
@@ -164,14 +192,22 @@ def main(argv=None):
                         out.append((True, f"{n}: note: only in {path}"))
         for name in names:
             va, vb = va_all[name], vb_all[name]
+            sel = None
+            if rows is not None and va.dimensions and da.dimensions[va.dimensions[0]].isunlimited():
+                sel = rows
+            if sel is not None and len(sel) != len(vb):
+                failed = True
+                out.append((False, f"{name}: FAIL: {len(vb)} record(s) in {args.b}, "
+                                   f"{len(sel)} of its steps in {args.a}"))
+                continue
             try:
                 if is_text(va.dtype) or is_text(vb.dtype):
                     if is_text(va.dtype) != is_text(vb.dtype):
                         ok, line = False, f"{name}: FAIL: text in one file, numbers in the other"
                     else:
-                        ok, line = compare_text(name, va, vb)
+                        ok, line = compare_text(name, va, vb, sel)
                 else:
-                    ok, line = compare_numeric(name, va, vb, args.rtol, args.atol)
+                    ok, line = compare_numeric(name, va, vb, args.rtol, args.atol, sel)
             except (OSError, RuntimeError, ValueError, TypeError) as e:
                 ok, line = False, f"{name}: FAIL: cannot compare: {e}"
             failed |= not ok

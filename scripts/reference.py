@@ -101,6 +101,7 @@ KEYS = [
     ("solver", "tdma", "str", "auto", None, None, False, None),
     ("output", "dir", "str", "output", None, None, False, None),
     ("output", "interval", "int", "0", 0, 1e9, False, None),
+    ("output", "initial_record", "bool", "true", None, None, False, None),
     ("output", "restart_interval", "int", "0", 0, 1e9, False, None),
     ("output", "deflate", "int", "0", 0, 9, False, None),
     ("output", "timing_stride", "int", "0", 0, 1e9, False, None),
@@ -841,12 +842,14 @@ def diagnostics(cfg, grid, T, S):
 # ---------------------------------------------------------------------------
 # docs/output.md: records and the history file
 # ---------------------------------------------------------------------------
-def record_steps(steps, interval):
-    """Steps written: n >= 1 with n mod interval = 0, and always the last step;
+def record_steps(steps, interval, initial=True):
+    """Steps written: the initial state as step 0 (unless output.initial_record
+    is false), n >= 1 with n mod interval = 0, and always the last step;
     interval 0 = last only; 0 steps = the initial state as step 0."""
     if steps == 0:
         return [0]
-    rec = [n for n in range(1, steps + 1) if interval > 0 and n % interval == 0]
+    rec = [0] if initial else []
+    rec += [n for n in range(1, steps + 1) if interval > 0 and n % interval == 0]
     if not rec or rec[-1] != steps:
         rec.append(steps)
     return rec
@@ -930,7 +933,7 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
     Returns the list of records (step, time, T, S, diagnostics)."""
     model = Model(cfg)
     steps = cfg["run.steps"]
-    wanted = set(record_steps(steps, cfg["output.interval"]))
+    wanted = set(record_steps(steps, cfg["output.interval"], cfg["output.initial_record"]))
     history = None
     if output is not None:
         parent = os.path.dirname(os.path.abspath(output))

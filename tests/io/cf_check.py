@@ -9,11 +9,12 @@ import os
 import subprocess
 import sys
 
-CASES = [  # config, extra --set, the date of the first record, calendar
-    ("flat", [], "2000-01-01T02:30:00", "standard"),
-    ("gyre_bowl", ["run.start_date=1990-06-01 12:00:00"], "1990-06-01T22:00:00", "standard"),
+CASES = [  # config, extra --set, the dates of the first two records, calendar
+    ("flat", [], ("2000-01-01T00:00:00", "2000-01-01T02:30:00"), "standard"),
+    ("gyre_bowl", ["run.start_date=1990-06-01 12:00:00"],
+     ("1990-06-01T12:00:00", "1990-06-01T22:00:00"), "standard"),
     ("channel_stretched", ["run.start_date=0001-01-01", "run.calendar=noleap"],
-     "0001-01-01T03:20:00", "noleap"),
+     ("0001-01-01T00:00:00", "0001-01-01T03:20:00"), "noleap"),
 ]
 
 
@@ -27,7 +28,7 @@ def main():
     import xarray as xr
     os.makedirs(work, exist_ok=True)
     bad = []
-    for cfg, sets, first, calendar in CASES:
+    for cfg, sets, dates, calendar in CASES:
         steps = None
         with open(os.path.join(src, "configs", f"{cfg}.ini")) as f:
             for line in f:
@@ -61,10 +62,12 @@ def main():
             print(f"ok: {os.path.basename(path)}: no high- or medium-priority CF finding "
                   f"({res['low_count']} low)")
         with xr.open_dataset(f"{work}/{cfg}.nc") as ds:
-            t0 = ds["time"].values[0]
-            text = t0.isoformat() if hasattr(t0, "isoformat") else str(t0)
-            if not text.startswith(first):
-                bad.append(f"{cfg}: xarray decodes the first time as {text!r}, want {first}")
+            # record 0 is the initial state, at run.start_date
+            for i, want in enumerate(dates):
+                t = ds["time"].values[i]
+                text = t.isoformat() if hasattr(t, "isoformat") else str(t)
+                if not text.startswith(want):
+                    bad.append(f"{cfg}: xarray decodes time[{i}] as {text!r}, want {want}")
             if ds["time"].encoding.get("calendar") != calendar:
                 bad.append(f"{cfg}: calendar {ds['time'].encoding.get('calendar')!r}, want "
                            f"{calendar}")

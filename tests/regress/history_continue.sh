@@ -83,7 +83,7 @@ cmp_nc "$work/straight.nc" "$work/further.nc" || fail "further: records 16, 20 n
 run "${common[@]}" --set run.name=further --set run.steps=16 \
   --set initial.restart="$work/half.restart.nc" || fail "further: continued to 16"
 steps=$(records "$work/further.nc" "$work/straight.nc") || fail "further: $steps"
-[ "$steps" = "4 8 12 16" ] || fail "further: records of steps $steps, expected 4 8 12 16"
+[ "$steps" = "0 4 8 12 16" ] || fail "further: records of steps $steps, expected 0 4 8 12 16"
 echo "ok: a run that went further: its later records replaced or removed"
 
 # continued at its last step: the record of step 24 once
@@ -97,12 +97,18 @@ run "${common[@]}" --set output.dir="$work/new" --set run.name=fresh --set run.s
   --set output.restart_interval=20 --set initial.restart="$work/half.restart.nc" ||
   fail "new output.dir"
 steps=$(records "$work/new/fresh.nc" "$work/straight.nc") || fail "new output.dir: $steps"
-[ "$steps" = "16 20" ] || fail "new output.dir: records of steps $steps, expected 16 20"
+[ "$steps" = "12 16 20" ] || fail "new output.dir: records of steps $steps, expected 12 16 20"
 run "${common[@]}" --set output.dir="$work/new" --set run.name=fresh --set run.steps=24 \
   --set initial.restart="$work/new/fresh.restart.nc" || fail "new output.dir: continued"
 steps=$(records "$work/new/fresh.nc" "$work/straight.nc") || fail "new output.dir: $steps"
-[ "$steps" = "16 20 24" ] || fail "new output.dir: records of steps $steps, expected 16 20 24"
-echo "ok: a new output.dir: the history starts at the restart step, and is continued"
+[ "$steps" = "12 16 20 24" ] || fail "new output.dir: records of steps $steps, expected 12 16 20 24"
+# output.initial_record = false: no record of the restart step
+run "${common[@]}" --set output.dir="$work/new0" --set run.name=fresh --set run.steps=20 \
+  --set output.initial_record=false --set initial.restart="$work/half.restart.nc" ||
+  fail "new output.dir, output.initial_record = false"
+steps=$(records "$work/new0/fresh.nc" "$work/straight.nc") || fail "initial_record = false: $steps"
+[ "$steps" = "16 20" ] || fail "initial_record = false: records of steps $steps, expected 16 20"
+echo "ok: a new output.dir: the history starts at the restart step (its first record), and is continued"
 
 # refused with exit 2, left unchanged, nothing computed (no restart file
 # written, though one is due after every step)

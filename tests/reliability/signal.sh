@@ -55,8 +55,8 @@ import netCDF4
 import numpy as np
 with netCDF4.Dataset(sys.argv[1]) as ds:
     steps = ds["step"][:]
-    want = np.arange(20, int(sys.argv[2]) + 1, 20)
-    assert np.array_equal(steps, want), f"records of steps {steps[:3]}..{steps[-3:]}, expected 20..{sys.argv[2]}"
+    want = np.arange(0, int(sys.argv[2]) + 1, 20)  # the initial state, then every 20th
+    assert np.array_equal(steps, want), f"records of steps {steps[:3]}..{steps[-3:]}, expected 0, 20..{sys.argv[2]}"
     for v in ("temp", "salt", "time", "heat_content"):
         data = ds[v][:]  # every record reads
         assert data.shape[0] == len(want), v

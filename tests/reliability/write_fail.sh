@@ -7,7 +7,8 @@
 # seconds, by no signal, with one message that names the file and the error;
 # the history keeps every record completed before, readable, each equal to
 # that of a run without the limit; the restart file in place is the last
-# complete one.
+# complete one. The file sizes are those of histories without the record of
+# the initial state (output.initial_record = false).
 #   history     the history does not fit (flat.ini, a record and a restart
 #               every 5 steps, 1.7 MiB in all): the next record is refused
 #               when its room is reserved
@@ -94,8 +95,8 @@ mkdir -p "$work/ref"
 case "$case" in
 history | in_library)
   ini="$src/configs/flat.ini"
-  set_=(--set output.dir="$work" --set run.steps=100 --set output.interval=5
-        --set output.restart_interval=5)
+  set_=(--set output.dir="$work" --set output.initial_record=false --set run.steps=100
+        --set output.interval=5 --set output.restart_interval=5)
   unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name=straight "$ini" ||
     fail "the run without a limit"
   if [ "$case" = history ]; then
@@ -121,7 +122,8 @@ history | in_library)
   ;;
 restart | in_library_restart)
   ini="$src/configs/default.ini"
-  set_=(--set output.dir="$work" --set run.name=case --set output.interval=0 --set grid.nz=40)
+  set_=(--set output.dir="$work" --set output.initial_record=false --set run.name=case
+        --set output.interval=0 --set grid.nz=40)
   # an earlier run left the restart file of step 10
   unlimited "${set_[@]}" --set run.steps=10 --set output.restart_interval=10 "$ini" ||
     fail "the earlier run"

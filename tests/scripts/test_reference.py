@@ -45,7 +45,7 @@ def config(*overrides):
 
 
 def initial_diagnostics(cfg):
-    """Diagnostics of the initial state (a run records step 0 only when it has 0 steps)."""
+    """Diagnostics of the initial state, computed apart from a run."""
     model = ref.Model(cfg)
     return ref.diagnostics(cfg, model.grid, model.T, model.S)
 
@@ -78,7 +78,9 @@ def test_mode_decay():
                      "physics.kappa_h=0", "physics.kappa_convect=0", f"physics.kappa_v={kv}",
                      "forcing.heat_flux=0", "initial.pattern=mode", f"initial.mode={m}",
                      f"run.dt={dt}", f"run.steps={steps}")
-        (_n, _t, T, S, _d), = ref.run(cfg)
+        records = ref.run(cfg)
+        assert [r[0] for r in records] == [0, steps], "unexpected records"
+        (_n, _t, T, S, _d) = records[-1]
         lam = (4 / h**2) * math.sin(m * math.pi / (2 * nz)) ** 2
         factor = (1 / (1 + dt * kv * lam)) ** steps
         assert factor < 0.9 or m == 1 and factor < 0.999, f"mode {m}: decay too weak to test"
@@ -110,7 +112,7 @@ def test_conservation():
     kappa = ref.convective_kappa(cfg, model.grid, model.T, model.S)
     assert (kappa > cfg["physics.kappa_v"]).any(), "the initial state has no convection"
     records = ref.run(cfg)
-    assert [r[0] for r in records] == list(range(10, 101, 10)), "unexpected records"
+    assert [r[0] for r in records] == [0] + list(range(10, 101, 10)), "unexpected records"
     d0 = ref.diagnostics(cfg, model.grid, model.T, model.S)
     h0, m0 = d0["heat_content"], d0["salt_content"]
     for n, _t, T, _S, d in records:
@@ -135,8 +137,10 @@ def test_heat_flux():
         d0 = initial_diagnostics(cfg)
         h0, m0 = d0["heat_content"], d0["salt_content"]
         records = ref.run(cfg)
-        assert [r[0] for r in records] == [20, 40, 60]
-        for n, _t, _T, _S, d in records:
+        assert [r[0] for r in records] == [0, 20, 40, 60]
+        # record 0 is the initial state, computed apart
+        assert records[0][4]["heat_content"] == h0 and records[0][4]["salt_content"] == m0
+        for n, _t, _T, _S, d in records[1:]:
             expect = Q * area * dt * n
             err = abs((d["heat_content"] - h0) - expect) / abs(expect)
             assert err <= 1e-10, f"Q={Q}, step {n}: heat content change off by {err:.3g}"
@@ -250,6 +254,16 @@ def test_compare():
         assert rc == 1 and "shape" in out and "extra: note" in out, f"{rc}\n{out}"
         rc, out, err = run_script(COMPARE, a, c, "--vars", "kmt,x")
         assert rc == 0, f"{rc}\n{out}"
+        # --records-of-b: c (every step) holds a's steps (0, 2, 4) with their bits;
+        # a lacks c's steps 1 and 3
+        rc, out, err = run_script(COMPARE, c, a, "--records-of-b", "--vars", "temp,salt,step")
+        assert rc == 0 and "1, 3 only in" in out, f"--records-of-b: exit {rc}\n{out}{err}"
+        rc, out, err = run_script(COMPARE, a, c, "--records-of-b", "--vars", "temp,salt,step")
+        assert rc == 1 and "lacks the record(s) of step(s) 1, 3" in out, f"{rc}\n{out}{err}"
+        with netCDF4.Dataset(c, "a") as ds:  # a different state at step 2
+            ds["temp"][2, 0, 2, 2] = ds["temp"][2, 0, 2, 2] + 1
+        rc, out, err = run_script(COMPARE, c, a, "--records-of-b", "--vars", "temp")
+        assert rc == 1 and "time=1,z=0,y=2,x=2" in out, f"{rc}\n{out}{err}"
 
         rc, out, err = run_script(COMPARE, a, os.path.join(tmp, "missing.nc"))
         assert rc == 2, f"unreadable file: exit {rc}"
@@ -270,11 +284,11 @@ def test_command_line():
         assert rc == 0 and out == "", f"exit {rc}\n{out}{err}"
         path = os.path.join(tmp, "out", "cli.reference.nc")
         with netCDF4.Dataset(path) as ds:
-            assert list(ds["step"][:]) == [3, 6, 7]
-            assert np.allclose(ds["time"][:], [1800, 3600, 4200])
+            assert list(ds["step"][:]) == [0, 3, 6, 7]
+            assert np.allclose(ds["time"][:], [0, 1800, 3600, 4200])
             assert ds.dimensions["time"].isunlimited()
             assert {d: len(v) for d, v in ds.dimensions.items()} == \
-                {"time": 3, "z": 3, "y": 4, "x": 5, "nv": 2}
+                {"time": 4, "z": 3, "y": 4, "x": 5, "nv": 2}
             assert ds["temp"].dimensions == ("time", "z", "y", "x")
             assert ds["temp"]._FillValue == netCDF4.default_fillvals["f8"]  # NC_FILL_DOUBLE
             assert ds.source == "minimodel reference.py" and ds.Conventions == "CF-1.8"
@@ -285,6 +299,12 @@ def test_command_line():
             land = np.arange(3)[:, None, None] >= kmt[None]
             assert (np.ma.getmaskarray(temp) == land).all(), "land is not the fill value"
             assert ds["z_bnds"][0, 0] == 0 and ds["z_bnds"][-1, 1] == 4000
+        # output.initial_record = false: no record of the initial state.
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", "output.initial_record=false",
+                                  "--output", os.path.join(tmp, "no0.nc"))
+        assert rc == 0, err
+        with netCDF4.Dataset(os.path.join(tmp, "no0.nc")) as ds:
+            assert list(ds["step"][:]) == [3, 6, 7]
         # 0 steps: the initial state as step 0.
         rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", "run.steps=0",
                                   "--output", os.path.join(tmp, "zero.nc"))
