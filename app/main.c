@@ -58,7 +58,7 @@ static const char usage[] =
 
 /* Report the recorded error once, on rank 0: the ranks have agreed on it
  * (mm_agree), so every rank holds the same message. */
-static void report_error(mm_err err, int rank) {
+static void report_error(mm_err err, int rank, const mm_settings *env) {
   if (err == MM_OK) return;
   const char *msg = mm_error_message();
   if (err >= MM_ERR_SIGNAL) { /* a stop, not an error: one line */
@@ -66,7 +66,7 @@ static void report_error(mm_err err, int rank) {
     return;
   }
   if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
-  if (getenv("MINIMODEL_DEBUG") && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
+  if (env->debug && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
 }
 
 int main(int argc, char **argv) {
@@ -103,9 +103,11 @@ int main(int argc, char **argv) {
   const char **files = calloc(nargs, sizeof *files);
   int n_ovr = 0, n_files = 0;
   bool bandwidth_probe = false;
-  mm_err err = MM_OK;
   int done = 0;
-  if (!ovr || !files || !command) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  /* the environment's settings, read once (mm_settings.h) */
+  mm_settings env;
+  mm_err err = mm_settings_read(&env);
+  if (err == MM_OK && (!ovr || !files || !command)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {
     const char *arg = argv[a];
@@ -117,6 +119,7 @@ int main(int argc, char **argv) {
       done = 1;
     } else if (!strcmp(arg, "--config-reference")) {
       if (rank == 0) mm_config_write_markdown(stdout);
+      if (rank == 0) mm_settings_write_markdown(stdout);
       done = 1;
     } else if (!strcmp(arg, "--dry-run")) {
       opt.dry_run = true;
@@ -156,20 +159,20 @@ int main(int argc, char **argv) {
     cfgs = calloc((size_t)n_files, sizeof *cfgs);
     if (!cfgs) err = MM_ERROR(MM_ERR_RUN, "out of memory");
     for (int f = 0; f < n_files && err == MM_OK; f++)
-      err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr);
+      if ((err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr)) == MM_OK) cfgs[f].env = env;
   }
   err = mm_agree(MPI_COMM_WORLD, err);
   /* and the files of every case: no two write one file, none reads its own
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
     err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
-  if (err != MM_OK && !done) report_error(err, rank); /* messages point to --help */
+  if (err != MM_OK && !done) report_error(err, rank, &env); /* messages point to --help */
 
   /* --bandwidth probe: measured once, before the cases, on every rank at once */
   if (err == MM_OK && !done && bandwidth_probe && !opt.dry_run) {
     err = mm_agree(MPI_COMM_WORLD, mm_bandwidth_probe(MPI_COMM_WORLD, &opt.bandwidth_gbps));
     opt.bandwidth_source = "probe";
-    if (err != MM_OK) report_error(err, rank);
+    if (err != MM_OK) report_error(err, rank, &env);
   }
 
   int first_code = MM_OK;
@@ -178,7 +181,7 @@ int main(int argc, char **argv) {
     sums = calloc((size_t)n_files, sizeof *sums);
     /* each rank alone: they agree before the first case */
     err = mm_agree(MPI_COMM_WORLD, sums ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory"));
-    if (err != MM_OK) report_error(err, rank);
+    if (err != MM_OK) report_error(err, rank, &env);
   }
   if (err == MM_OK && !done) {
     mm_err stop = MM_OK; /* a signal: no further case, no summary */
@@ -192,7 +195,7 @@ int main(int argc, char **argv) {
       else
         e = mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]));
       if (e != MM_OK) {
-        report_error(e, rank);
+        report_error(e, rank, &env);
         if (first_code == MM_OK || e >= MM_ERR_SIGNAL) first_code = e;
         sums[f].steps = -(long)e;
       }

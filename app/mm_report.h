@@ -33,7 +33,7 @@ typedef struct {
  * (the parent process's, read from /proc on Linux) is looked at instead, and
  * lines are printed when it cannot be told. A bad value is reported on
  * stderr (when `warn`) and treated as unset. */
-mm_progress_mode mm_progress_choose(bool warn);
+mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn);
 
 /* `on`: this rank shows progress at all (rank 0 and not --quiet). */
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step);

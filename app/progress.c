@@ -37,9 +37,9 @@ static bool parent_stdout_is_terminal(void) {
 #endif
 }
 
-mm_progress_mode mm_progress_choose(bool warn) {
-  const char *env = getenv("MINIMODEL_PROGRESS");
-  if (env && env[0] && strcmp(env, "auto") != 0) {
+mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn) {
+  const char *env = settings->progress;
+  if (env[0] && strcmp(env, "auto") != 0) {
     if (strcmp(env, "bar") == 0) return MM_PROGRESS_BAR;
     if (strcmp(env, "lines") == 0) return MM_PROGRESS_LINES;
     if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
@@ -56,7 +56,7 @@ mm_progress_mode mm_progress_choose(bool warn) {
 
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step) {
   memset(p, 0, sizeof *p);
-  p->mode = on ? mm_progress_choose(true) : MM_PROGRESS_OFF;
+  p->mode = on ? mm_progress_choose(&cfg->env, true) : MM_PROGRESS_OFF;
   p->total = cfg->run_steps;
   p->first = first_step;
   const long remaining = cfg->run_steps - first_step;

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mm_fault.h"
 #include "mm_io.h"
 #include "mm_model.h"
 #include "mm_outputs.h"
@@ -58,11 +57,12 @@ static void *read_watchdog_main(void *arg) {
   return NULL;
 }
 
-static void read_watchdog_start(mm_read_watchdog *w, const char *path, int rank) {
+static void read_watchdog_start(mm_read_watchdog *w, const mm_settings *env, const char *path,
+                                int rank) {
   memset(w, 0, sizeof *w);
   w->path = path;
   w->rank = rank;
-  w->seconds = mm_io_read_timeout(path);
+  w->seconds = mm_io_read_timeout(env, path);
   if (!(w->seconds > 0.0)) return; /* no limit */
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->cond, NULL);
@@ -86,14 +86,14 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
   mm_read_watchdog dog;
   mm_err err = MM_OK;
   if (file && cfg->initial_file[0]) {
-    read_watchdog_start(&dog, cfg->initial_file, rank);
+    read_watchdog_start(&dog, &cfg->env, cfg->initial_file, rank);
     err = mm_initial_check(comm, cfg, cfg->initial_file);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
   if (restart && cfg->initial_restart[0]) {
     long step = 0;
-    read_watchdog_start(&dog, cfg->initial_restart, rank);
+    read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, rank);
     err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -167,12 +167,12 @@ static bool is_record_step(const mm_config *cfg, long step) {
  * records it is a plain scan, about 1 % of the time of the steps. */
 #define MM_CHECK_INTERVAL 10
 
-/* Fault injection (model/mm_fault.h): with MINIMODEL_FAULT_OPEN = what, the
+/* Fault injection (mm_settings.h): with MINIMODEL_FAULT_OPEN = what, the
  * fault rank gets a copy of cfg whose file for `what` cannot be opened (a
  * directory or file that does not exist); every other rank gets cfg. */
 static const mm_config *fault_open(const mm_config *cfg, const char *what, int rank,
                                    mm_config *copy) {
-  if (!mm_fault_is("MINIMODEL_FAULT_OPEN", what, rank)) return cfg;
+  if (!mm_fault_is(&cfg->env, cfg->env.fault.open, what, rank)) return cfg;
   *copy = *cfg;
   char *path = !strcmp(what, "initial") ? copy->initial_file : copy->output_dir;
   const char *missing = "/missing (injected fault)";
@@ -180,7 +180,18 @@ static const mm_config *fault_open(const mm_config *cfg, const char *what, int r
   return copy;
 }
 
-/* Fault injection (model/mm_fault.h): a NaN in temp at the first wet cell
+/* Fault injection (mm_settings.h): the nth restart write of the run
+ * (MINIMODEL_FAULT_KILL_IN_RESTART = nth) gets a copy of cfg that makes the
+ * fault rank die in the middle of it; with fault_open's fault too. */
+static const mm_config *fault_restart(const mm_config *cfg, long nth, int rank, mm_config *copy) {
+  const mm_config *c = fault_open(cfg, "restart", rank, copy);
+  if (nth != cfg->env.fault.kill_in_restart) return c;
+  if (c != copy) *copy = *cfg;
+  copy->env.fault.kill_now = true;
+  return copy;
+}
+
+/* Fault injection (mm_settings.h): a NaN in temp at the first wet cell
  * (k = 0) of this rank's block. */
 static void fault_nan(mm_model *m) {
   const mm_grid *g = &m->grid;
@@ -286,15 +297,15 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_read_watchdog dog;
   if (cfg->initial_file[0]) {
     const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
-    read_watchdog_start(&dog, path, g->rank);
-    err = mm_initial_read(g, path, m->temp, m->salt);
+    read_watchdog_start(&dog, &cfg->env, path, g->rank);
+    err = mm_initial_read(g, &cfg->env, path, m->temp, m->salt);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
   if (cfg->initial_restart[0]) {
     long step = 0;
     double time = 0.0;
-    read_watchdog_start(&dog, cfg->initial_restart, g->rank);
+    read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, g->rank);
     err = mm_restart_read(g, cfg, cfg->initial_restart, m->temp, m->salt, &step, &time);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -322,7 +333,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
    * leave the others waiting in mm_history_create. */
   double *good_t = NULL, *good_s = NULL;
   long good_step = -1;
-  if (mm_fault_is("MINIMODEL_FAULT_ALLOC", "last_good", g->rank)) /* fault injection */
+  if (mm_fault_is(&cfg->env, cfg->env.fault.alloc, "last_good", g->rank)) /* fault injection */
     err = MM_ERROR(MM_ERR_RUN,
                    "out of memory allocating the last good state (%zu bytes) "
                    "[injected fault]",
@@ -364,7 +375,8 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   }
   const double t0 = MPI_Wtime();
   const long first_step = m->step;
-  const long fault_nan_step = mm_fault_env("MINIMODEL_FAULT_NAN_STEP", -1);
+  const long fault_nan_step = cfg->env.fault.nan_step;
+  long restart_writes = 0; /* of this run, for fault injection */
   int signo = 0;
   while (err == MM_OK && m->step < cfg->run_steps) {
     mm_timers_step_begin(&tm);
@@ -384,7 +396,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
     if (err == MM_OK && s == fault_nan_step) { /* fault injection */
       err = mm_model_fetch_state(m);
-      if (err == MM_OK && mm_fault_here(g->rank)) fault_nan(m);
+      if (err == MM_OK && mm_fault_here(&cfg->env, g->rank)) fault_nan(m);
       if (err == MM_OK) err = mm_model_state_changed(m);
       err = mm_agree(g->cart, err);
     }
@@ -395,7 +407,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
     if (err == MM_OK && record) last_record = s;
     if (err == MM_OK && restart)
-      err = mm_restart_write(g, fault_open(cfg, "restart", g->rank, &fault_cfg), &origin, m->temp,
+      err = mm_restart_write(g, fault_restart(cfg, ++restart_writes, g->rank, &fault_cfg), &origin, m->temp,
                              m->salt, s, m->time);
     if (err == MM_OK && restart) last_restart = s;
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);

@@ -6,6 +6,6 @@
 #include "fuzz_common.h"
 
 static void fuzz_read_input(void) {
-  mm_err err = mm_initial_read(&fuzz_grid, fuzz_path, fuzz_temp, fuzz_salt);
+  mm_err err = mm_initial_read(&fuzz_grid, &(mm_settings){0}, fuzz_path, fuzz_temp, fuzz_salt);
   fuzz_check_refusal(err, "mm_initial_read");
 }

@@ -57,6 +57,7 @@ struct mm_history {
   double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
   double record_bytes;       /* size of one record uncompressed, with room for metadata */
   char dir[MM_STR_MAX];      /* output.dir, for the free-space check */
+  mm_settings env;           /* the run's settings (fault injection) */
   char path[MM_IO_PATH_MAX]; /* the file, for messages */
 };
 
@@ -291,6 +292,7 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
     if (n_static < 2 * (size_t)g->nz) n_static = 2 * (size_t)g->nz;
     if (n < n_static) n = n_static;
     snprintf(h->dir, sizeof h->dir, "%s", cfg->output_dir);
+    h->env = cfg->env;
     const double cells = (double)g->nx * (double)g->ny * (double)g->nz;
     h->record_bytes = 2.0 * cells * sizeof(double) + MM_IO_SPACE_MARGIN;
     err = mm_io_path(h->path, cfg, ".nc");
@@ -342,7 +344,7 @@ static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io
     return err;
   }
 
-  err = mm_io_reserve(comm, p, header);
+  err = mm_io_reserve(comm, &h->env, p, header);
   if (err == MM_OK)
     err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
   if (err != MM_OK) {
@@ -639,7 +641,7 @@ static mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long 
                 nc_inq_varid(h->ncid, mm_diag_vars[v].name, &h->var_diag[v]));
   err = mm_agree(h->comm, err);
   if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
-  if (err == MM_OK) err = mm_io_reserve(h->comm, p, MM_IO_SPACE_MARGIN);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, &h->env, p, MM_IO_SPACE_MARGIN);
   if (err == MM_OK) err = mm_history_note(h, step, origin);
   if (err == MM_OK) err = mm_history_collective(h);
   if (err != MM_OK) {
@@ -673,7 +675,7 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
 
   /* read as an input file first: refused as it is, never written */
   mm_err err = mm_agree(h->comm, mm_io_check_hdf5(p));
-  if (err == MM_OK) err = mm_io_probe(h->comm, p);
+  if (err == MM_OK) err = mm_io_probe(h->comm, &h->env, p);
   mm_history_found f = {0, 0, -1};
   if (err == MM_OK)
     err = mm_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK);
@@ -706,7 +708,7 @@ mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, con
   /* room for the record, reserved: a full disk or a file-size limit refuses
    * it here, and the file stays as the last record left it */
   mm_err err = mm_io_check_space(h->comm, h->dir, h->record_bytes, p);
-  if (err == MM_OK) err = mm_io_reserve(h->comm, p, h->record_bytes);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, &h->env, p, h->record_bytes);
   if (err != MM_OK) return err;
   /* the next record; a record of a step the file holds replaces it (a run
    * continued at its last step writes that state once more) */

@@ -87,11 +87,12 @@ static mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const ch
   return MM_OK;
 }
 
-mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt) {
+mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path, double *temp,
+                       double *salt) {
   /* a damaged classic header before libnetcdf trusts its counts, then a
    * crash or a hang of the libraries on the metadata, in a child process */
   mm_err perr = mm_agree(g->cart, mm_io_check_classic(path));
-  if (perr == MM_OK) perr = mm_io_probe(g->cart, path);
+  if (perr == MM_OK) perr = mm_io_probe(g->cart, env, path);
   if (perr != MM_OK) return perr;
   const size_t n = (size_t)g->nz * (size_t)g->nyl * (size_t)g->nxl; /* block elements */
   /* without fields (mm_initial_check) only the metadata is checked */
@@ -118,5 +119,5 @@ mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double 
 mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path) {
   mm_grid shape;
   MM_CHECK(mm_io_shape(cfg, comm, &shape));
-  return mm_initial_read(&shape, path, NULL, NULL);
+  return mm_initial_read(&shape, &cfg->env, path, NULL, NULL);
 }

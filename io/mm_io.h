@@ -126,9 +126,10 @@ bool mm_io_files_left_open(MPI_Comm comm);
 /* Seconds an input file (initial.file, initial.restart) may take to read:
  * MINIMODEL_READ_TIMEOUT when set (0 or not a number: no limit, returns 0),
  * else 600 s plus 1 s per 20 MB of the file. */
-double mm_io_read_timeout(const char *path);
+double mm_io_read_timeout(const mm_settings *env, const char *path);
 
-mm_err mm_initial_read(const mm_grid *g, const char *path, double *temp, double *salt);
+mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path, double *temp,
+                       double *salt);
 
 /* Check the initial file `path` for this configuration's grid without
  * reading its fields (collective over comm): the checks of mm_initial_read

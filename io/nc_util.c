@@ -15,7 +15,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "mm_fault.h"
 
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
@@ -166,11 +165,11 @@ static int mm_reserve_here(const char *path, double bytes) {
   return e;
 }
 
-mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes) {
+mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
-  if (rank == 0 && mm_fault_env("MINIMODEL_FAULT_NO_RESERVE", 0) != 1) {
+  if (rank == 0 && !env->fault.no_reserve) {
     const int e = mm_reserve_here(path, bytes);
     if (e != 0)
       err = MM_ERROR(MM_ERR_RUN, "%s: cannot reserve %.2f MiB for the next write: %s", path,

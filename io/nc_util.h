@@ -119,8 +119,8 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
  * the room past the end of the data is cut by HDF5 at its next flush (when
  * its end of allocation moved) or by mm_io_trim after the close. A file
  * system that cannot reserve (EOPNOTSUPP, ...) is written without one.
- * MINIMODEL_FAULT_NO_RESERVE (model/mm_fault.h) turns the reservation off. */
-mm_err mm_io_reserve(MPI_Comm comm, const char *path, double bytes);
+ * MINIMODEL_FAULT_NO_RESERVE (mm_settings.h) turns the reservation off. */
+mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes);
 
 /* After closing path, written with mm_io_reserve (collective): rank 0 cuts
  * the file back to the end its HDF5 superblock records, where room reserved
@@ -161,7 +161,7 @@ char *mm_io_history_line(const char *created, const char *what, const mm_io_orig
  * with MM_ERR_INPUT and a message, instead of ending the run with a signal
  * or a hang. A file the libraries merely refuse passes: the read that
  * follows says why. */
-mm_err mm_io_probe(MPI_Comm comm, const char *path);
+mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path);
 
 /* Before a parallel open of path: it exists, is readable, is an HDF5
  * (NetCDF-4) file and is not shorter than its superblock says.

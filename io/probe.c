@@ -26,11 +26,11 @@
 #include "mm_io.h"
 #include "nc_util.h"
 
-double mm_io_read_timeout(const char *path) {
-  const char *env = getenv("MINIMODEL_READ_TIMEOUT");
-  if (env && *env) {
+double mm_io_read_timeout(const mm_settings *env, const char *path) {
+  const char *text = env->read_timeout;
+  if (*text) {
     char *end = NULL;
-    const double s = strtod(env, &end);
+    const double s = strtod(text, &end);
     return *end || !(s > 0.0) ? 0.0 : s; /* 0 or not a number: no limit */
   }
   struct stat st;
@@ -124,8 +124,8 @@ static double now(void) {
 }
 
 /* Rank 0's part: fork, wait (with the time limit), judge. */
-static mm_err probe(const char *path) {
-  const double limit = mm_io_read_timeout(path);
+static mm_err probe(const mm_settings *env, const char *path) {
+  const double limit = mm_io_read_timeout(env, path);
   fflush(NULL);
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -181,8 +181,8 @@ static mm_err probe(const char *path) {
                   path, how);
 }
 
-mm_err mm_io_probe(MPI_Comm comm, const char *path) {
+mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
-  return mm_agree(comm, rank == 0 ? probe(path) : MM_OK);
+  return mm_agree(comm, rank == 0 ? probe(env, path) : MM_OK);
 }

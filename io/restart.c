@@ -9,13 +9,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
-#include "mm_fault.h"
 #include "nc_util.h"
 
 /* Variable ids of a state file. */
@@ -126,7 +126,7 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
   }
 
   mm_state_vars v = {-1, -1, -1};
-  err = mm_io_reserve(comm, tmp, bytes);
+  err = mm_io_reserve(comm, &cfg->env, tmp, bytes);
   if (err == MM_OK) err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
   if (err != MM_OK) {
     nc_abort(nc);
@@ -160,9 +160,11 @@ static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io
     PUT("writing temp", nc_put_vara_double(nc, v.temp, start, count, buf));
     mm_io_pack(g, salt, 0.0, buf);
     PUT("writing salt", nc_put_vara_double(nc, v.salt, start, count, buf));
-    /* fault injection for tests (model/mm_fault.h): the fault rank dies here,
+    /* fault injection for tests (mm_settings.h): the fault rank dies here,
      * the .tmp half written and not renamed */
-    if (!strcmp(suffix, ".restart.nc")) mm_fault_kill_in_restart(g->rank);
+    if (!strcmp(suffix, ".restart.nc") && cfg->env.fault.kill_now &&
+        mm_fault_here(&cfg->env, g->rank))
+      raise(SIGKILL);
   }
 #undef PUT
   /* closed unless a write failed inside the libraries: the close would then
@@ -348,7 +350,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   const char *p = path;
   /* refuse what is not a whole HDF5 file before the collective open */
   mm_err err = mm_agree(g->cart, mm_io_check_hdf5(p));
-  if (err == MM_OK) err = mm_io_probe(g->cart, p); /* a crash or a hang in libhdf5 */
+  if (err == MM_OK) err = mm_io_probe(g->cart, &cfg->env, p); /* a crash or a hang in libhdf5 */
   if (err != MM_OK) return err;
 
   MPI_Comm comm;

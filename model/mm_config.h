@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "mm_error.h"
+#include "mm_settings.h"
 
 #define MM_STR_MAX 256
 
@@ -71,6 +72,9 @@ typedef struct {
   long deflate;
   long timing_stride;
   long progress_interval;
+  /* the settings of the environment (MINIMODEL_*), read once by main
+   * (mm_settings_read) and copied into each case; not keys */
+  mm_settings env;
   /* where each key was set: "file:line", "--set" or "" for the default */
   char origin[64][MM_STR_MAX];
 } mm_config;

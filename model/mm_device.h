@@ -29,6 +29,7 @@
 
 #include "mm_cell.h"
 #include "mm_rsum.h"
+#include "mm_settings.h"
 #include "mm_tdma.h"
 
 #ifdef __cplusplus
@@ -60,12 +61,14 @@ typedef struct mm_device_backend {
   int priority;      /* the table lists higher first */
   int device_memory; /* 1: its memory is not the host's: solvers must be device backends */
   int (*available)(void);
-  /* 1 when the MPI library can send from and receive into its memory. */
-  int (*mpi_takes_device_memory)(void);
+  /* 1 when the halo may cross through its memory: the MPI library can send
+   * from and receive into it, given `asked`, MINIMODEL_CUDA_AWARE_MPI (an
+   * mm_ask: auto, off or on). */
+  int (*mpi_takes_device_memory)(int asked);
 
   /* A context on device (local_rank mod the number of devices): a stream
    * and MM_DEV_EVENTS timing events. */
-  int (*create)(int local_rank, void **ctx, char *msg, size_t len);
+  int (*create)(const mm_settings *env, int local_rank, void **ctx, char *msg, size_t len);
   void (*destroy)(void *ctx);
   const char *(*error)(void *ctx);
   /* "name (details)" of the context's device. */

@@ -233,25 +233,28 @@ static int emu_available(void) {
   return 1;
 }
 
-static int emu_mpi_takes_device_memory(void) {
-  const char *v = getenv("MINIMODEL_CUDA_AWARE_MPI");
-  return v && !strcmp(v, "1");
+/* Host memory is the MPI library's own, but the emulated device stands for
+ * one whose memory is not: through the host unless asked (MINIMODEL_CUDA_AWARE_MPI=1),
+ * so that both halo paths run in CI. */
+static int emu_mpi_takes_device_memory(int asked) {
+  return asked == MM_ASK_ON;
 }
 
-static int emu_create(int local_rank, void **ctx, char *msg, size_t len) {
+static int emu_create(const mm_settings *env, int local_rank, void **ctx, char *msg,
+                      size_t len) {
   (void)local_rank;
   emu *e = calloc(1, sizeof *e);
   if (!e) {
     snprintf(msg, len, "emulated device: out of host memory");
     return 1;
   }
-  const char *order = getenv("MINIMODEL_EMULATED_THREADS");
-  if (order && strcmp(order, "forward") && strcmp(order, "reverse")) {
+  const char *order = env->emulated_threads;
+  if (order[0] && strcmp(order, "forward") && strcmp(order, "reverse")) {
     snprintf(msg, len, "MINIMODEL_EMULATED_THREADS = %s: expected forward or reverse", order);
     free(e);
     return 1;
   }
-  e->reverse = order && !strcmp(order, "reverse");
+  e->reverse = !strcmp(order, "reverse");
   *ctx = e;
   return 0;
 }

@@ -59,9 +59,9 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
 /* Memory a rank may use (*out): MemAvailable shared by the ranks of this
  * node, or MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is
  * not a number > 0. */
-static mm_err available_bytes(MPI_Comm comm, double *out) {
-  const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
-  if (limit && *limit) {
+static mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out) {
+  const char *limit = env->memory_limit;
+  if (*limit) {
     char *end = NULL;
     const double v = strtod(limit, &end);
     *out = *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
@@ -99,15 +99,14 @@ double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
-static mm_err mm_grid_check_memory(const mm_grid *g) {
+static mm_err mm_grid_check_memory(const mm_grid *g, const mm_settings *env) {
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
   const double need = mm_grid_memory_bytes(nxl, nyl, g->nz);
   double avail = 0.0;
-  MM_CHECK(available_bytes(g->cart, &avail));
+  MM_CHECK(available_bytes(g->cart, env, &avail));
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
-             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0",
-             getenv("MINIMODEL_MEMORY_LIMIT"));
+             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0", env->memory_limit);
   MM_REQUIRE(need <= avail, MM_ERR_INPUT,
              "grid %d x %d x %d on %d ranks needs about %.3g GB per rank but %.3g GB are "
              "available; use more ranks or a smaller grid",
@@ -202,7 +201,7 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
              "(use fewer ranks in y or set grid.ranks_y)",
              g->ny, g->py, min_ny, MM_HALO);
 
-  MM_CHECK(mm_grid_check_memory(g));
+  MM_CHECK(mm_grid_check_memory(g, &cfg->env));
   g->nxh = g->nxl + 2 * MM_HALO;
   g->nyh = g->nyl + 2 * MM_HALO;
   g->ncol_h = (size_t)g->nxh * (size_t)g->nyh;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm_fault.h"
 #include "mm_flow.h"
 #include "mm_device.h"
 #include "mm_gpu.h"
@@ -243,7 +242,7 @@ static mm_err open_device(mm_model *m) {
   char msg[512];
   int local_rank = 0;
   MM_CHECK(node_rank(m->grid.cart, &local_rank));
-  if (dev->create(local_rank, &m->dev_ctx, msg, sizeof msg))
+  if (dev->create(&cfg->env, local_rank, &m->dev_ctx, msg, sizeof msg))
     return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: %s", name, msg);
   m->dev = dev;
   dev->describe(m->dev_ctx, m->device, sizeof m->device);
@@ -297,10 +296,10 @@ static mm_err create_gpu(mm_model *m) {
   s.host_temp = m->temp, s.host_salt = m->salt;
   s.solver = m->solver;
   /* MINIMODEL_CUDA_GRAPH=0: launch the kernels one by one (for profiling) */
-  s.use_graph = mm_fault_env("MINIMODEL_CUDA_GRAPH", 1) != 0;
+  s.use_graph = !cfg->env.no_graph;
   /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
-  int aware = m->dev->mpi_takes_device_memory() && mm_fault_env("MINIMODEL_CUDA_AWARE_MPI", 1) != 0;
+  int aware = m->dev->mpi_takes_device_memory((int)cfg->env.cuda_aware_mpi);
   int all = 0;
   MM_MPI(MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, g->cart));
   m->gpu_stage = !all;
@@ -314,8 +313,9 @@ static mm_err create_gpu(mm_model *m) {
 static mm_err allocate(mm_model *m) {
   const mm_grid *g = &m->grid;
   const size_t n = g->ncol_h * (size_t)g->nz;
-  /* fault injection (model/mm_fault.h): the allocation fails on one rank */
-  if (mm_fault_is("MINIMODEL_FAULT_ALLOC", "model", g->rank))
+  /* fault injection (mm_settings.h): the allocation fails on one rank */
+  const mm_settings *env = &m->cfg.env;
+  if (mm_fault_is(env, env->fault.alloc, "model", g->rank))
     return MM_ERROR(MM_ERR_RUN, "out of memory allocating m->temp (%zu bytes) [injected fault]",
                     n * sizeof *m->temp);
   MM_ALLOC(m->temp, n);
@@ -412,8 +412,8 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
   mm_timer_add(tm, MM_PHASE_HORIZONTAL, t.horizontal);
   mm_timer_add(tm, MM_PHASE_MIXING, t.mixing);
   mm_timer_add(tm, MM_PHASE_SOLVE, t.solve);
-  /* fault injection (model/mm_fault.h): the solve fails on one rank */
-  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) && mm_fault_here(g->rank))
+  /* fault injection (mm_settings.h): the solve fails on one rank */
+  if (m->step + 1 == m->cfg.env.fault.solve_step && mm_fault_here(&m->cfg.env, g->rank))
     return MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]",
                     m->step + 1);
   m->step++;
@@ -459,19 +459,19 @@ static mm_err explicit_part(mm_model *m, mm_timers *tm) {
 static mm_err implicit_part(mm_model *m, mm_timers *tm) {
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
-  /* fault injection (model/mm_fault.h): the solve fails on one rank */
-  if (err == MM_OK && m->step + 1 == mm_fault_env("MINIMODEL_FAULT_SOLVE_STEP", -1) &&
-      mm_fault_here(m->grid.rank))
+  /* fault injection (mm_settings.h): the solve fails on one rank */
+  if (err == MM_OK && m->step + 1 == m->cfg.env.fault.solve_step &&
+      mm_fault_here(&m->cfg.env, m->grid.rank))
     err =
         MM_ERROR(MM_ERR_RUN, "tridiagonal solve failed at step %ld [injected fault]", m->step + 1);
   mm_timer_stop(tm, MM_PHASE_SOLVE);
   return err;
 }
 
-/* Fault injection (model/mm_fault.h): an MPI call of this step fails on
+/* Fault injection (mm_settings.h): an MPI call of this step fails on
  * every rank (a reduction of a negative count). */
 static mm_err fault_mpi(const mm_model *m) {
-  if (m->step + 1 == mm_fault_env("MINIMODEL_FAULT_MPI_STEP", -1)) {
+  if (m->step + 1 == m->cfg.env.fault.mpi_step) {
     int one = 1, sum = 0;
     MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
   }

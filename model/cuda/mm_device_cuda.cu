@@ -100,7 +100,8 @@ int cu_available(void) {
   return 1;
 }
 
-int cu_mpi_takes_device_memory(void) {
+int cu_mpi_takes_device_memory(int asked) {
+  if (asked == MM_ASK_OFF) return 0;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return MPIX_Query_cuda_support() == 1;
 #else
@@ -119,7 +120,8 @@ void cu_destroy(void *ctx) {
   free(c);
 }
 
-int cu_create(int local_rank, void **ctx, char *msg, size_t len) {
+int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, size_t len) {
+  (void)env;
   *ctx = NULL;
   Ctx *c = (Ctx *)calloc(1, sizeof *c);
   if (!c) {

@@ -69,7 +69,7 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
 
 static void expect_read(const mm_config *cfg, const mm_grid *g, const char *path) {
   double *t = io_test_field(g, 0.0, 99.0), *s = io_test_field(g, 0.0, 99.0);
-  mm_err err = mm_initial_read(g, path, t, s);
+  mm_err err = mm_initial_read(g, &(mm_settings){0}, path, t, s);
   TEST_CHECK(err == MM_OK, "%s: %s", path, mm_error_message());
   /* wet cells: the values make_file wrote */
   double *want_t = io_test_field(g, 1.0, 0.0), *want_s = io_test_field(g, -0.001, 35.0);
@@ -85,7 +85,7 @@ static void expect_read(const mm_config *cfg, const mm_grid *g, const char *path
 static void expect_refused(const mm_grid *g, const char *path, const char *const *words) {
   double *t = io_test_field(g, 0.0, 99.0), *s = io_test_field(g, 0.0, 99.0);
   mm_error_clear();
-  mm_err err = mm_initial_read(g, path, t, s);
+  mm_err err = mm_initial_read(g, &(mm_settings){0}, path, t, s);
   TEST_CHECK(err == MM_ERR_INPUT, "rank %d: %s: code %d, '%s'", g->rank, path, err,
              mm_error_message());
   TEST_CHECK(io_test_message_has(words), "rank %d: %s: message '%s' lacks '%s'", g->rank, path,

@@ -1,0 +1,90 @@
+#include "mm_settings.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An integer setting: `off` when unset or not a number. */
+static long env_long(const char *name, long off) {
+  const char *v = getenv(name);
+  if (!v || !*v) return off;
+  char *end = NULL;
+  const long x = strtol(v, &end, 10);
+  return *end ? off : x;
+}
+
+/* A text setting as written; "" when unset. */
+static mm_err env_text(const char *name, char out[MM_SETTING_MAX]) {
+  const char *v = getenv(name);
+  out[0] = '\0';
+  if (!v) return MM_OK;
+  MM_REQUIRE(strlen(v) < MM_SETTING_MAX, MM_ERR_INPUT,
+             "%s: a value of %zu characters, at most %d expected", name, strlen(v),
+             MM_SETTING_MAX - 1);
+  snprintf(out, MM_SETTING_MAX, "%s", v);
+  return MM_OK;
+}
+
+mm_err mm_settings_read(mm_settings *s) {
+  memset(s, 0, sizeof *s);
+  MM_CHECK(env_text("MINIMODEL_PROGRESS", s->progress));
+  MM_CHECK(env_text("MINIMODEL_MEMORY_LIMIT", s->memory_limit));
+  MM_CHECK(env_text("MINIMODEL_READ_TIMEOUT", s->read_timeout));
+  s->no_graph = env_long("MINIMODEL_CUDA_GRAPH", 1) == 0;
+  const long aware = env_long("MINIMODEL_CUDA_AWARE_MPI", -1);
+  s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
+  MM_CHECK(env_text("MINIMODEL_EMULATED_THREADS", s->emulated_threads));
+  s->debug = getenv("MINIMODEL_DEBUG") != NULL;
+
+  mm_faults *f = &s->fault;
+  f->rank = (int)env_long("MINIMODEL_FAULT_RANK", 0);
+  f->nan_step = env_long("MINIMODEL_FAULT_NAN_STEP", 0);
+  MM_CHECK(env_text("MINIMODEL_FAULT_ALLOC", f->alloc));
+  MM_CHECK(env_text("MINIMODEL_FAULT_OPEN", f->open));
+  f->solve_step = env_long("MINIMODEL_FAULT_SOLVE_STEP", 0);
+  f->mpi_step = env_long("MINIMODEL_FAULT_MPI_STEP", 0);
+  f->kill_in_restart = env_long("MINIMODEL_FAULT_KILL_IN_RESTART", 0);
+  f->no_reserve = env_long("MINIMODEL_FAULT_NO_RESERVE", 0) == 1;
+  return MM_OK;
+}
+
+/* Every variable, for docs/configuration.md (--config-reference). */
+static const struct {
+  const char *name, *value, *meaning;
+} mm_settings_vars[] = {
+    {"OMP_NUM_THREADS", "n", "OpenMP threads per rank, for every phase of the step"},
+    {"MINIMODEL_PROGRESS", "bar, lines, off, auto",
+     "progress display (default auto: a bar on a terminal, lines otherwise)"},
+    {"MINIMODEL_MEMORY_LIMIT", "bytes",
+     "memory a rank may use (default: MemAvailable shared by the node's ranks)"},
+    {"MINIMODEL_READ_TIMEOUT", "seconds",
+     "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
+    {"MINIMODEL_CUDA_GRAPH", "0", "the GPU step's kernels launched one by one, not as a graph"},
+    {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
+     "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
+     "emulated device's memory handed to MPI"},
+    {"MINIMODEL_EMULATED_THREADS", "forward, reverse", "the emulated device's thread order"},
+    {"MINIMODEL_DEBUG", "any", "where an error was raised, printed after its message"},
+    {"MINIMODEL_FAULT_RANK", "rank", "tests: the rank where an injected fault happens (default 0)"},
+    {"MINIMODEL_FAULT_NAN_STEP", "step", "tests: a NaN in temp after that step"},
+    {"MINIMODEL_FAULT_ALLOC", "model, last_good", "tests: that allocation fails"},
+    {"MINIMODEL_FAULT_OPEN", "history, restart, initial", "tests: that file cannot be opened"},
+    {"MINIMODEL_FAULT_SOLVE_STEP", "step", "tests: the tridiagonal solve of that step fails"},
+    {"MINIMODEL_FAULT_MPI_STEP", "step", "tests: an MPI call of that step fails on every rank"},
+    {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",
+     "tests: SIGKILL in the middle of the n-th restart write"},
+    {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},
+};
+
+void mm_settings_write_markdown(FILE *out) {
+  fprintf(out, "\n## Environment\n\nRead once at start-up (model/mm_settings.h); the "
+               "MINIMODEL_FAULT_* variables are for the reliability tests "
+               "(docs/reliability.md).\n\n| variable | value | meaning |\n|---|---|---|\n");
+  for (size_t i = 0; i < sizeof mm_settings_vars / sizeof mm_settings_vars[0]; i++)
+    fprintf(out, "| `%s` | %s | %s |\n", mm_settings_vars[i].name, mm_settings_vars[i].value,
+            mm_settings_vars[i].meaning);
+}
+
+bool mm_fault_is(const mm_settings *s, const char *value, const char *what, int rank) {
+  return value[0] && !strcmp(value, what) && mm_fault_here(s, rank);
+}

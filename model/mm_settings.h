@@ -1,0 +1,87 @@
+/* The settings a run takes from its environment: every MINIMODEL_* variable
+ * a user or a test may set, read once at start-up (mm_settings_read, called
+ * by main) and carried in each case's configuration (mm_config.env), so that
+ * nothing else reads the environment and no setting changes during a run.
+ * A zeroed mm_settings is "nothing set": the defaults. The variables for
+ * users are listed by `minimodel --help`; docs/configuration.md
+ * ("Environment") documents all of them. */
+#ifndef MM_SETTINGS_H
+#define MM_SETTINGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mm_error.h"
+
+/* A value as written (text settings are checked where they are used, with
+ * a message naming the variable). */
+#define MM_SETTING_MAX 64
+
+/* A yes/no setting that may be left to the program. */
+typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
+
+/* Fault injection for the reliability tests (tests/reliability,
+ * docs/reliability.md); none is meant for production runs. Steps are >= 1,
+ * 0 = off.
+ *   MINIMODEL_FAULT_RANK=R            the rank where a fault happens (default 0)
+ *   MINIMODEL_FAULT_NAN_STEP=N        after step N, a NaN in temp at the first wet
+ *                                     cell (k = 0) of rank R's block (app/run.c)
+ *   MINIMODEL_FAULT_ALLOC=WHAT        on rank R an allocation fails: `model` (the
+ *                                     state in mm_model_create) or `last_good`
+ *                                     (the copy of the last good state, app/run.c)
+ *   MINIMODEL_FAULT_OPEN=WHAT         on rank R a file cannot be opened: `history`,
+ *                                     `restart` (written) or `initial` (read):
+ *                                     that rank alone gets a path that does not
+ *                                     exist (app/run.c)
+ *   MINIMODEL_FAULT_SOLVE_STEP=N      the tridiagonal solve of step N fails on
+ *                                     rank R alone (model/mm_model.c)
+ *   MINIMODEL_FAULT_MPI_STEP=N        an MPI call of step N fails on every rank
+ *                                     (an MPI_Allreduce of count -1:
+ *                                     MPI_ERR_COUNT; model/mm_model.c)
+ *   MINIMODEL_FAULT_KILL_IN_RESTART=N rank R raises SIGKILL in the middle of the
+ *                                     N-th restart write of the run: the .tmp
+ *                                     file exists, half written, not yet renamed
+ *                                     (app/run.c counts, io/restart.c dies)
+ *   MINIMODEL_FAULT_NO_RESERVE=1      no file space is reserved before a write
+ *                                     (io/nc_util.c, mm_io_reserve), so that a
+ *                                     full disk or a file-size limit makes the
+ *                                     write itself fail, inside netCDF/HDF5 */
+typedef struct {
+  int rank;                     /* MINIMODEL_FAULT_RANK */
+  long nan_step;                /* MINIMODEL_FAULT_NAN_STEP */
+  char alloc[MM_SETTING_MAX];   /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
+  char open[MM_SETTING_MAX];    /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
+  long solve_step;              /* MINIMODEL_FAULT_SOLVE_STEP */
+  long mpi_step;                /* MINIMODEL_FAULT_MPI_STEP */
+  long kill_in_restart;         /* MINIMODEL_FAULT_KILL_IN_RESTART */
+  bool no_reserve;              /* MINIMODEL_FAULT_NO_RESERVE=1 */
+  bool kill_now;                /* set by the run for the restart write that dies */
+} mm_faults;
+
+typedef struct {
+  char progress[MM_SETTING_MAX];     /* MINIMODEL_PROGRESS: bar, lines, off, auto; "" unset */
+  char memory_limit[MM_SETTING_MAX]; /* MINIMODEL_MEMORY_LIMIT: bytes a rank may use; "" unset */
+  char read_timeout[MM_SETTING_MAX]; /* MINIMODEL_READ_TIMEOUT: seconds for reading an input
+                                        file, 0 = no limit; "" unset */
+  bool no_graph;                     /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
+  mm_ask cuda_aware_mpi;             /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
+  char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
+  bool debug;                        /* MINIMODEL_DEBUG set: where an error was raised */
+  mm_faults fault;
+} mm_settings;
+
+/* Read the environment into *s (every field). MM_ERR_INPUT for a value
+ * longer than MM_SETTING_MAX - 1 characters. */
+mm_err mm_settings_read(mm_settings *s);
+
+/* The table of every variable (markdown), for docs/configuration.md. */
+void mm_settings_write_markdown(FILE *out);
+
+/* Whether this rank is the one where faults happen. */
+static inline bool mm_fault_here(const mm_settings *s, int rank) { return rank == s->fault.rank; }
+
+/* Whether `what` is the fault asked for in `value` (a fault's text setting)
+ * on this rank. */
+bool mm_fault_is(const mm_settings *s, const char *value, const char *what, int rank);
+
+#endif
