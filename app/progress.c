@@ -130,8 +130,9 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
 
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   if (p->mode == MM_PROGRESS_OFF) return;
-  const long done = m->step - p->first, planned = p->total - p->first;
-  const bool last = m->step >= p->total;
+  const long step = mm_model_steps_done(m);
+  const long done = step - p->first, planned = p->total - p->first;
+  const bool last = step >= p->total;
   if (p->mode == MM_PROGRESS_BAR) {
     /* redraw at most 10 times a second: a terminal is slow, steps can be fast */
     if (!last && p->last_draw >= 0 && elapsed - p->last_draw < 0.1) return;
@@ -142,19 +143,19 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   const double eta = done > 0 ? elapsed / (double)done * (double)(planned - done) : 0.0;
   const double rate = elapsed > 0 ? (double)done * p->points / elapsed : 0.0;
   char model_t[32], wall_t[32], eta_t[32];
-  human_time(model_t, sizeof model_t, m->time);
+  human_time(model_t, sizeof model_t, mm_model_time(m));
   human_time(wall_t, sizeof wall_t, elapsed);
   human_time(eta_t, sizeof eta_t, eta);
   const int pct = planned > 0 ? (int)(100 * done / planned) : 100;
   if (p->mode == MM_PROGRESS_BAR) {
     char line[256];
     const int len = bar_line(line, sizeof line, terminal_columns() - 1, pct, done, planned,
-                             m->step, p->total, model_t, wall_t, eta_t, rate);
+                             step, p->total, model_t, wall_t, eta_t, rate);
     /* pad with blanks over the tail of a longer previous line */
     printf("\r%s%*s", line, p->last_len > len ? p->last_len - len : 0, "");
     p->last_len = len;
   } else {
-    printf("step %ld/%ld (%d%%)  model %s  wall %s  ETA %s  %.3g points/s\n", m->step, p->total,
+    printf("step %ld/%ld (%d%%)  model %s  wall %s  ETA %s  %.3g points/s\n", step, p->total,
            pct, model_t, wall_t, eta_t, rate);
   }
   fflush(stdout);

@@ -77,8 +77,8 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
                          const mm_run_summary *sum, const double *mean, const double *tmin,
                          const double *tmax, const double *step_s, const double *solve_s, size_t ns,
                          double col_rate, double share_sum, double step_median) {
-  const mm_grid *g = &m->grid;
-  const mm_config *cfg = &m->cfg;
+  const mm_grid *g = mm_model_grid(m);
+  const mm_config *cfg = mm_model_config(m);
   const double step_total = mean[MM_PHASE_STEP];
   FILE *f = fopen(path, "w");
   if (!f) return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file", path);
@@ -161,8 +161,8 @@ static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t
 
 mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_options *opt,
                        mm_run_summary *sum) {
-  const mm_grid *g = &m->grid;
-  const mm_config *cfg = &m->cfg;
+  const mm_grid *g = mm_model_grid(m);
+  const mm_config *cfg = mm_model_config(m);
   MPI_Comm comm = g->cart;
   double tmin[MM_NPHASES], tmax[MM_NPHASES], tsum[MM_NPHASES];
   MM_MPI(MPI_Allreduce(t->total, tmin, MM_NPHASES, MPI_DOUBLE, MPI_MIN, comm));

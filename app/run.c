@@ -194,11 +194,12 @@ static const mm_config *fault_restart(const mm_config *cfg, long nth, int rank, 
 /* Fault injection (mm_settings.h): a NaN in temp at the first wet cell
  * (k = 0) of this rank's block. */
 static void fault_nan(mm_model *m) {
-  const mm_grid *g = &m->grid;
+  const mm_grid *g = mm_model_grid(m);
+  double *temp = mm_model_temp(m);
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++)
       if (g->kmt[mm_col(g, i, j)] > 0) {
-        m->temp[mm_col(g, i, j) * g->nz] = NAN;
+        temp[mm_col(g, i, j) * g->nz] = NAN;
         return;
       }
 }
@@ -222,13 +223,14 @@ static void range_text(const mm_diag *d, char *buf, size_t len) {
  * (collective). */
 static mm_err check_initial_range(mm_model *m) {
   mm_diag d = {0};
-  MM_CHECK(mm_agree(m->grid.cart, mm_model_check(m, &d, false)));
+  const mm_config *cfg = mm_model_config(m);
+  MM_CHECK(mm_agree(mm_model_grid(m)->cart, mm_model_check(m, &d, false)));
   if (!d.out_of_range) return MM_OK;
   char what[400];
   range_text(&d, what, sizeof what);
-  const bool restart = m->cfg.initial_restart[0] != 0;
+  const bool restart = cfg->initial_restart[0] != 0;
   return MM_ERROR(MM_ERR_INPUT, "initial.%s = %s: %s", restart ? "restart" : "file",
-                  restart ? m->cfg.initial_restart : m->cfg.initial_file, what);
+                  restart ? cfg->initial_restart : cfg->initial_file, what);
 }
 
 /* Diagnostics with the blow-up check: on a non-finite value, or a finite one
@@ -238,8 +240,10 @@ static mm_err check_initial_range(mm_model *m) {
 static mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, double *good_t,
                                   double *good_s, long *good_step,
                                   mm_timers *tm, mm_diag *d, bool full) {
+  const mm_config *cfg = mm_model_config(m);
+  const mm_grid *g = mm_model_grid(m);
   mm_timer_start(tm, MM_PHASE_DIAGNOSTICS);
-  mm_err err = mm_agree(m->grid.cart, mm_model_check(m, d, full));
+  mm_err err = mm_agree(g->cart, mm_model_check(m, d, full));
   mm_timer_stop(tm, MM_PHASE_DIAGNOSTICS);
   MM_CHECK(err);
   if (d->nonfinite || d->out_of_range) {
@@ -250,21 +254,21 @@ static mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, doubl
     else
       range_text(d, what, sizeof what);
     mm_err werr = MM_OK;
-    if (*good_step >= 0) werr = mm_agree(m->grid.cart, mm_model_fetch_good(m, good_t, good_s));
+    if (*good_step >= 0) werr = mm_agree(g->cart, mm_model_fetch_good(m, good_t, good_s));
     if (werr == MM_OK && *good_step >= 0)
-      werr = mm_crash_write(&m->grid, &m->cfg, origin, good_t, good_s, *good_step,
-                            (double)*good_step * m->cfg.run_dt);
+      werr = mm_crash_write(g, cfg, origin, good_t, good_s, *good_step,
+                            (double)*good_step * cfg->run_dt);
     char saved[1200] = "no good state could be saved";
     if (werr != MM_OK) {
       snprintf(saved, sizeof saved, "the crash file could not be written: %s", mm_error_message());
       mm_error_clear(); /* the blow-up is the error to report */
     } else if (*good_step >= 0)
       snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
-               *good_step, m->cfg.output_dir, m->cfg.run_name);
-    return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", m->step, what, saved);
+               *good_step, cfg->output_dir, cfg->run_name);
+    return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", mm_model_steps_done(m), what, saved);
   }
-  MM_CHECK(mm_agree(m->grid.cart, mm_model_keep_good(m, good_t, good_s)));
-  *good_step = m->step;
+  MM_CHECK(mm_agree(g->cart, mm_model_keep_good(m, good_t, good_s)));
+  *good_step = mm_model_steps_done(m);
   return MM_OK;
 }
 
@@ -287,8 +291,8 @@ static mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_
 }
 
 static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *sum) {
-  const mm_config *cfg = &m->cfg;
-  mm_grid *g = &m->grid;
+  const mm_config *cfg = mm_model_config(m);
+  const mm_grid *g = mm_model_grid(m);
   const size_t n = g->ncol_h * (size_t)g->nz;
   mm_err err = MM_OK;
   const mm_io_origin origin = {opt->version, opt->command}; /* of the files written */
@@ -298,7 +302,7 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   if (cfg->initial_file[0]) {
     const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
     read_watchdog_start(&dog, &cfg->env, path, g->rank);
-    err = mm_initial_read(g, &cfg->env, path, m->temp, m->salt);
+    err = mm_initial_read(g, &cfg->env, path, mm_model_temp(m), mm_model_salt(m));
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
@@ -306,14 +310,13 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     long step = 0;
     double time = 0.0;
     read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, g->rank);
-    err = mm_restart_read(g, cfg, cfg->initial_restart, m->temp, m->salt, &step, &time);
+    err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step, &time);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
     MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
                "%s: restart at step %ld is beyond run.steps = %ld", cfg->initial_restart, step,
                cfg->run_steps);
-    m->step = step;
-    m->time = (double)step * cfg->run_dt;
+    mm_model_set_step(m, step);
   }
   /* the state read from files goes to the device (solver.backend = cuda) */
   MM_CHECK(mm_agree(g->cart, mm_model_state_changed(m)));
@@ -353,32 +356,32 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_timers tm;
   mm_timers_init(&tm, stride);
   mm_progress prog;
-  mm_progress_init(&prog, cfg, g->rank == 0 && !opt->quiet, m->step);
+  mm_progress_init(&prog, cfg, g->rank == 0 && !opt->quiet, mm_model_steps_done(m));
   mm_history *hist = NULL;
   mm_diag d = {0};
 
   /* a run continued from a restart appends to the history of the case */
   const mm_config *hcfg = fault_open(cfg, "history", g->rank, &fault_cfg);
   if (cfg->initial_restart[0])
-    err = mm_history_continue(g, hcfg, &origin, m->step, &hist);
+    err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &hist);
   else
     err = mm_history_create(g, hcfg, &origin, &hist);
   if (err == MM_OK) err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
   long last_record = -1, last_restart = -1; /* steps written by this run */
   /* the initial state as the first record of a history this run starts
    * (output.initial_record); with nothing to do, the state is the one record */
-  if (err == MM_OK && (m->step == cfg->run_steps ||
+  if (err == MM_OK && (mm_model_steps_done(m) == cfg->run_steps ||
                        (cfg->initial_record && mm_history_started(hist)))) {
     err = mm_agree(g->cart, mm_model_fetch_state(m));
-    if (err == MM_OK) err = mm_history_write(hist, g, m->temp, m->salt, &d);
-    if (err == MM_OK) last_record = m->step;
+    if (err == MM_OK) err = mm_history_write(hist, g, mm_model_temp(m), mm_model_salt(m), &d);
+    if (err == MM_OK) last_record = mm_model_steps_done(m);
   }
   const double t0 = MPI_Wtime();
-  const long first_step = m->step;
+  const long first_step = mm_model_steps_done(m);
   const long fault_nan_step = cfg->env.fault.nan_step;
   long restart_writes = 0; /* of this run, for fault injection */
   int signo = 0;
-  while (err == MM_OK && m->step < cfg->run_steps) {
+  while (err == MM_OK && mm_model_steps_done(m) < cfg->run_steps) {
     mm_timers_step_begin(&tm);
     err = mm_model_step(m, &tm);
     /* a step that failed on one rank (the solver) must stop every rank: the
@@ -388,10 +391,10 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
     err = mm_agree_with_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);
     if (err == MM_OK && signo) { /* this step is abandoned, nothing of it written */
-      mm_timers_step_end(&tm, m->step);
+      mm_timers_step_end(&tm, mm_model_steps_done(m));
       break;
     }
-    const long s = m->step;
+    const long s = mm_model_steps_done(m);
     const bool record = is_record_step(cfg, s);
     const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
     if (err == MM_OK && s == fault_nan_step) { /* fault injection */
@@ -404,11 +407,11 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
       err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
-    if (err == MM_OK && record) err = mm_history_write(hist, g, m->temp, m->salt, &d);
+    if (err == MM_OK && record) err = mm_history_write(hist, g, mm_model_temp(m), mm_model_salt(m), &d);
     if (err == MM_OK && record) last_record = s;
     if (err == MM_OK && restart)
-      err = mm_restart_write(g, fault_restart(cfg, ++restart_writes, g->rank, &fault_cfg), &origin, m->temp,
-                             m->salt, s, m->time);
+      err = mm_restart_write(g, fault_restart(cfg, ++restart_writes, g->rank, &fault_cfg), &origin, mm_model_temp(m),
+                             mm_model_salt(m), s, mm_model_time(m));
     if (err == MM_OK && restart) last_restart = s;
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);
@@ -418,11 +421,11 @@ static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
   const double wall = MPI_Wtime() - t0;
-  if (err == MM_OK && signo) err = signal_stop(cfg, signo, m->step - 1, last_record, last_restart);
+  if (err == MM_OK && signo) err = signal_stop(cfg, signo, mm_model_steps_done(m) - 1, last_record, last_restart);
 
   if (err == MM_OK) {
     snprintf(sum->history, sizeof sum->history, "%s/%s.nc", cfg->output_dir, cfg->run_name);
-    sum->steps = m->step - first_step;
+    sum->steps = mm_model_steps_done(m) - first_step;
     sum->wall_s = wall;
     sum->last = d;
     err = mm_report_write(m, &tm, opt, sum);

@@ -1,4 +1,4 @@
-#include "mm_model.h"
+#include "mm_model_private.h"
 
 #include <limits.h>
 #ifdef _OPENMP
@@ -507,6 +507,18 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   m->step++;
   m->time = (double)m->step * m->cfg.run_dt;
   return MM_OK;
+}
+
+const mm_config *mm_model_config(const mm_model *m) { return &m->cfg; }
+const mm_grid *mm_model_grid(const mm_model *m) { return &m->grid; }
+double *mm_model_temp(mm_model *m) { return m->temp; }
+double *mm_model_salt(mm_model *m) { return m->salt; }
+long mm_model_steps_done(const mm_model *m) { return m->step; }
+double mm_model_time(const mm_model *m) { return m->time; }
+
+void mm_model_set_step(mm_model *m, long step) {
+  m->step = step;
+  m->time = (double)step * m->cfg.run_dt;
 }
 
 const char *mm_model_backend(const mm_model *m) {

@@ -14,46 +14,26 @@
 #include "mm_tdma.h"
 #include "mm_timer.h"
 
-typedef struct mm_model {
-  mm_config cfg;
-  mm_grid grid;
-  mm_halo halo;
+/* The model (its fields: mm_model_private.h, for model/ and the tests;
+ * app/ and io/ use the functions below). */
+typedef struct mm_model mm_model;
 
-  /* State, column-contiguous [ncol_h * nz], halo included, 0 on land. */
-  double *temp;      /* potential temperature (degC) */
-  double *salt;      /* salinity (g/kg) */
-  double *temp_next; /* work: T* after the horizontal step (degC) */
-  double *salt_next; /* work: S* (g/kg) */
-  /* Prescribed flow and mixing, column-contiguous [ncol_h * nz]. */
-  double *ue;      /* transport per unit depth through the east face (m2/s) */
-  double *vn;      /* transport per unit depth through the north face (m2/s) */
-  double *kappa_w; /* vertical diffusivity on the interface below level k (m2/s) */
-  /* Per-level factors of the vertical step [nz]. */
-  double *g_dt;  /* dt / distance between centres k and k+1 (s/m) */
-  double *inv_h; /* 1 / layer thickness (1/m) */
-  double *work;  /* [nthreads mm_horizontal_ws(nz)] scratch of the horizontal step: face
-                  * fluxes of a cell and a tile's row buffer, per thread */
-  int nthreads;  /* OpenMP threads of every phase (OMP_NUM_THREADS) */
-
-  mm_tdma *solver;
-  /* solver.backend = cuda or emulated: the GPU-resident step (mm_gpu.h) on
-   * that device (mm_device.h). The state then lives on the device; temp and
-   * salt above are its host copy, current only after mm_model_fetch_state. */
-  const struct mm_device_backend *dev; /* NULL on the CPU */
-  void *dev_ctx;                       /* a context of dev */
-  struct mm_gpu *gpu;
-  int gpu_stage;    /* 1: halo strips through the host; 0: MPI on device memory */
-  char device[160]; /* the device in use, or "" */
-  long step;        /* steps done */
-  double time;      /* model time (s) */
-
-  /* constants of the step */
-  double dt_area;    /* dt / (dx dy) (s/m2) */
-  double kh_x, kh_y; /* kappa_h dy/dx, kappa_h dx/dy (m2/s) */
-  double q_top;      /* dt Q / (rho0 cp h_0): surface heating of the top cell per step (degC) */
-  double kappa_mix;  /* kappa_v + kappa_convect (m2/s) */
-  double dt_stable;  /* largest stable run.dt of the explicit step (s; +inf: any) */
-} mm_model;
+/* The case's configuration and grid (decomposition, levels, kmt). */
+const mm_config *mm_model_config(const mm_model *m);
+const mm_grid *mm_model_grid(const mm_model *m);
+/* The host state, column-contiguous [ncol_h * nz] with halo, 0 on land (the
+ * arrays change with each step: ask again after a step):
+ * potential temperature (degC) and salinity (g/kg). On a device it is the
+ * host copy, current after mm_model_fetch_state; after writing it, call
+ * mm_model_state_changed. */
+double *mm_model_temp(mm_model *m);
+double *mm_model_salt(mm_model *m);
+/* Steps done and the model time (s). */
+long mm_model_steps_done(const mm_model *m);
+double mm_model_time(const mm_model *m);
+/* The state is that of step `step` (read from a restart): steps done and
+ * model time set to it. */
+void mm_model_set_step(mm_model *m, long step);
 
 /* What runs the step, for reports: the backend ("cpu", "cuda", "emulated"),
  * the tridiagonal solver variant, and for the GPU step the device ("" on

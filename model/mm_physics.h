@@ -3,7 +3,7 @@
 #ifndef MM_PHYSICS_H
 #define MM_PHYSICS_H
 
-#include "mm_model.h"
+#include "mm_model_private.h"
 
 /* Columns per tile of the horizontal step. */
 #define MM_HTILE 32

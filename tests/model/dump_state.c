@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm_model.h"
+#include "mm_model_private.h"
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "mm_model.h"
+#include "mm_model_private.h"
 #include "mm_test.h"
 
 static inline mm_model *test_model(const char *ini, MPI_Comm comm) {

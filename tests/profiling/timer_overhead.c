@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "mm_config.h"
-#include "mm_model.h"
+#include "mm_model_private.h"
 #include "mm_timer.h"
 
 static int cmp_double(const void *a, const void *b) {
