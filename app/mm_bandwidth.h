@@ -31,6 +31,6 @@ double mm_phase_bytes_per_cell(mm_phase p, bool gpu);
  * OpenMP threads of each rank): the node's memory bandwidth in GB/s
  * (10^9 bytes per second, STREAM's count of 24 bytes per element). About
  * 200 MB per rank and a fraction of a second. */
-mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps);
+MM_NODISCARD mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps);
 
 #endif

@@ -29,12 +29,12 @@ typedef struct {
   char history[2 * MM_STR_MAX + 8]; /* <output.dir>/<run.name>.nc */
 } mm_run_summary;
 
-mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
+MM_NODISCARD mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
                    mm_run_summary *summary);
 
 /* mm_agree (mm_error.h), and in the same reduction *signo = the largest
  * signal number any rank has received (mm_signal_received). */
-static inline mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err, int *signo) {
+static inline MM_NODISCARD mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err, int *signo) {
   return mm_agree_with(comm, err, mm_signal_received(), signo);
 }
 
@@ -42,6 +42,6 @@ static inline mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err, int *signo)
  * over comm, under the read watchdog): with `file`, initial.file
  * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)
  * and its step within run.steps. MM_ERR_INPUT naming the file. */
-mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm);
+MM_NODISCARD mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm);
 
 #endif

@@ -91,7 +91,7 @@ static void mm_output_path(const char *dir, const mm_config *cfg, int which,
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
  * and later[2c + 1] (initial.restart) are set to 1 for an input that an
  * earlier case writes. */
-static mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n, int *later) {
+static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n, int *later) {
   char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
   if (!dirs) return MM_ERROR(MM_ERR_RUN, "out of memory");
   for (int c = 0; c < n; c++)
@@ -172,7 +172,7 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
 }
 
 /* Rank 0's part of mm_output_lock_create. */
-static mm_err mm_output_lock_take(mm_output_lock *lock) {
+static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
   const char *path = lock->path;
   for (int attempt = 0; attempt < 100; attempt++) {
     const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);

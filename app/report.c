@@ -72,7 +72,7 @@ static double median(const double *v, size_t n) {
   return med;
 }
 
-static mm_err write_json(const char *path, const mm_model *m, const mm_timers *t,
+static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const mm_timers *t,
                          const mm_run_options *opt, const double *bytes, double wet,
                          const mm_run_summary *sum, const double *mean, const double *tmin,
                          const double *tmax, const double *step_s, const double *solve_s, size_t ns,

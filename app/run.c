@@ -108,7 +108,7 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
  * resolved it (files, defaults, --set), a record beside the output like
  * MOM6's MOM_parameter_doc; running it reproduces the case. Rank 0 writes it
  * to .tmp and renames it; the ranks agree. */
-static mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
+static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
@@ -136,7 +136,7 @@ static mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
 }
 
 /* Create output.dir (not its parents) on rank 0; agree on the outcome. */
-static mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
+static MM_NODISCARD mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
@@ -221,7 +221,7 @@ static void range_text(const mm_diag *d, char *buf, size_t len) {
 /* A state read from initial.file or initial.restart must lie within the
  * physically possible range: a value outside it is an input error
  * (collective). */
-static mm_err check_initial_range(mm_model *m) {
+static MM_NODISCARD mm_err check_initial_range(mm_model *m) {
   mm_diag d = {0};
   const mm_config *cfg = mm_model_config(m);
   MM_CHECK(mm_agree(mm_model_grid(m)->cart, mm_model_check(m, &d, false)));
@@ -237,7 +237,7 @@ static mm_err check_initial_range(mm_model *m) {
  * outside the physically possible range (model/mm_rsum.h), save the last
  * good state and stop. With full = false (a check between records) only
  * the check runs, and the diagnostics only when it finds something. */
-static mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, double *good_t,
+static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, double *good_t,
                                   double *good_s, long *good_step,
                                   mm_timers *tm, mm_diag *d, bool full) {
   const mm_config *cfg = mm_model_config(m);
@@ -275,7 +275,7 @@ static mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, doubl
 /* The error that ends a run stopped by signal signo after step `step` (the
  * step after it was abandoned): exit status 128 + signo, and what this run
  * has written. */
-static mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_record,
+static MM_NODISCARD mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_record,
                           long last_restart) {
   char record[2 * MM_STR_MAX + 64] = "no history record";
   char restart[2 * MM_STR_MAX + 64] = "no restart file";
@@ -290,7 +290,7 @@ static mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_
                   mm_signal_name(signo), step, cfg->run_steps, record, restart);
 }
 
-static mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *sum) {
+static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_run_summary *sum) {
   const mm_config *cfg = mm_model_config(m);
   const mm_grid *g = mm_model_grid(m);
   const size_t n = g->ncol_h * (size_t)g->nz;

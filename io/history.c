@@ -90,7 +90,7 @@ static void mm_history_chunk(const mm_grid *g, size_t chunk[4]) {
 
 /* Everything of define mode (this rank alone; every rank makes the same calls).
  * created: creation time, ISO 8601 UTC, the same on every rank. */
-static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
+static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
                                 const mm_io_origin *origin, const char *created,
                                 long start_step) {
   mm_err err = MM_OK;
@@ -208,7 +208,7 @@ static mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config
 
 /* Collective access for every variable (this rank alone; the same on every
  * rank), then the ranks agree: an error stops all before a collective write. */
-static mm_err mm_history_collective(mm_history *h) {
+static MM_NODISCARD mm_err mm_history_collective(mm_history *h) {
   mm_err err = MM_OK;
   const int vars[] = {h->var_time, h->var_step, h->var_temp,   h->var_salt, h->var_x,
                       h->var_y,    h->var_z,    h->var_z_bnds, h->var_kmt};
@@ -223,7 +223,7 @@ static mm_err mm_history_collective(mm_history *h) {
 
 /* Write x, y, z, z_bnds (rank 0, the others take part with nothing) and each
  * rank's block of kmt; collective. */
-static mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
+static MM_NODISCARD mm_err mm_history_write_static(mm_history *h, const mm_grid *g) {
   mm_err err = MM_OK;
   const int nc = h->ncid;
   const char *p = h->path;
@@ -270,7 +270,7 @@ static void mm_history_free(mm_history *h) {
 
 /* The handle of the history of cfg on g: path, buffer, sizes; output.dir
  * must exist. The ranks agree; on error *out is NULL. */
-static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_history **out) {
+static MM_NODISCARD mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_history **out) {
   *out = NULL;
   mm_history *h = calloc(1, sizeof *h);
   MPI_Comm comm = MPI_COMM_NULL;
@@ -314,7 +314,7 @@ static mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_histor
 
 /* Create the file, replacing an old one: header, coordinates, kmt; its
  * records start after start_step. */
-static mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                              long start_step, mm_history **out) {
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
@@ -386,7 +386,7 @@ typedef struct {
 /* The configuration hash of an open history into have (33 bytes): its
  * config_hash, or for a history written before it carried one, the hash of
  * its configuration text. */
-static mm_err mm_history_hash(int nc, const char *p, char have[33]) {
+static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33]) {
   nc_type type;
   size_t len = 0;
   if (nc_inq_att(nc, NC_GLOBAL, "config_hash", &type, &len) == NC_NOERR) {
@@ -420,7 +420,7 @@ static mm_err mm_history_hash(int nc, const char *p, char have[33]) {
 }
 
 /* The checks of mm_history_check on the open file nc. */
-static mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
                                     long step, mm_history_found *f) {
   /* every variable of a history; temp and salt on (time, z, y, x) */
   static const char *const names[] = {"time", "step", "temp",   "salt", "x",
@@ -521,7 +521,7 @@ static mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g, con
 /* Whether the history at p is this case's (grid and configuration) and
  * holds the records up to the restart step `step` (rank 0 alone, read only):
  * MM_ERR_INPUT naming what does not fit. */
-static mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg, long step,
+static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg, long step,
                                mm_history_found *f) {
   int nc = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
@@ -538,7 +538,7 @@ static mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config 
  * the restart step `step`, from a run that went further. netCDF has no call
  * for it; netCDF-4 takes the length of the record dimension from the
  * extents of the HDF5 datasets. */
-static mm_err mm_history_drop(const char *p, long long keep, long step) {
+static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long step) {
   int nc = -1, nvars = 0, unlim = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s == NC_NOERR) s = nc_inq_nvars(nc, &nvars);
@@ -584,7 +584,7 @@ static mm_err mm_history_drop(const char *p, long long keep, long step) {
 
 /* One line more in the history attribute (CF): when and from which step the
  * run continued (collective, the file open). */
-static mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *origin) {
+static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *origin) {
   char created[32];
   MM_CHECK(mm_io_creation_time(h->comm, h->rank, created));
   const int nc = h->ncid;
@@ -616,7 +616,7 @@ static mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *orig
 
 /* Open the checked history to append (collective): variable ids, one line
  * more in its history attribute, collective access. */
-static mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
+static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
                                 const mm_history_found *f) {
   const char *p = h->path;
   mm_err err = MM_OK;

@@ -44,7 +44,7 @@ typedef struct {
  * output.dir must exist. The origin goes into the `source` attribute
  * ("minimodel <version>") and the `history` attribute (the time, the version
  * and the command line). On error *out is NULL. */
-mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                          mm_history **out);
 
 /* The history of a run continued from a restart at step `step`
@@ -56,7 +56,7 @@ mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_ori
  * written anew. A history that does not fit (or cannot be read) is refused
  * with MM_ERR_INPUT and left as it is. Where there is none, one is created
  * as by mm_history_create, starting at `step`. On error *out is NULL. */
-mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+MM_NODISCARD mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                            long step, mm_history **out);
 
 /* Whether this run started the history at h (mm_history_create, or
@@ -71,11 +71,11 @@ bool mm_history_started(const mm_history *h);
  * left it); each record is flushed. After a write that failed all the same,
  * inside the netCDF/HDF5 libraries, the file is left open and untouched, and
  * holds every record before (mm_io_files_left_open). */
-mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
+MM_NODISCARD mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d);
 
 /* Close the file and free h (collective; does nothing for h == NULL). */
-mm_err mm_history_close(mm_history *h);
+MM_NODISCARD mm_err mm_history_close(mm_history *h);
 
 /* ------------------------------------------------------ restart, crash */
 
@@ -83,7 +83,7 @@ mm_err mm_history_close(mm_history *h);
  * then renamed over the old file once every rank has closed it. temp, salt
  * at step `step`, model time `time` (s). The room is reserved first; on any
  * failure the old file stays in place and the .tmp is removed. */
-mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+MM_NODISCARD mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                         const double *temp, const double *salt, long step, double time);
 
 /* Read the restart file `path` written for this grid and configuration into
@@ -92,7 +92,7 @@ mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_orig
  * missing, unreadable, not NetCDF-4, truncated, lacks a variable or attribute,
  * was written for another grid (dimensions) or configuration (config_hash) or
  * land mask (kmt), or holds non-finite values in wet cells. */
-mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path, double *temp,
+MM_NODISCARD mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path, double *temp,
                        double *salt, long *step, double *time);
 
 /* Check the restart file `path` without reading its fields (collective over
@@ -100,11 +100,11 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
  * NetCDF-4, variables, this grid's dimensions, this configuration's hash);
  * *step is the step of the state. With temp and salt NULL, mm_restart_read
  * does the same. */
-mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step);
+MM_NODISCARD mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step);
 
 /* Write `<output.dir>/<run.name>.crash.nc`, the same layout as a restart file:
  * the last good state before a run stopped. */
-mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+MM_NODISCARD mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                       const double *temp, const double *salt, long step, double time);
 
 /* ------------------------------------------------------------- the end */
@@ -128,13 +128,13 @@ bool mm_io_files_left_open(MPI_Comm comm);
  * else 600 s plus 1 s per 20 MB of the file. */
 double mm_io_read_timeout(const mm_settings *env, const char *path);
 
-mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path, double *temp,
+MM_NODISCARD mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path, double *temp,
                        double *salt);
 
 /* Check the initial file `path` for this configuration's grid without
  * reading its fields (collective over comm): the checks of mm_initial_read
  * that need no data (readable, NetCDF, temp and salt, dimensions). With temp
  * and salt NULL, mm_initial_read does the same. */
-mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path);
+MM_NODISCARD mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path);
 
 #endif

@@ -285,7 +285,7 @@ static long long mm_superblock_end(FILE *f, long long at) {
 
 /* Check the HDF5 superblock at offset `at` of f (size bytes long): the file
  * must reach the end-of-file address the superblock records. */
-static mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
+static MM_NODISCARD mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
   const long long end = mm_superblock_end(f, at);
   if (end < 0) return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
   if (size < end)

@@ -26,7 +26,7 @@
 
 /* Record a failed netCDF call: message "<path>: <what>: <nc_strerror>".
  * Returns code. */
-mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
+MM_NODISCARD mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status);
 
 /* Record a failed create of path (status from nc_create_par), with its
@@ -34,7 +34,7 @@ mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *p
  * to create a file as "Permission denied". Names a path that is a directory,
  * a file system without a free inode or without free space, a directory or
  * file that is not writable; otherwise nc_strerror(status). Returns code. */
-mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
+MM_NODISCARD mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
                          int status);
 
 /* The dimensions of variable var (called name in messages) of an open file
@@ -42,7 +42,7 @@ mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const 
  * it has nd of them: a file in another order, e.g. (x, y, z) on a cubic
  * grid, would be read transposed. MM_ERR_INPUT naming the order found and
  * the one expected otherwise. */
-mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
+MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
                              const char *const *want);
 
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
@@ -71,7 +71,7 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
  * <nc_strerror>", and where this rank can see why (netCDF reports an HDF5
  * error only as "HDF error"), " (...)": the file at the file-size limit,
  * the file system full. Returns MM_ERR_RUN. */
-mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
+MM_NODISCARD mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
                         const char *what, int status);
 
 /* A collective netCDF write, as MM_NC_COLL, its failure recorded by
@@ -88,14 +88,14 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
  * Open MPI's OMPIO (the default MPI-IO of Open MPI 4.1 up to 4.1.6) can
  * corrupt collective HDF5 writes on a communicator with a Cartesian topology
  * (open-mpi/ompi#12718; seen here with 3 ranks); a plain one is not affected. */
-mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain);
+MM_NODISCARD mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain);
 
 /* "<dir>/<name><suffix>" into path (MM_IO_PATH_MAX bytes). */
-mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix);
+MM_NODISCARD mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix);
 
 /* Before creating path: dir exists, is a directory and is writable.
  * MM_ERR_RUN naming path and dir otherwise. */
-mm_err mm_io_check_dir(const char *dir, const char *path);
+MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
 
 /* Before writing about `bytes` more to path in dir: rank 0 checks that the
  * file system has that much space free, and the ranks agree (collective).
@@ -103,7 +103,7 @@ mm_err mm_io_check_dir(const char *dir, const char *path);
  * (a full disk) leaves the other ranks waiting in MPI_File_sync: refusing
  * beforehand keeps a full disk from hanging the run. MM_ERR_RUN naming path,
  * the space needed and the space free. */
-mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
+MM_NODISCARD mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
 
 /* Before writing about `bytes` more to path, a file that is open for writing
  * (collective): rank 0 reserves that room past the file's end with
@@ -120,14 +120,14 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
  * its end of allocation moved) or by mm_io_trim after the close. A file
  * system that cannot reserve (EOPNOTSUPP, ...) is written without one.
  * MINIMODEL_FAULT_NO_RESERVE (mm_settings.h) turns the reservation off. */
-mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes);
+MM_NODISCARD mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes);
 
 /* After closing path, written with mm_io_reserve (collective): rank 0 cuts
  * the file back to the end its HDF5 superblock records, where room reserved
  * for the last write is left past it. HDF5 cuts it itself at a flush only
  * when its end of allocation moved, not after a write that only replaced
  * data. */
-mm_err mm_io_trim(MPI_Comm comm, const char *path);
+MM_NODISCARD mm_err mm_io_trim(MPI_Comm comm, const char *path);
 
 /* The configuration hash as the restart and history files carry it
  * (attribute config_hash): mm_config_solution_hash as 16 lower-case hex
@@ -143,7 +143,7 @@ int mm_io_def_var(int nc, const char *name, nc_type type, int ndims, const int *
 
 /* Creation time, ISO 8601 UTC, taken on rank 0 so that all ranks agree
  * (collective). */
-mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]);
+MM_NODISCARD mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]);
 
 /* The CF name of a calendar (run.calendar). */
 const char *mm_io_calendar_name(mm_calendar c);
@@ -161,12 +161,12 @@ char *mm_io_history_line(const char *created, const char *what, const mm_io_orig
  * with MM_ERR_INPUT and a message, instead of ending the run with a signal
  * or a hang. A file the libraries merely refuse passes: the read that
  * follows says why. */
-mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path);
+MM_NODISCARD mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path);
 
 /* Before a parallel open of path: it exists, is readable, is an HDF5
  * (NetCDF-4) file and is not shorter than its superblock says.
  * MM_ERR_INPUT naming the reason otherwise. */
-mm_err mm_io_check_hdf5(const char *path);
+MM_NODISCARD mm_err mm_io_check_hdf5(const char *path);
 
 /* Refuse (MM_ERR_INPUT) a classic-format file (CDF-1, CDF-2, CDF-5) whose
  * header declares more dimensions, attributes, variables, dimension ids or
@@ -174,11 +174,11 @@ mm_err mm_io_check_hdf5(const char *path);
  * touches, what the header declares before it refuses such a file (a few
  * hundred hostile bytes took 17 GB and 40 s; found by fuzz/fuzz_initial).
  * MM_OK for a plausible header and for any file that is not classic. */
-mm_err mm_io_check_classic(const char *path);
+MM_NODISCARD mm_err mm_io_check_classic(const char *path);
 
 /* A grid of cfg's global sizes (nx, ny, nz) on comm (cart = comm, rank),
  * without a decomposition, levels or land mask, nothing allocated: enough
  * for the readers when they check a file's metadata without reading data. */
-mm_err mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
+MM_NODISCARD mm_err mm_io_shape(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
 
 #endif

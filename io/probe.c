@@ -124,7 +124,7 @@ static double now(void) {
 }
 
 /* Rank 0's part: fork, wait (with the time limit), judge. */
-static mm_err probe(const mm_settings *env, const char *path) {
+static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
   const double limit = mm_io_read_timeout(env, path);
   fflush(NULL);
   const pid_t parent = getpid();

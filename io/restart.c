@@ -24,7 +24,7 @@ typedef struct {
 } mm_state_vars;
 
 /* Define mode of a state file (this rank alone; the same on every rank). */
-static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
                               const mm_io_origin *origin, const char *created, const char *kind,
                               long step, double time, mm_state_vars *v) {
   mm_err err = MM_OK;
@@ -91,7 +91,7 @@ static mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_
 }
 
 /* Write the state to final_path via final_path.tmp (collective). */
-static mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
+static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                              const double *temp, const double *salt, long step, double time,
                              const char *suffix, const char *kind) {
   char path[MM_IO_PATH_MAX], tmp[MM_IO_PATH_MAX + 8];
@@ -210,7 +210,7 @@ mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin
 /* ---------------------------------------------------------------- reading */
 
 /* Id of variable name, or MM_ERR_INPUT "missing variable". */
-static mm_err mm_find_var(int nc, const char *p, const char *name, int *var) {
+static MM_NODISCARD mm_err mm_find_var(int nc, const char *p, const char *name, int *var) {
   int s = nc_inq_varid(nc, name, var);
   MM_REQUIRE(s != NC_ENOTVAR, MM_ERR_INPUT, "%s: not a restart file: missing variable '%s'", p,
              name);
@@ -220,7 +220,7 @@ static mm_err mm_find_var(int nc, const char *p, const char *name, int *var) {
 
 /* A global attribute of one value of a numeric type (or, for NC_CHAR,
  * of at most max_len characters): type and length, or "missing attribute". */
-static mm_err mm_find_att(int nc, const char *p, const char *name, bool text, size_t max_len,
+static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, bool text, size_t max_len,
                           size_t *len) {
   nc_type type;
   int s = nc_inq_att(nc, NC_GLOBAL, name, &type, len);
@@ -236,7 +236,7 @@ static mm_err mm_find_att(int nc, const char *p, const char *name, bool text, si
 /* The shape of a variable: exactly ndims dimensions, named (z, y, x) or
  * (y, x) in this order, of lengths want[], type `type`; a grid mismatch
  * names the dimensions that differ. */
-static mm_err mm_check_shape(int nc, const char *p, int var, const char *name, nc_type type,
+static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const char *name, nc_type type,
                              int ndims, const int *want) {
   static const char *const grid_names[3] = {"nz", "ny", "nx"};
   const char *const *names = grid_names + (3 - ndims); /* (nz, ny, nx) or (ny, nx) */
@@ -278,7 +278,7 @@ static mm_err mm_check_shape(int nc, const char *p, int var, const char *name, n
 
 /* Everything of the file but the fields (this rank alone; the same result on
  * every rank, as all read the same file). */
-static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
+static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
                                mm_state_vars *v, long *step, double *time) {
   MM_CHECK(mm_find_var(nc, p, "temp", &v->temp));
   MM_CHECK(mm_find_var(nc, p, "salt", &v->salt));
@@ -339,7 +339,7 @@ static mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm
 }
 
 /* A bad value found in a field, as an error on this rank. */
-static mm_err mm_bad_value(const char *p, const char *name, mm_io_bad bad) {
+static MM_NODISCARD mm_err mm_bad_value(const char *p, const char *name, mm_io_bad bad) {
   return MM_ERROR(MM_ERR_INPUT, "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): %s", p, name,
                   bad.value, bad.i, bad.j, bad.k,
                   bad.found == 1 ? "not finite" : "the _FillValue (missing data)");

@@ -467,7 +467,7 @@ static int handler(void *user, const char *section, const char *name, const char
  * it trimmed (as inih does), valid UTF-8 without control characters, and no
  * ';' at the start or after a blank (which starts a comment in the file).
  * A malloc'd copy in *out. */
-static mm_err override_value(const char *text, const char *section, const char *key,
+static MM_NODISCARD mm_err override_value(const char *text, const char *section, const char *key,
                              char **out) {
   const char *v = strchr(text, '=') + 1, *end = v + strlen(v);
   while (*v == ' ' || *v == '\t') v++;
@@ -488,7 +488,7 @@ static mm_err override_value(const char *text, const char *section, const char *
 
 /* Override i of overrides; set_by[key] is the override that set a key
  * before (-1: none): a key given twice is refused, whatever the values. */
-static mm_err apply_override(mm_config *cfg, const mm_config_override *overrides, int i,
+static MM_NODISCARD mm_err apply_override(mm_config *cfg, const mm_config_override *overrides, int i,
                              int *set_by) {
   const char *text = overrides[i].text;
   const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
@@ -515,9 +515,10 @@ static mm_err apply_override(mm_config *cfg, const mm_config_override *overrides
   char why[256], *value = NULL;
   MM_CHECK(override_value(text, section, key, &value));
   const bool ok = set_value(cfg, k, value, why, sizeof why);
-  if (!ok) MM_ERROR(MM_ERR_INPUT, "--set: %s.%s = %s: %s", section, key, value, why);
+  const mm_err err =
+      ok ? MM_OK : MM_ERROR(MM_ERR_INPUT, "--set: %s.%s = %s: %s", section, key, value, why);
   free(value);
-  if (!ok) return MM_ERR_INPUT;
+  if (err != MM_OK) return err;
   snprintf(cfg->origin[k - mm_keys], MM_STR_MAX, "--set");
   return MM_OK;
 }
@@ -536,7 +537,7 @@ static const char *origin_of(const mm_config *cfg, const char *section, const ch
  * (kappa_v + kappa_convect) run.dt / (dzw_k h) of both levels of each
  * interface, and the surface heating. A level too thin otherwise passes
  * validation and blows up at run time. */
-static mm_err check_levels(const mm_config *cfg, const char *name) {
+static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) {
   const bool stretched = cfg->dz_surface > 0;
   const char *key = stretched ? "dz_surface" : "depth";
   const char *where = origin_of(cfg, "grid", key, name);
@@ -597,7 +598,7 @@ bool mm_config_date_ok(const char *text) {
 }
 
 /* Checks that involve more than one key. */
-static mm_err validate(const mm_config *cfg, const char *name) {
+static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
   for (const char *c = cfg->run_name; *c; c++)
     MM_REQUIRE((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                    *c == '-' || *c == '_' || *c == '.',

@@ -52,14 +52,10 @@ mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", mm_error_message());
   MM_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
-  if (rank != first) {
-    mm_error_clear();
-    if (first != 0)
-      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
-    else
-      mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
-  }
-  return (mm_err)out[0];
+  if (rank == first) return (mm_err)out[0];
+  mm_error_clear();
+  if (first != 0) return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
+  return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
 }
 
 mm_err mm_agree(MPI_Comm comm, mm_err local) {

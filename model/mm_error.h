@@ -19,11 +19,15 @@ typedef enum {
   MM_ERR_SIGNAL = 128,
 } mm_err;
 
+/* Every function that returns mm_err is declared MM_NODISCARD: a result
+ * left unread is a compiler warning (an error with -Werror). */
+#define MM_NODISCARD __attribute__((warn_unused_result))
+
 /* Record an error (first one wins until mm_error_clear) and return code. */
-mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...)
+MM_NODISCARD mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Append a frame "file:line" to the record as the error unwinds. */
-mm_err mm_error_trace(mm_err code, const char *file, int line);
+MM_NODISCARD mm_err mm_error_trace(mm_err code, const char *file, int line);
 /* The recorded message (empty if none) and trace. */
 const char *mm_error_message(void);
 const char *mm_error_where(void);
@@ -36,20 +40,20 @@ void mm_error_clear(void);
  * of the lowest failing rank takes over its message: "rank N: <message>",
  * or the message alone when N is 0. Without it a rank that failed alone
  * would leave the others waiting in the next collective. */
-mm_err mm_agree(MPI_Comm comm, mm_err local);
+MM_NODISCARD mm_err mm_agree(MPI_Comm comm, mm_err local);
 /* The same, and in the same reduction *extra_max = the largest `extra` of
  * any rank (the per-step agreement carries the signal number this way). */
-mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max);
+MM_NODISCARD mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max);
 
 /* An MPI call that failed (its return code rc): an MM_ERR_RUN naming the
  * call and MPI's message. The communicators minimodel uses have
  * MPI_ERRORS_RETURN (set on MPI_COMM_WORLD in main and on every
  * communicator minimodel creates), so a failure comes back as a code. */
-mm_err mm_mpi_error(int rc, const char *call, const char *file, int line);
+MM_NODISCARD mm_err mm_mpi_error(int rc, const char *call, const char *file, int line);
 
 /* The same as a value: MM_OK, or the error of a failed call (for calls whose
  * caller must clean up before it returns). */
-mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
+MM_NODISCARD mm_err mm_mpi_check(int rc, const char *call, const char *file, int line);
 #define MM_MPI_ERR(call) mm_mpi_check((call), #call, __FILE__, __LINE__)
 
 /* Every MPI call: MM_MPI(MPI_Allreduce(...)) returns the error from the

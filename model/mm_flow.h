@@ -11,6 +11,6 @@ double mm_flow_psi(const mm_config *cfg, int I, int J);
 
 /* Fill ue (east-face transport) and vn (north-face transport), both
  * column-contiguous [ncol_h * nz], m2/s, for every local and halo column. */
-mm_err mm_flow_create(const mm_config *cfg, const mm_grid *g, double *ue, double *vn);
+MM_NODISCARD mm_err mm_flow_create(const mm_config *cfg, const mm_grid *g, double *ue, double *vn);
 
 #endif

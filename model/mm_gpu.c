@@ -53,14 +53,14 @@ struct mm_gpu {
   } while (0)
 
 /* A device array of `bytes`, a copy of host (queued). */
-static mm_err upload(mm_gpu *g, void **dev, const void *host, size_t bytes) {
+static MM_NODISCARD mm_err upload(mm_gpu *g, void **dev, const void *host, size_t bytes) {
   DEV(g->dev->alloc(g->ctx, bytes ? bytes : 1, dev));
   if (bytes) DEV(g->dev->copy(g->ctx, *dev, host, bytes, MM_DEV_TO_DEVICE));
   return MM_OK;
 }
 
 /* Strips of T and S between device and host: out = 1 frame -> host. */
-static mm_err copy_strips(mm_gpu *g, int out) {
+static MM_NODISCARD mm_err copy_strips(mm_gpu *g, int out) {
   const mm_gpu_setup *s = &g->s;
   const size_t pitch = s->pitch * sizeof(double);
   double *dev[2] = {g->temp, g->salt}, *host[2] = {s->host_temp, s->host_salt};
@@ -79,7 +79,7 @@ static mm_err copy_strips(mm_gpu *g, int out) {
   return MM_OK;
 }
 
-static mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
+static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   if (r->first[r->n] == 0) return MM_OK;
   mm_cell_hstep h = g->s.hstep;
   h.nz = g->s.nz;
@@ -97,7 +97,7 @@ static mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
 
 /* The fused solve of the block's columns: one batch from the first to the
  * last column; halo columns in between have depth 0. */
-static mm_err solve(mm_gpu *g, int queued) {
+static MM_NODISCARD mm_err solve(mm_gpu *g, int queued) {
   const int nz = g->s.nz;
   const mm_tdma_geometry geo = {g->inv_h, g->g_dt};
   double *const rhs[2] = {g->temp_next + g->first * nz, g->salt_next + g->first * nz};
@@ -115,7 +115,7 @@ static mm_err solve(mm_gpu *g, int queued) {
 }
 
 /* The second half of the step, queued on the stream (or captured). */
-static mm_err queue_end(mm_gpu *g, int stage) {
+static MM_NODISCARD mm_err queue_end(mm_gpu *g, int stage) {
   DEV(g->dev->record(g->ctx, EV_END0));
   if (stage) MM_CHECK(copy_strips(g, 0));
   DEV(g->dev->record(g->ctx, EV_HALO1));

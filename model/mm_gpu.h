@@ -75,27 +75,27 @@ typedef struct {
   double solve;
 } mm_gpu_times;
 
-mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out);
+MM_NODISCARD mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out);
 void mm_gpu_destroy(mm_gpu *g);
 
 /* host_temp, host_salt -> device T, S (the whole arrays, halo included). */
-mm_err mm_gpu_upload(mm_gpu *g);
+MM_NODISCARD mm_err mm_gpu_upload(mm_gpu *g);
 /* device T, S -> host_temp, host_salt. */
-mm_err mm_gpu_download(mm_gpu *g);
+MM_NODISCARD mm_err mm_gpu_download(mm_gpu *g);
 /* The device arrays of T and S (for an MPI that takes device memory). */
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */
-mm_err mm_gpu_step_begin(mm_gpu *g, int stage);
-mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t);
+MM_NODISCARD mm_err mm_gpu_step_begin(mm_gpu *g, int stage);
+MM_NODISCARD mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t);
 
 /* This rank's part of the diagnostics of the device state (mm_diag_part). */
-mm_err mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part);
+MM_NODISCARD mm_err mm_gpu_diagnostics(mm_gpu *g, mm_diag_part *part);
 /* Keep a device copy of the current T and S (the last good state), and
  * bring that copy to the host (after a blow-up). */
-mm_err mm_gpu_keep_good(mm_gpu *g);
-mm_err mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt);
+MM_NODISCARD mm_err mm_gpu_keep_good(mm_gpu *g);
+MM_NODISCARD mm_err mm_gpu_fetch_good(mm_gpu *g, double *temp, double *salt);
 
 #ifdef __cplusplus
 }

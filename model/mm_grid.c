@@ -59,7 +59,7 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
 /* Memory a rank may use (*out): MemAvailable shared by the ranks of this
  * node, or MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is
  * not a number > 0. */
-static mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out) {
+static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out) {
   const char *limit = env->memory_limit;
   if (*limit) {
     char *end = NULL;
@@ -99,7 +99,7 @@ double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
-static mm_err mm_grid_check_memory(const mm_grid *g, const mm_settings *env) {
+static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_settings *env) {
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
   const double need = mm_grid_memory_bytes(nxl, nyl, g->nz);

@@ -46,7 +46,7 @@ typedef struct {
 
 /* Build the grid for cfg on comm (collective). Errors: MM_ERR_INPUT for a
  * decomposition that does not fit the grid. */
-mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
+MM_NODISCARD mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
 
 /* Estimated bytes per rank of a run with a local block of nxl x nyl columns
  * of nz levels (the model's fields, an output record, the solver's

@@ -24,11 +24,11 @@ typedef struct {
   int nreq;
 } mm_halo;
 
-mm_err mm_halo_create(const mm_grid *g, mm_halo *h);
+MM_NODISCARD mm_err mm_halo_create(const mm_grid *g, mm_halo *h);
 void mm_halo_destroy(mm_halo *h);
 /* Post the exchange of nfield column-contiguous fields (each ncol_h * nz). */
-mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield);
+MM_NODISCARD mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield);
 /* Wait for the exchange posted by mm_halo_start. */
-mm_err mm_halo_finish(mm_halo *h);
+MM_NODISCARD mm_err mm_halo_finish(mm_halo *h);
 
 #endif

@@ -64,7 +64,7 @@ static void initial_state(mm_model *m) {
 /* The discrete flow must be exactly divergence-free in every wet cell: it
  * is for a gyre, and for a uniform flow in a channel periodic in x whose
  * walls no land touches; anything else is refused. */
-static mm_err check_divergence(const mm_model *m) {
+static MM_NODISCARD mm_err check_divergence(const mm_model *m) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
   int bad = 0, where[3] = {0, 0, 0};
@@ -136,7 +136,7 @@ static double floor_decimal(double x, int digits, char *buf, size_t len) {
 /* Refuse a dt beyond the stability limit of the explicit horizontal step,
  * advection and diffusion together, with the flow's own face transports
  * (stable_x at every wet cell); the message gives a dt that passes. */
-static mm_err check_stability(mm_model *m) {
+static MM_NODISCARD mm_err check_stability(mm_model *m) {
   const mm_grid *g = &m->grid;
   const mm_config *cfg = &m->cfg;
   const int nz = g->nz;
@@ -195,7 +195,7 @@ static mm_err check_stability(mm_model *m) {
 }
 
 /* This rank's index among the ranks of its node (to share out the GPUs). */
-static mm_err node_rank(MPI_Comm comm, int *r) {
+static MM_NODISCARD mm_err node_rank(MPI_Comm comm, int *r) {
   MPI_Comm node;
   MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   const int rc = MPI_Comm_rank(node, r);
@@ -215,7 +215,7 @@ static const mm_device_backend *device_of(const mm_config *cfg, int *on_device) 
 
 /* solver.tdma names a solver for the memory the step runs on (checked
  * before any device is opened, so that a wrong name is found anywhere). */
-static mm_err check_tdma_name(const mm_config *cfg) {
+static MM_NODISCARD mm_err check_tdma_name(const mm_config *cfg) {
   int on_device;
   (void)device_of(cfg, &on_device);
   const mm_tdma_backend *be = mm_tdma_find(cfg->tdma);
@@ -230,7 +230,7 @@ static mm_err check_tdma_name(const mm_config *cfg) {
 
 /* solver.backend other than cpu: a context on its device (node rank mod
  * devices). */
-static mm_err open_device(mm_model *m) {
+static MM_NODISCARD mm_err open_device(mm_model *m) {
   const mm_config *cfg = &m->cfg;
   int on_device;
   const mm_device_backend *dev = device_of(cfg, &on_device);
@@ -249,7 +249,7 @@ static mm_err open_device(mm_model *m) {
   return MM_OK;
 }
 
-static mm_err create_solver(mm_model *m) {
+static MM_NODISCARD mm_err create_solver(mm_model *m) {
   const mm_config *cfg = &m->cfg;
   const int on_device = m->dev && m->dev->device_memory;
   int rc = mm_tdma_create(cfg->tdma, m->grid.nz, on_device, &m->solver);
@@ -266,7 +266,7 @@ static mm_err create_solver(mm_model *m) {
 }
 
 /* The GPU-resident step: the device copy of everything the step needs. */
-static mm_err create_gpu(mm_model *m) {
+static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   const mm_grid *g = &m->grid;
   const mm_config *cfg = &m->cfg;
   MM_REQUIRE(!m->dev->device_memory || mm_tdma_backend_of(m->solver)->fused_async, MM_ERR_INPUT,
@@ -310,7 +310,7 @@ static mm_err create_gpu(mm_model *m) {
 
 
 /* The state and work arrays (this rank alone). */
-static mm_err allocate(mm_model *m) {
+static MM_NODISCARD mm_err allocate(mm_model *m) {
   const mm_grid *g = &m->grid;
   const size_t n = g->ncol_h * (size_t)g->nz;
   /* fault injection (mm_settings.h): the allocation fails on one rank */
@@ -393,7 +393,7 @@ void mm_model_destroy(mm_model *m) {
 }
 
 /* The step on the GPU (mm_gpu.h): the halo exchange between its halves. */
-static mm_err gpu_step(mm_model *m, mm_timers *tm) {
+static MM_NODISCARD mm_err gpu_step(mm_model *m, mm_timers *tm) {
   const mm_grid *g = &m->grid;
   mm_timer_start(tm, MM_PHASE_HALO); /* strips out, MPI exchange (host clock) */
   const mm_err failed = mm_gpu_step_begin(m->gpu, m->gpu_stage);
@@ -424,7 +424,7 @@ static mm_err gpu_step(mm_model *m, mm_timers *tm) {
 /* The explicit part with the halo exchange overlapped: the interior cells
  * (at least MM_HALO from the block edge) need no halo values, so they go
  * while the halo is in flight; the frame follows. */
-static mm_err explicit_part(mm_model *m, mm_timers *tm) {
+static MM_NODISCARD mm_err explicit_part(mm_model *m, mm_timers *tm) {
   const int nx = m->grid.nxl, ny = m->grid.nyl, h = MM_HALO;
   const int inner = nx > 2 * h && ny > 2 * h;
   mm_timer_start(tm, MM_PHASE_HALO);
@@ -456,7 +456,7 @@ static mm_err explicit_part(mm_model *m, mm_timers *tm) {
 }
 
 /* The implicit part: one tridiagonal solve per column, T and S together. */
-static mm_err implicit_part(mm_model *m, mm_timers *tm) {
+static MM_NODISCARD mm_err implicit_part(mm_model *m, mm_timers *tm) {
   mm_timer_start(tm, MM_PHASE_SOLVE);
   mm_err err = mm_vertical_step(m);
   /* fault injection (mm_settings.h): the solve fails on one rank */
@@ -470,7 +470,7 @@ static mm_err implicit_part(mm_model *m, mm_timers *tm) {
 
 /* Fault injection (mm_settings.h): an MPI call of this step fails on
  * every rank (a reduction of a negative count). */
-static mm_err fault_mpi(const mm_model *m) {
+static MM_NODISCARD mm_err fault_mpi(const mm_model *m) {
   if (m->step + 1 == m->cfg.env.fault.mpi_step) {
     int one = 1, sum = 0;
     MM_MPI(MPI_Allreduce(&one, &sum, -1, MPI_INT, MPI_SUM, m->grid.cart));
@@ -551,7 +551,7 @@ mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d) {
 
 /* Wet values of temp and salt on all ranks that are non-finite or outside
  * the physically possible range (collective). */
-static mm_err count_suspect(const mm_model *m, long *total) {
+static MM_NODISCARD mm_err count_suspect(const mm_model *m, long *total) {
   const mm_grid *g = &m->grid;
   long bad = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)

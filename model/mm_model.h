@@ -48,30 +48,30 @@ int mm_model_on_device(const mm_model *m);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */
-mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
+MM_NODISCARD mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
 void mm_model_destroy(mm_model *m);
 
 
 /* Advance one time step; timers may be NULL. */
-mm_err mm_model_step(mm_model *m, mm_timers *timers);
+MM_NODISCARD mm_err mm_model_step(mm_model *m, mm_timers *timers);
 
 /* Diagnostics of the host state temp, salt (collective). */
-mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d);
+MM_NODISCARD mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d);
 
 /* Diagnostics of the current state wherever it lives (collective). With
  * full = false only the counts of non-finite values and of values outside
  * the physically possible range are sure to be set (d->nonfinite,
  * d->out_of_range); the rest is computed when either is not 0. */
-mm_err mm_model_check(mm_model *m, mm_diag *d, bool full);
+MM_NODISCARD mm_err mm_model_check(mm_model *m, mm_diag *d, bool full);
 
 /* On the GPU: temp, salt were changed on the host (read from a file):
  * send them to the device; bring the device state to temp, salt. No-ops on
  * the CPU. */
-mm_err mm_model_state_changed(mm_model *m);
-mm_err mm_model_fetch_state(mm_model *m);
+MM_NODISCARD mm_err mm_model_state_changed(mm_model *m);
+MM_NODISCARD mm_err mm_model_fetch_state(mm_model *m);
 /* Keep the current state as the last good one (good_t, good_s on the CPU,
  * a device copy on the GPU), and bring it to good_t, good_s. */
-mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s);
-mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s);
+MM_NODISCARD mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s);
+MM_NODISCARD mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s);
 
 #endif

@@ -19,6 +19,6 @@ size_t mm_horizontal_ws(int nz);
 
 /* The implicit vertical diffusion of temp_next and salt_next: one
  * tridiagonal solve per column. */
-mm_err mm_vertical_step(mm_model *m);
+MM_NODISCARD mm_err mm_vertical_step(mm_model *m);
 
 #endif

@@ -14,7 +14,7 @@ static long env_long(const char *name, long off) {
 }
 
 /* A text setting as written; "" when unset. */
-static mm_err env_text(const char *name, char out[MM_SETTING_MAX]) {
+static MM_NODISCARD mm_err env_text(const char *name, char out[MM_SETTING_MAX]) {
   const char *v = getenv(name);
   out[0] = '\0';
   if (!v) return MM_OK;

@@ -72,7 +72,7 @@ typedef struct {
 
 /* Read the environment into *s (every field). MM_ERR_INPUT for a value
  * longer than MM_SETTING_MAX - 1 characters. */
-mm_err mm_settings_read(mm_settings *s);
+MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 
 /* The table of every variable (markdown), for docs/configuration.md. */
 void mm_settings_write_markdown(FILE *out);

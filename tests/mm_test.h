@@ -16,4 +16,11 @@ static int mm_test_failures = 0;
     }                                                                          \
   } while (0)
 
+/* A call that returns an mm_err (0 = MM_OK) must succeed. */
+#define TEST_OK(call)                                                          \
+  do {                                                                         \
+    const int mm_test_rc_ = (int)(call);                                       \
+    TEST_CHECK(mm_test_rc_ == 0, "returned %d", mm_test_rc_);                  \
+  } while (0)
+
 #endif

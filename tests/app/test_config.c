@@ -9,7 +9,7 @@
 #include "mm_config.h"
 #include "mm_test.h"
 
-static mm_err load(mm_config *c, const char *text) {
+static MM_NODISCARD mm_err load(mm_config *c, const char *text) {
   mm_error_clear();
   return mm_config_load_string(c, "t.ini", text, NULL, 0);
 }
@@ -31,9 +31,9 @@ int main(int argc, char **argv) {
   TEST_CHECK(a.kappa_h == 0.1, "kappa_h = %.17g", a.kappa_h);
   /* the hash follows the physics, not the length of the run or the output */
   mm_config c;
-  load(&a, "[run]\nsteps = 10\n");
-  load(&b, "[run]\nsteps = 20\n[output]\ndir = elsewhere\ninterval = 3\n");
-  load(&c, "[physics]\nkappa_v = 2e-5\n");
+  TEST_OK(load(&a, "[run]\nsteps = 10\n"));
+  TEST_OK(load(&b, "[run]\nsteps = 20\n[output]\ndir = elsewhere\ninterval = 3\n"));
+  TEST_OK(load(&c, "[physics]\nkappa_v = 2e-5\n"));
   TEST_CHECK(mm_config_solution_hash(&a) == mm_config_solution_hash(&b), "steps changed the hash");
   TEST_CHECK(mm_config_solution_hash(&a) != mm_config_solution_hash(&c), "kappa_v did not");
   /* -0 is 0; 1e-400 underflows to 0 harmlessly */

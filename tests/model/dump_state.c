@@ -29,7 +29,10 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   mm_diag d;
-  mm_model_diagnostics(m, &d);
+  if (mm_model_diagnostics(m, &d) != MM_OK) {
+    fprintf(stderr, "dump_state: %s\n", mm_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
   /* pack the block: header (i0, j0, nxl, nyl) then T and S of each column */

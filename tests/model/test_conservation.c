@@ -14,10 +14,10 @@ static void check(const char *bathy, const char *adv, double q) {
   snprintf(ini, sizeof ini, base, bathy, adv, q);
   mm_model *m = test_model(ini, MPI_COMM_WORLD);
   mm_diag d0, d1;
-  mm_model_diagnostics(m, &d0);
+  TEST_OK(mm_model_diagnostics(m, &d0));
   const int steps = 100;
   test_steps(m, steps);
-  mm_model_diagnostics(m, &d1);
+  TEST_OK(mm_model_diagnostics(m, &d1));
   /* wet surface area */
   const mm_grid *g = &m->grid;
   long wet = 0, gwet = 0;

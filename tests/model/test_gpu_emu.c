@@ -74,8 +74,8 @@ static void check_explicit(mm_model *m, const char *what) {
   const mm_grid *g = &m->grid;
   const size_t n = g->ncol_h * (size_t)g->nz;
   double *fields[2] = {m->temp, m->salt};
-  mm_halo_start(&m->halo, fields, 2);
-  mm_halo_finish(&m->halo);
+  TEST_OK(mm_halo_start(&m->halo, fields, 2));
+  TEST_OK(mm_halo_finish(&m->halo));
   /* the CPU step of the whole block */
   for (size_t e = 0; e < n; e++)
     m->kappa_w[e] = -1.0;
@@ -156,7 +156,7 @@ static void emulate_diag(const mm_model *m, long blocks, mm_diag *d) {
         mm_diag_part_merge(&part[t], &part[t + s]);
     mm_diag_part_merge(&total, &part[0]);
   }
-  mm_diag_finish(g, &total, m->cfg.rho0, m->cfg.cp, d);
+  TEST_OK(mm_diag_finish(g, &total, m->cfg.rho0, m->cfg.cp, d));
 }
 
 static void check_diag(mm_model *m, const char *what) {
@@ -189,7 +189,7 @@ static void check_diag(mm_model *m, const char *what) {
             }
     }
     mm_diag want, got;
-    mm_model_diagnostics(m, &want);
+    TEST_OK(mm_model_diagnostics(m, &want));
     const long launches[3] = {1, 7, MM_GPU_DIAG_MAX_BLOCKS};
     for (int q = 0; q < 3; q++) {
       emulate_diag(m, launches[q], &got);
@@ -240,7 +240,7 @@ static void check_halo(mm_model *m, const char *what) {
     stage[e] = -1.0;
   }
   mm_halo h;
-  mm_halo_create(g, &h);
+  TEST_OK(mm_halo_create(g, &h));
   const int nb[4] = {g->west, g->east, g->south, g->north};
   for (int d = 0; d < 4; d++) /* the device-to-host copies of the frame strips */
     if (nb[d] != MPI_PROC_NULL)
@@ -248,10 +248,10 @@ static void check_halo(mm_model *m, const char *what) {
         memcpy(stage + h.off_send[d] + r * h.pitch, dev + h.off_send[d] + r * h.pitch,
                h.width[d] * sizeof *dev);
   double *f1[1] = {stage}, *f2[1] = {direct};
-  mm_halo_start(&h, f1, 1);
-  mm_halo_finish(&h);
-  mm_halo_start(&h, f2, 1);
-  mm_halo_finish(&h);
+  TEST_OK(mm_halo_start(&h, f1, 1));
+  TEST_OK(mm_halo_finish(&h));
+  TEST_OK(mm_halo_start(&h, f2, 1));
+  TEST_OK(mm_halo_finish(&h));
   for (int d = 0; d < 4; d++) /* the host-to-device copies of the halo strips */
     if (nb[d] != MPI_PROC_NULL)
       for (size_t r = 0; r < h.height[d]; r++)

@@ -28,8 +28,8 @@ static void check(int rx, int ry, int px, int py) {
     for (int i = 0; i < g.nxl; i++)
       for (int k = 0; k < nz; k++) f[mm_col(&g, i, j) * nz + k] = code(g.i0 + i, g.j0 + j, k);
   double *fields[1] = {f};
-  mm_halo_start(&h, fields, 1);
-  mm_halo_finish(&h);
+  TEST_OK(mm_halo_start(&h, fields, 1));
+  TEST_OK(mm_halo_finish(&h));
   int bad = 0;
   for (int j = -MM_HALO; j < g.nyl + MM_HALO; j++)
     for (int i = -MM_HALO; i < g.nxl + MM_HALO; i++) {

@@ -12,11 +12,11 @@ static void check(const char *flow, const char *bathy, const char *periodic, dou
            dt, bathy, periodic, flow);
   mm_model *m = test_model(ini, MPI_COMM_WORLD);
   mm_diag d0, d;
-  mm_model_diagnostics(m, &d0);
+  TEST_OK(mm_model_diagnostics(m, &d0));
   double lo = d0.temp_min, hi = d0.temp_max, moved = 0.0;
   for (int s = 0; s < 150; s++) {
     test_steps(m, 1);
-    mm_model_diagnostics(m, &d);
+    TEST_OK(mm_model_diagnostics(m, &d));
     const double eps = 1e-12 * (hi - lo);
     TEST_CHECK(d.temp_min >= lo - eps && d.temp_max <= hi + eps,
                "%s/%s step %d: [%.17g, %.17g] outside [%g, %g]", flow, bathy, s + 1, d.temp_min,

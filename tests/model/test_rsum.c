@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
   mm_rsum p;
   mm_rsum_init(&p);
   for (int i = rank; i < N; i += size) mm_rsum_add(&p, x[i]);
-  mm_rsum_allreduce(&p, MPI_COMM_WORLD);
+  TEST_OK(mm_rsum_allreduce(&p, MPI_COMM_WORLD));
   TEST_CHECK(mm_rsum_value(&p) == va, "distributed sum %.17g vs %.17g", mm_rsum_value(&p), va);
   free(x);
   MPI_Finalize();

@@ -37,7 +37,7 @@ static int config_of(const scase *c, double dt, mm_config *cfg) {
 }
 
 /* mm_model_create at dt: MM_OK and the model, or the error (message in msg). */
-static mm_err create(const scase *c, double dt, mm_model **m, char *msg, size_t len) {
+static MM_NODISCARD mm_err create(const scase *c, double dt, mm_model **m, char *msg, size_t len) {
   mm_config cfg;
   *m = NULL;
   if (!config_of(c, dt, &cfg)) return MM_ERR_INPUT;
@@ -57,7 +57,7 @@ static int stays_within(mm_model *m, int steps, double lo, double hi, int *at) {
   const double eps = 1e-12 * (hi - lo);
   for (int s = 0; s < steps; s++) {
     test_steps(m, 1);
-    mm_model_diagnostics(m, &d);
+    TEST_OK(mm_model_diagnostics(m, &d));
     if (d.nonfinite || d.temp_min < lo - eps || d.temp_max > hi + eps) {
       *at = s + 1;
       return 0;
@@ -116,7 +116,7 @@ static void check(const scase *c) {
   TEST_CHECK(err == MM_OK, "%s: dt = %.17g (the limit) refused: %s", c->name, limit, msg);
   if (err == MM_OK) {
     mm_diag d0;
-    mm_model_diagnostics(m, &d0);
+    TEST_OK(mm_model_diagnostics(m, &d0));
     int at = 0;
     TEST_CHECK(stays_within(m, 200, d0.temp_min, d0.temp_max, &at),
                "%s: at the limit T leaves [%g, %g] at step %d", c->name, d0.temp_min, d0.temp_max,
@@ -125,7 +125,7 @@ static void check(const scase *c) {
       /* the same step 5 % beyond the limit, the check bypassed: the weight
        * of the cell itself is negative, and the maximum principle fails */
       mm_model_destroy(m);
-      (void)create(c, limit, &m, msg, sizeof msg);
+      TEST_OK(create(c, limit, &m, msg, sizeof msg));
       m->dt_area *= 1.05;
       TEST_CHECK(!stays_within(m, 400, d0.temp_min, d0.temp_max, &at),
                  "%s: 5 %% beyond the limit T still within its bounds: the limit is not sharp",
