@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* Doubles per array of the probe: 64 MiB, far more than any cache. */
-#define MM_PROBE_N  ((size_t)8 << 20)
+#define MM_PROBE_N       ((size_t)8 << 20)
 #define MM_PROBE_REPEATS 5
 
 mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps) {

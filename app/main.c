@@ -202,15 +202,15 @@ int main(int argc, char **argv) {
       if (e >= MM_ERR_SIGNAL) stop = e;
     }
     if (rank == 0 && !opt.dry_run && stop == MM_OK) {
-      printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s",
-             nranks, nranks == 1 ? "" : "s");
+      printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s", nranks,
+             nranks == 1 ? "" : "s");
       for (int f = 0; f < n_files; f++) {
         if (sums[f].steps < 0)
           printf("  %-32s FAILED (exit %ld)\n", files[f], -sums[f].steps);
         else
           printf("  %-32s ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%  -> %s\n", files[f],
-                 sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
-                 100.0 * sums[f].solve_share, sums[f].history);
+                 sums[f].steps, sums[f].wall_s, sums[f].points_per_s, 100.0 * sums[f].solve_share,
+                 sums[f].history);
       }
     }
     err = (mm_err)first_code;

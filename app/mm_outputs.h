@@ -23,7 +23,8 @@
  *    and a step within run.steps). An input that an earlier case of the
  *    invocation writes is checked when its case reads it.
  * files[c] names case c in messages. */
-MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm);
+MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n,
+                                   MPI_Comm comm);
 
 /* An exclusive lock on the outputs of a case: flock(2) on
  * `<output.dir>/<run.name>.lock`, held by rank 0 from before the first file
@@ -38,7 +39,8 @@ typedef struct {
  * another run holds: MM_ERR_INPUT naming the lock file and the process
  * holding it (its pid and host, as written in the file). A file system
  * without locks: a warning, and the case runs unlocked. */
-MM_NODISCARD mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock *lock);
+MM_NODISCARD mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm,
+                                          mm_output_lock *lock);
 
 /* Remove the lock file and release the lock (rank 0; nothing elsewhere). */
 void mm_output_lock_destroy(mm_output_lock *lock);

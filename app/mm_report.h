@@ -45,7 +45,7 @@ void mm_progress_finish(mm_progress *p);
  * summary figures. The table is the run's result and is printed even with
  * --quiet, which silences progress only; opt->bandwidth_gbps adds each
  * phase's ratio to its memory floor. */
-MM_NODISCARD mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_options *opt,
-                       mm_run_summary *sum);
+MM_NODISCARD mm_err mm_report_write(const mm_model *m, const mm_timers *t,
+                                    const mm_run_options *opt, mm_run_summary *sum);
 
 #endif

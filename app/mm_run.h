@@ -30,7 +30,7 @@ typedef struct {
 } mm_run_summary;
 
 MM_NODISCARD mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
-                   mm_run_summary *summary);
+                                mm_run_summary *summary);
 
 /* mm_agree (mm_error.h), and in the same reduction *signo = the largest
  * signal number any rank has received (mm_signal_received). */
@@ -42,6 +42,7 @@ static inline MM_NODISCARD mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err
  * over comm, under the read watchdog): with `file`, initial.file
  * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)
  * and its step within run.steps. MM_ERR_INPUT naming the file. */
-MM_NODISCARD mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm);
+MM_NODISCARD mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart,
+                                        MPI_Comm comm);
 
 #endif

@@ -91,7 +91,8 @@ static void mm_output_path(const char *dir, const mm_config *cfg, int which,
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
  * and later[2c + 1] (initial.restart) are set to 1 for an input that an
  * earlier case writes. */
-static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n, int *later) {
+static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n,
+                                            int *later) {
   char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
   if (!dirs) return MM_ERROR(MM_ERR_RUN, "out of memory");
   for (int c = 0; c < n; c++)

@@ -73,10 +73,11 @@ static double median(const double *v, size_t n) {
 }
 
 static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const mm_timers *t,
-                         const mm_run_options *opt, const double *bytes, double wet,
-                         const mm_run_summary *sum, const double *mean, const double *tmin,
-                         const double *tmax, const double *step_s, const double *solve_s, size_t ns,
-                         double col_rate, double share_sum, double step_median) {
+                                      const mm_run_options *opt, const double *bytes, double wet,
+                                      const mm_run_summary *sum, const double *mean,
+                                      const double *tmin, const double *tmax, const double *step_s,
+                                      const double *solve_s, size_t ns, double col_rate,
+                                      double share_sum, double step_median) {
   const mm_grid *g = mm_model_grid(m);
   const mm_config *cfg = mm_model_config(m);
   const double step_total = mean[MM_PHASE_STEP];
@@ -245,9 +246,9 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     const double step_median = median(step_s, ns);
     const char *tdma = mm_model_tdma(m);
     const char *backend = mm_model_backend(m);
-    printf("\n%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s\n", cfg->run_name,
-           steps, steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s",
-           g->px, g->py, backend, tdma);
+    printf("\n%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s\n", cfg->run_name, steps,
+           steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s", g->px,
+           g->py, backend, tdma);
     if (mm_model_on_device(m))
       printf("  GPU step on %s; halo through %s\n", mm_model_device(m), mm_model_halo_path(m));
     printf("  %-12s %10s %12s %7s %10s %10s %10s %7s %7s%s\n", "phase", "total s", "per step s",
@@ -260,8 +261,8 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
                steps ? other / (double)steps : 0.0,
                step_total > 0 ? 100.0 * other / step_total : 0.0);
       }
-      printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld",
-             mm_phase_name((mm_phase)p), mean[p], steps ? mean[p] / (double)steps : 0.0,
+      printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld", mm_phase_name((mm_phase)p),
+             mean[p], steps ? mean[p] / (double)steps : 0.0,
              step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, tmin[p], mean[p], tmax[p],
              t->calls[p]);
       if (bytes[p] > 0 && mean[p] > 0) {

@@ -120,8 +120,9 @@ static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
     if (!f) {
       err = MM_ERROR(MM_ERR_RUN, "%s: cannot create: %s", tmp, strerror(errno));
     } else {
-      fprintf(f, "; the resolved configuration of case %s (minimodel --set overrides, defaults "
-                 "and files applied);\n; `minimodel %s` runs the case again\n",
+      fprintf(f,
+              "; the resolved configuration of case %s (minimodel --set overrides, defaults "
+              "and files applied);\n; `minimodel %s` runs the case again\n",
               cfg->run_name, path);
       mm_config_write(cfg, f);
       const bool bad = ferror(f) != 0;
@@ -237,9 +238,9 @@ static MM_NODISCARD mm_err check_initial_range(mm_model *m) {
  * outside the physically possible range (model/mm_rsum.h), save the last
  * good state and stop. With full = false (a check between records) only
  * the check runs, and the diagnostics only when it finds something. */
-static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin, double *good_t,
-                                  double *good_s, long *good_step,
-                                  mm_timers *tm, mm_diag *d, bool full) {
+static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *origin,
+                                               double *good_t, double *good_s, long *good_step,
+                                               mm_timers *tm, mm_diag *d, bool full) {
   const mm_config *cfg = mm_model_config(m);
   const mm_grid *g = mm_model_grid(m);
   mm_timer_start(tm, MM_PHASE_DIAGNOSTICS);
@@ -265,7 +266,8 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
     } else if (*good_step >= 0)
       snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
                *good_step, cfg->output_dir, cfg->run_name);
-    return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", mm_model_steps_done(m), what, saved);
+    return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", mm_model_steps_done(m),
+                    what, saved);
   }
   MM_CHECK(mm_agree(g->cart, mm_model_keep_good(m, good_t, good_s)));
   *good_step = mm_model_steps_done(m);
@@ -276,7 +278,7 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
  * step after it was abandoned): exit status 128 + signo, and what this run
  * has written. */
 static MM_NODISCARD mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_record,
-                          long last_restart) {
+                                       long last_restart) {
   char record[2 * MM_STR_MAX + 64] = "no history record";
   char restart[2 * MM_STR_MAX + 64] = "no restart file";
   if (last_record >= 0)
@@ -310,7 +312,8 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     long step = 0;
     double time = 0.0;
     read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, g->rank);
-    err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step, &time);
+    err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step,
+                          &time);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
     MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
@@ -366,7 +369,8 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &hist);
   else
     err = mm_history_create(g, hcfg, &origin, &hist);
-  if (err == MM_OK) err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
+  if (err == MM_OK)
+    err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
   long last_record = -1, last_restart = -1; /* steps written by this run */
   /* the initial state as the first record of a history this run starts
    * (output.initial_record); with nothing to do, the state is the one record */
@@ -407,11 +411,12 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
       err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
-    if (err == MM_OK && record) err = mm_history_write(hist, g, mm_model_temp(m), mm_model_salt(m), &d);
+    if (err == MM_OK && record)
+      err = mm_history_write(hist, g, mm_model_temp(m), mm_model_salt(m), &d);
     if (err == MM_OK && record) last_record = s;
     if (err == MM_OK && restart)
-      err = mm_restart_write(g, fault_restart(cfg, ++restart_writes, g->rank, &fault_cfg), &origin, mm_model_temp(m),
-                             mm_model_salt(m), s, mm_model_time(m));
+      err = mm_restart_write(g, fault_restart(cfg, ++restart_writes, g->rank, &fault_cfg), &origin,
+                             mm_model_temp(m), mm_model_salt(m), s, mm_model_time(m));
     if (err == MM_OK && restart) last_restart = s;
     mm_timer_stop(&tm, MM_PHASE_OUTPUT);
     mm_timers_step_end(&tm, s);
@@ -421,7 +426,8 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
   const double wall = MPI_Wtime() - t0;
-  if (err == MM_OK && signo) err = signal_stop(cfg, signo, mm_model_steps_done(m) - 1, last_record, last_restart);
+  if (err == MM_OK && signo)
+    err = signal_stop(cfg, signo, mm_model_steps_done(m) - 1, last_record, last_restart);
 
   if (err == MM_OK) {
     snprintf(sum->history, sizeof sum->history, "%s/%s.nc", cfg->output_dir, cfg->run_name);

@@ -91,8 +91,8 @@ static void mm_history_chunk(const mm_grid *g, size_t chunk[4]) {
 /* Everything of define mode (this rank alone; every rank makes the same calls).
  * created: creation time, ISO 8601 UTC, the same on every rank. */
 static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, const mm_config *cfg,
-                                const mm_io_origin *origin, const char *created,
-                                long start_step) {
+                                             const mm_io_origin *origin, const char *created,
+                                             long start_step) {
   mm_err err = MM_OK;
   const int nc = h->ncid;
   const char *p = h->path;
@@ -109,30 +109,29 @@ static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, co
   snprintf(time_units, sizeof time_units, "seconds since %s", cfg->start_date);
   DEF("defining time",
       mm_io_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
-                 (const char *const[]){"units", time_units, "standard_name", "time", "long_name",
-                                       "time", "calendar", mm_io_calendar_name(cfg->calendar),
-                                       "axis", "T", NULL}));
+                    (const char *const[]){"units", time_units, "standard_name", "time", "long_name",
+                                          "time", "calendar", mm_io_calendar_name(cfg->calendar),
+                                          "axis", "T", NULL}));
   DEF("defining x",
       mm_io_def_var(nc, "x", NC_DOUBLE, 1, &d_x, &h->var_x,
-                 (const char *const[]){"units", "m", "long_name", "x of cell centres", "axis", "X",
-                                       "standard_name", "projection_x_coordinate", NULL}));
+                    (const char *const[]){"units", "m", "long_name", "x of cell centres", "axis",
+                                          "X", "standard_name", "projection_x_coordinate", NULL}));
   DEF("defining y",
       mm_io_def_var(nc, "y", NC_DOUBLE, 1, &d_y, &h->var_y,
-                 (const char *const[]){"units", "m", "long_name", "y of cell centres", "axis", "Y",
-                                       "standard_name", "projection_y_coordinate", NULL}));
+                    (const char *const[]){"units", "m", "long_name", "y of cell centres", "axis",
+                                          "Y", "standard_name", "projection_y_coordinate", NULL}));
   DEF("defining z",
       mm_io_def_var(nc, "z", NC_DOUBLE, 1, &d_z, &h->var_z,
-                 (const char *const[]){"units", "m", "long_name", "depth of cell centres",
-                                       "positive", "down", "axis", "Z", "standard_name", "depth",
-                                       "bounds", "z_bnds", NULL}));
+                    (const char *const[]){"units", "m", "long_name", "depth of cell centres",
+                                          "positive", "down", "axis", "Z", "standard_name", "depth",
+                                          "bounds", "z_bnds", NULL}));
   DEF("defining z_bnds",
       mm_io_def_var(nc, "z_bnds", NC_DOUBLE, 2, (const int[]){d_z, d_nv}, &h->var_z_bnds,
-                 (const char *const[]){NULL})); /* CF 7.1: the attributes of z */
+                    (const char *const[]){NULL})); /* CF 7.1: the attributes of z */
   DEF("defining kmt", mm_io_def_var(nc, "kmt", NC_INT, 2, (const int[]){d_y, d_x}, &h->var_kmt,
-                                 (const char *const[]){"units", "1", "long_name",
-                                                       "number of wet levels; 0 = land",
-                                                       "standard_name",
-                                                       "model_level_number_at_sea_floor", NULL}));
+                                    (const char *const[]){
+                                        "units", "1", "long_name", "number of wet levels; 0 = land",
+                                        "standard_name", "model_level_number_at_sea_floor", NULL}));
 
   /* temp, salt: one record per chunk, optional deflate. _FillValue on land,
    * written with every record; no fill of new chunks, which parallel HDF5
@@ -144,12 +143,13 @@ static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, co
   const double fill = MM_IO_FILL;
   DEF("defining temp",
       mm_io_def_var(nc, "temp", NC_DOUBLE, 4, dims4, &h->var_temp,
-                 (const char *const[]){"units", "degC", "long_name", "potential temperature",
-                                       "standard_name", "sea_water_potential_temperature", NULL}));
+                    (const char *const[]){"units", "degC", "long_name", "potential temperature",
+                                          "standard_name", "sea_water_potential_temperature",
+                                          NULL}));
   DEF("defining salt",
       mm_io_def_var(nc, "salt", NC_DOUBLE, 4, dims4, &h->var_salt,
-                 (const char *const[]){"units", "g/kg", "long_name", "salinity", "standard_name",
-                                       "sea_water_salinity", NULL}));
+                    (const char *const[]){"units", "g/kg", "long_name", "salinity", "standard_name",
+                                          "sea_water_salinity", NULL}));
   const int fields[2] = {h->var_temp, h->var_salt};
   for (int f = 0; f < 2; f++) {
     DEF("setting chunks", nc_def_var_chunking(nc, fields[f], NC_CHUNKED, chunk));
@@ -159,14 +159,15 @@ static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, co
       DEF("setting deflate", nc_def_var_deflate(nc, fields[f], 1, 1, (int)cfg->deflate));
   }
 
-  DEF("defining step", mm_io_def_var(nc, "step", NC_INT, 1, &d_time, &h->var_step,
-                                  (const char *const[]){"units", "1", "long_name",
-                                                        "time-step number of the record", NULL}));
+  DEF("defining step",
+      mm_io_def_var(nc, "step", NC_INT, 1, &d_time, &h->var_step,
+                    (const char *const[]){"units", "1", "long_name",
+                                          "time-step number of the record", NULL}));
   for (int v = 0; v < MM_NDIAG; v++)
     DEF("defining diagnostics",
         mm_io_def_var(nc, mm_diag_vars[v].name, NC_DOUBLE, 1, &d_time, &h->var_diag[v],
-                   (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
-                                         mm_diag_vars[v].long_name, NULL}));
+                      (const char *const[]){"units", mm_diag_vars[v].units, "long_name",
+                                            mm_diag_vars[v].long_name, NULL}));
   /* the 1-D record variables: every value written, no fill of new chunks either */
   DEF("setting no fill", nc_def_var_fill(nc, h->var_time, NC_NOFILL, NULL));
   DEF("setting no fill", nc_def_var_fill(nc, h->var_step, NC_NOFILL, NULL));
@@ -186,10 +187,10 @@ static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, co
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory formatting the configuration", p);
   DEF("writing global attributes",
       mm_io_put_texts(nc, NC_GLOBAL,
-                   (const char *const[]){"Conventions", "CF-1.8", "title", title, "source", source,
-                                         "history", history ? history : "", "configuration",
-                                         configuration ? configuration : "", "decomposition",
-                                         decomposition, NULL}));
+                      (const char *const[]){"Conventions", "CF-1.8", "title", title, "source",
+                                            source, "history", history ? history : "",
+                                            "configuration", configuration ? configuration : "",
+                                            "decomposition", decomposition, NULL}));
   DEF("writing global attributes",
       nc_put_att_int(nc, NC_GLOBAL, "mpi_ranks", NC_INT, 1, &g->nranks));
   /* which runs may append (mm_history_continue): the configuration hash of
@@ -270,7 +271,8 @@ static void mm_history_free(mm_history *h) {
 
 /* The handle of the history of cfg on g: path, buffer, sizes; output.dir
  * must exist. The ranks agree; on error *out is NULL. */
-static MM_NODISCARD mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg, mm_history **out) {
+static MM_NODISCARD mm_err mm_history_alloc(const mm_grid *g, const mm_config *cfg,
+                                            mm_history **out) {
   *out = NULL;
   mm_history *h = calloc(1, sizeof *h);
   MPI_Comm comm = MPI_COMM_NULL;
@@ -314,8 +316,9 @@ static MM_NODISCARD mm_err mm_history_alloc(const mm_grid *g, const mm_config *c
 
 /* Create the file, replacing an old one: header, coordinates, kmt; its
  * records start after start_step. */
-static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                             long start_step, mm_history **out) {
+static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg,
+                                          const mm_io_origin *origin, long start_step,
+                                          mm_history **out) {
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
   const MPI_Comm comm = h->comm;
@@ -345,8 +348,7 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
   }
 
   err = mm_io_reserve(comm, &h->env, p, header);
-  if (err == MM_OK)
-    err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
+  if (err == MM_OK) err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
   if (err != MM_OK) {
     nc_abort(h->ncid);
     mm_history_free(h);
@@ -420,8 +422,9 @@ static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33])
 }
 
 /* The checks of mm_history_check on the open file nc. */
-static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
-                                    long step, mm_history_found *f) {
+static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g,
+                                                 const mm_config *cfg, long step,
+                                                 mm_history_found *f) {
   /* every variable of a history; temp and salt on (time, z, y, x) */
   static const char *const names[] = {"time", "step", "temp",   "salt", "x",
                                       "y",    "z",    "z_bnds", "kmt"};
@@ -521,8 +524,8 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
 /* Whether the history at p is this case's (grid and configuration) and
  * holds the records up to the restart step `step` (rank 0 alone, read only):
  * MM_ERR_INPUT naming what does not fit. */
-static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg, long step,
-                               mm_history_found *f) {
+static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg,
+                                            long step, mm_history_found *f) {
   int nc = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s != NC_NOERR)
@@ -617,7 +620,7 @@ static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io
 /* Open the checked history to append (collective): variable ids, one line
  * more in its history attribute, collective access. */
 static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
-                                const mm_history_found *f) {
+                                             const mm_history_found *f) {
   const char *p = h->path;
   mm_err err = MM_OK;
   int s = nc_open_par(p, NC_WRITE, h->comm, MPI_INFO_NULL, &h->ncid);
@@ -654,8 +657,7 @@ static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *
 }
 
 mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                           long step,
-                           mm_history **out) {
+                           long step, mm_history **out) {
   *out = NULL;
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
@@ -698,7 +700,9 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
 
 /* ------------------------------------------------------------- records */
 
-bool mm_history_started(const mm_history *h) { return h && h->started; }
+bool mm_history_started(const mm_history *h) {
+  return h && h->started;
+}
 
 mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
                         const mm_diag *d) {
@@ -719,7 +723,7 @@ mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, con
   do {                                                                                             \
     if (err == MM_OK) {                                                                            \
       MM_NC_WRITE(err, p, h->dir, what, call);                                                     \
-      err = mm_agree(h->comm, err);                                                          \
+      err = mm_agree(h->comm, err);                                                                \
     }                                                                                              \
   } while (0)
   /* 1-D variables: rank 0 writes the record, the others take part with nothing */

@@ -27,8 +27,8 @@ static void mm_dims_text(int nc, int nd, const int *dims, char *text, size_t siz
 
 /* Read field `name` of the open file into dst (model layout, land 0) through
  * buf (one field of the block in file order). */
-static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid *g, const char *name,
-                               double *buf, double *dst) {
+static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid *g,
+                                            const char *name, double *buf, double *dst) {
   int var;
   int s = nc_inq_varid(nc, name, &var);
   MM_REQUIRE(s != NC_ENOTVAR, MM_ERR_INPUT,

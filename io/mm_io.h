@@ -44,8 +44,8 @@ typedef struct {
  * output.dir must exist. The origin goes into the `source` attribute
  * ("minimodel <version>") and the `history` attribute (the time, the version
  * and the command line). On error *out is NULL. */
-MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                         mm_history **out);
+MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg,
+                                      const mm_io_origin *origin, mm_history **out);
 
 /* The history of a run continued from a restart at step `step`
  * (initial.restart). Where `<output.dir>/<run.name>.nc` exists, it is opened
@@ -56,8 +56,8 @@ MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg, co
  * written anew. A history that does not fit (or cannot be read) is refused
  * with MM_ERR_INPUT and left as it is. Where there is none, one is created
  * as by mm_history_create, starting at `step`. On error *out is NULL. */
-MM_NODISCARD mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                           long step, mm_history **out);
+MM_NODISCARD mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg,
+                                        const mm_io_origin *origin, long step, mm_history **out);
 
 /* Whether this run started the history at h (mm_history_create, or
  * mm_history_continue where the case had none), so that its first record is
@@ -71,8 +71,8 @@ bool mm_history_started(const mm_history *h);
  * left it); each record is flushed. After a write that failed all the same,
  * inside the netCDF/HDF5 libraries, the file is left open and untouched, and
  * holds every record before (mm_io_files_left_open). */
-MM_NODISCARD mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, const double *salt,
-                        const mm_diag *d);
+MM_NODISCARD mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp,
+                                     const double *salt, const mm_diag *d);
 
 /* Close the file and free h (collective; does nothing for h == NULL). */
 MM_NODISCARD mm_err mm_history_close(mm_history *h);
@@ -83,8 +83,9 @@ MM_NODISCARD mm_err mm_history_close(mm_history *h);
  * then renamed over the old file once every rank has closed it. temp, salt
  * at step `step`, model time `time` (s). The room is reserved first; on any
  * failure the old file stays in place and the .tmp is removed. */
-MM_NODISCARD mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                        const double *temp, const double *salt, long step, double time);
+MM_NODISCARD mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg,
+                                     const mm_io_origin *origin, const double *temp,
+                                     const double *salt, long step, double time);
 
 /* Read the restart file `path` written for this grid and configuration into
  * the rank's block of temp and salt (land 0, halo untouched); *step and *time
@@ -92,20 +93,22 @@ MM_NODISCARD mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, con
  * missing, unreadable, not NetCDF-4, truncated, lacks a variable or attribute,
  * was written for another grid (dimensions) or configuration (config_hash) or
  * land mask (kmt), or holds non-finite values in wet cells. */
-MM_NODISCARD mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path, double *temp,
-                       double *salt, long *step, double *time);
+MM_NODISCARD mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
+                                    double *temp, double *salt, long *step, double *time);
 
 /* Check the restart file `path` without reading its fields (collective over
  * comm): the checks of mm_restart_read that need no data (readable,
  * NetCDF-4, variables, this grid's dimensions, this configuration's hash);
  * *step is the step of the state. With temp and salt NULL, mm_restart_read
  * does the same. */
-MM_NODISCARD mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path, long *step);
+MM_NODISCARD mm_err mm_restart_check(MPI_Comm comm, const mm_config *cfg, const char *path,
+                                     long *step);
 
 /* Write `<output.dir>/<run.name>.crash.nc`, the same layout as a restart file:
  * the last good state before a run stopped. */
-MM_NODISCARD mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                      const double *temp, const double *salt, long step, double time);
+MM_NODISCARD mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg,
+                                   const mm_io_origin *origin, const double *temp,
+                                   const double *salt, long step, double time);
 
 /* ------------------------------------------------------------- the end */
 
@@ -128,8 +131,8 @@ bool mm_io_files_left_open(MPI_Comm comm);
  * else 600 s plus 1 s per 20 MB of the file. */
 double mm_io_read_timeout(const mm_settings *env, const char *path);
 
-MM_NODISCARD mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path, double *temp,
-                       double *salt);
+MM_NODISCARD mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path,
+                                    double *temp, double *salt);
 
 /* Check the initial file `path` for this configuration's grid without
  * reading its fields (collective over comm): the checks of mm_initial_read

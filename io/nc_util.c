@@ -15,7 +15,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
   return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
@@ -94,7 +93,6 @@ mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, co
   return mm_error_set(MM_ERR_RUN, src_file, src_line, "%s: %s: %s%s", path, what,
                       nc_strerror(status), why);
 }
-
 
 mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
   int rank;
@@ -205,8 +203,8 @@ mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]) {
 }
 
 const char *mm_io_calendar_name(mm_calendar c) {
-  static const char *const names[] = {"standard", "proleptic_gregorian", "noleap",
-                                      "all_leap", "360_day",             "julian"};
+  static const char *const names[] = {
+      "standard", "proleptic_gregorian", "noleap", "all_leap", "360_day", "julian"};
   return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0] ? names[c] : "standard";
 }
 
@@ -285,7 +283,8 @@ static long long mm_superblock_end(FILE *f, long long at) {
 
 /* Check the HDF5 superblock at offset `at` of f (size bytes long): the file
  * must reach the end-of-file address the superblock records. */
-static MM_NODISCARD mm_err mm_check_superblock(FILE *f, const char *path, long long at, long long size) {
+static MM_NODISCARD mm_err mm_check_superblock(FILE *f, const char *path, long long at,
+                                               long long size) {
   const long long end = mm_superblock_end(f, at);
   if (end < 0) return MM_ERROR(MM_ERR_INPUT, "%s: truncated (%lld bytes)", path, size);
   if (size < end)
@@ -375,7 +374,8 @@ static uint64_t mm_cdf_get(mm_cdf *c, int n) {
   }
   c->pos += (uint64_t)n;
   uint64_t v = 0;
-  for (int i = 0; i < n; i++) v = (v << 8) | b[i];
+  for (int i = 0; i < n; i++)
+    v = (v << 8) | b[i];
   return v;
 }
 
@@ -400,11 +400,14 @@ static uint64_t mm_cdf_count(mm_cdf *c, uint64_t min_bytes) {
   return c->ok ? n : 0;
 }
 
-static void mm_cdf_name(mm_cdf *c) { mm_cdf_skip(c, mm_cdf_count(c, 1), 1); }
+static void mm_cdf_name(mm_cdf *c) {
+  mm_cdf_skip(c, mm_cdf_count(c, 1), 1);
+}
 
 /* Bytes of one value of an external type; 0 for no such type. */
 static uint64_t mm_cdf_type_size(uint64_t type) {
-  static const unsigned char size[] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8}; /* NC_BYTE .. NC_UINT64 */
+  static const unsigned char size[] = {0, 1, 1, 2, 4, 4,
+                                       8, 1, 2, 4, 8, 8}; /* NC_BYTE .. NC_UINT64 */
   return type < sizeof size ? size[type] : 0;
 }
 
@@ -437,20 +440,20 @@ mm_err mm_io_check_classic(const char *path) {
     return MM_OK; /* not classic */
   }
   mm_cdf c = {f, 4, (uint64_t)st.st_size, magic[3] == 5 ? 8 : 4, true};
-  mm_cdf_get(&c, c.w); /* numrecs */
+  mm_cdf_get(&c, c.w);                             /* numrecs */
   const uint64_t ndims = mm_cdf_list(&c, 0x0A, 8); /* NC_DIMENSION */
   for (uint64_t d = 0; c.ok && d < ndims; d++) {
     mm_cdf_name(&c);
     mm_cdf_get(&c, c.w); /* length */
   }
-  mm_cdf_attributes(&c);                          /* global */
+  mm_cdf_attributes(&c);                            /* global */
   const uint64_t nvars = mm_cdf_list(&c, 0x0B, 24); /* NC_VARIABLE */
   for (uint64_t v = 0; c.ok && v < nvars; v++) {
     mm_cdf_name(&c);
     mm_cdf_skip(&c, mm_cdf_count(&c, (uint64_t)c.w), (uint64_t)c.w); /* dimension ids */
     mm_cdf_attributes(&c);
     if (!mm_cdf_type_size(mm_cdf_get(&c, 4))) c.ok = false;
-    mm_cdf_get(&c, c.w);                  /* vsize */
+    mm_cdf_get(&c, c.w);                   /* vsize */
     mm_cdf_get(&c, magic[3] == 1 ? 4 : 8); /* begin */
   }
   fclose(f);

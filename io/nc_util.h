@@ -27,23 +27,23 @@
 /* Record a failed netCDF call: message "<path>: <what>: <nc_strerror>".
  * Returns code. */
 MM_NODISCARD mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
-                  const char *what, int status);
+                               const char *what, int status);
 
 /* Record a failed create of path (status from nc_create_par), with its
  * cause where the file system tells it: MPI-IO and HDF5 report most failures
  * to create a file as "Permission denied". Names a path that is a directory,
  * a file system without a free inode or without free space, a directory or
  * file that is not writable; otherwise nc_strerror(status). Returns code. */
-MM_NODISCARD mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
-                         int status);
+MM_NODISCARD mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line,
+                                      const char *path, int status);
 
 /* The dimensions of variable var (called name in messages) of an open file
  * must be called want[0], ..., want[nd - 1] (nd <= 3), in this order, when
  * it has nd of them: a file in another order, e.g. (x, y, z) on a cubic
  * grid, would be read transposed. MM_ERR_INPUT naming the order found and
  * the one expected otherwise. */
-MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
-                             const char *const *want);
+MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name,
+                                          int nd, const char *const *want);
 
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
@@ -71,8 +71,8 @@ MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, con
  * <nc_strerror>", and where this rank can see why (netCDF reports an HDF5
  * error only as "HDF error"), " (...)": the file at the file-size limit,
  * the file system full. Returns MM_ERR_RUN. */
-MM_NODISCARD mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
-                        const char *what, int status);
+MM_NODISCARD mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path,
+                                     const char *dir, const char *what, int status);
 
 /* A collective netCDF write, as MM_NC_COLL, its failure recorded by
  * mm_nc_write_fail. */
@@ -103,7 +103,8 @@ MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
  * (a full disk) leaves the other ranks waiting in MPI_File_sync: refusing
  * beforehand keeps a full disk from hanging the run. MM_ERR_RUN naming path,
  * the space needed and the space free. */
-MM_NODISCARD mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const char *path);
+MM_NODISCARD mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes,
+                                      const char *path);
 
 /* Before writing about `bytes` more to path, a file that is open for writing
  * (collective): rank 0 reserves that room past the file's end with
@@ -120,7 +121,8 @@ MM_NODISCARD mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double byt
  * its end of allocation moved) or by mm_io_trim after the close. A file
  * system that cannot reserve (EOPNOTSUPP, ...) is written without one.
  * MINIMODEL_FAULT_NO_RESERVE (mm_settings.h) turns the reservation off. */
-MM_NODISCARD mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes);
+MM_NODISCARD mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path,
+                                  double bytes);
 
 /* After closing path, written with mm_io_reserve (collective): rank 0 cuts
  * the file back to the end its HDF5 superblock records, where room reserved

@@ -24,9 +24,10 @@ typedef struct {
 } mm_state_vars;
 
 /* Define mode of a state file (this rank alone; the same on every rank). */
-static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
-                              const mm_io_origin *origin, const char *created, const char *kind,
-                              long step, double time, mm_state_vars *v) {
+static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid *g,
+                                           const mm_config *cfg, const mm_io_origin *origin,
+                                           const char *created, const char *kind, long step,
+                                           double time, mm_state_vars *v) {
   mm_err err = MM_OK;
   int d_z = -1, d_y = -1, d_x = -1;
 #define DEF(what, call) MM_NC_LOCAL(err, MM_ERR_RUN, p, what, call)
@@ -91,9 +92,10 @@ static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid 
 }
 
 /* Write the state to final_path via final_path.tmp (collective). */
-static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                             const double *temp, const double *salt, long step, double time,
-                             const char *suffix, const char *kind) {
+static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg,
+                                          const mm_io_origin *origin, const double *temp,
+                                          const double *salt, long step, double time,
+                                          const char *suffix, const char *kind) {
   char path[MM_IO_PATH_MAX], tmp[MM_IO_PATH_MAX + 8];
   MM_CHECK(mm_io_path(path, cfg, suffix)); /* the same on every rank */
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -127,7 +129,8 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
 
   mm_state_vars v = {-1, -1, -1};
   err = mm_io_reserve(comm, &cfg->env, tmp, bytes);
-  if (err == MM_OK) err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
+  if (err == MM_OK)
+    err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
   if (err != MM_OK) {
     nc_abort(nc);
     goto remove_tmp;
@@ -139,7 +142,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   do {                                                                                             \
     if (err == MM_OK) {                                                                            \
       MM_NC_WRITE(err, tmp, cfg->output_dir, what, call);                                          \
-      err = mm_agree(comm, err);                                                           \
+      err = mm_agree(comm, err);                                                                   \
       broken = err != MM_OK;                                                                       \
     }                                                                                              \
   } while (0)
@@ -203,8 +206,7 @@ mm_err mm_restart_write(const mm_grid *g, const mm_config *cfg, const mm_io_orig
 
 mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
                       const double *temp, const double *salt, long step, double time) {
-  return mm_state_write(g, cfg, origin, temp, salt, step, time, ".crash.nc",
-                        "last good (crash)");
+  return mm_state_write(g, cfg, origin, temp, salt, step, time, ".crash.nc", "last good (crash)");
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -220,8 +222,8 @@ static MM_NODISCARD mm_err mm_find_var(int nc, const char *p, const char *name, 
 
 /* A global attribute of one value of a numeric type (or, for NC_CHAR,
  * of at most max_len characters): type and length, or "missing attribute". */
-static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, bool text, size_t max_len,
-                          size_t *len) {
+static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, bool text,
+                                       size_t max_len, size_t *len) {
   nc_type type;
   int s = nc_inq_att(nc, NC_GLOBAL, name, &type, len);
   MM_REQUIRE(s != NC_ENOTATT, MM_ERR_INPUT, "%s: not a restart file: missing attribute '%s'", p,
@@ -236,8 +238,8 @@ static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, 
 /* The shape of a variable: exactly ndims dimensions, named (z, y, x) or
  * (y, x) in this order, of lengths want[], type `type`; a grid mismatch
  * names the dimensions that differ. */
-static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const char *name, nc_type type,
-                             int ndims, const int *want) {
+static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const char *name,
+                                          nc_type type, int ndims, const int *want) {
   static const char *const grid_names[3] = {"nz", "ny", "nx"};
   const char *const *names = grid_names + (3 - ndims); /* (nz, ny, nx) or (ny, nx) */
   int nd = 0, dims[NC_MAX_VAR_DIMS];
@@ -278,8 +280,9 @@ static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const 
 
 /* Everything of the file but the fields (this rank alone; the same result on
  * every rank, as all read the same file). */
-static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g, const mm_config *cfg,
-                               mm_state_vars *v, long *step, double *time) {
+static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid *g,
+                                            const mm_config *cfg, mm_state_vars *v, long *step,
+                                            double *time) {
   MM_CHECK(mm_find_var(nc, p, "temp", &v->temp));
   MM_CHECK(mm_find_var(nc, p, "salt", &v->salt));
   MM_CHECK(mm_find_var(nc, p, "kmt", &v->kmt));
@@ -320,8 +323,7 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
     return MM_ERROR(MM_ERR_INPUT,
                     "%s: written for another configuration (config_hash %s, this configuration "
                     "%s): %s",
-                    p, have, want,
-                    diff[0] ? diff : "a key that determines the solution differs");
+                    p, have, want, diff[0] ? diff : "a key that determines the solution differs");
   }
 
   long long step_ll;
@@ -363,7 +365,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
-    (void)MPI_Comm_free(&comm); /* unchecked: clean-up */
+    (void)MPI_Comm_free(&comm);      /* unchecked: clean-up */
     return err;
   }
 

@@ -73,7 +73,8 @@ MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, doub
  * west, east, south and north faces: T* = T + dt/(dx dy) (advective +
  * diffusive convergence). */
 MM_CELL_FN double mm_cell_update(double t, double fa_w, double fa_e, double ga_s, double ga_n,
-                                 double fd_w, double fd_e, double gd_s, double gd_n, double dt_area) {
+                                 double fd_w, double fd_e, double gd_s, double gd_n,
+                                 double dt_area) {
   const double adv = (fa_w - fa_e) + (ga_s - ga_n);
   const double dif = (fd_w - fd_e) + (gd_s - gd_n);
   return t + dt_area * (adv + dif);
@@ -100,7 +101,7 @@ typedef struct {
   const double *ue, *vn;         /* [ncol_h nz] east / north face transports (m2/s) */
   const double *temp, *salt;     /* [ncol_h nz] T (degC), S (g/kg) at step n */
   double *temp_next, *salt_next; /* [ncol_h nz] T*, S* */
-  double dt_area, kh_x, kh_y;       /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
+  double dt_area, kh_x, kh_y;    /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
 } mm_cell_hstep;
 
 /* T* and S* at level k of column col (nothing where the cell is dry): the
@@ -126,12 +127,14 @@ MM_CELL_FN void mm_cell_horizontal(const mm_cell_hstep *h, long col, int k) {
     double fa_e = 0.0, fd_e = 0.0, fa_w = 0.0, fd_w = 0.0;
     double ga_n = 0.0, gd_n = 0.0, ga_s = 0.0, gd_s = 0.0;
     if (we)
-      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, dt_area, kx, &fa_e, &fd_e);
+      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, dt_area, kx, &fa_e,
+                   &fd_e);
     if (ww)
       mm_face_flux(h->scheme, u_w, t[-2 * sx], t[-sx], t[0], t[sx], www, we, dt_area, kx, &fa_w,
                    &fd_w);
     if (wn)
-      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, dt_area, ky, &ga_n, &gd_n);
+      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, dt_area, ky, &ga_n,
+                   &gd_n);
     if (ws)
       mm_face_flux(h->scheme, v_s, t[-2 * sy], t[-sy], t[0], t[sy], wss, wn, dt_area, ky, &ga_s,
                    &gd_s);

@@ -23,7 +23,7 @@ typedef struct {
   const char *section, *key;
   mm_key_type type;
   size_t offset;
-  const char *def;     /* default, as it would be written in the file */
+  const char *def; /* default, as it would be written in the file */
   const char *unit;
   double min, max;
   bool min_open;
@@ -43,7 +43,8 @@ static const mm_key mm_keys[] = {
      "number of time steps"},
     {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
     {"run", "start_date", T_STRING, OFF(start_date), "2000-01-01 00:00:00", "", 0, 0, 0, NULL,
-     false, "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss: the origin of the output's "
+     false,
+     "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss: the origin of the output's "
      "time axis (seconds since this date)"},
     {"run", "calendar", T_ENUM, OFF(calendar), "standard", "", 0, 0, 0, MM_CALENDARS, false,
      "calendar of the output's time axis (CF names)"},
@@ -56,8 +57,8 @@ static const mm_key mm_keys[] = {
      "depth of the deepest column"},
     {"grid", "dz_surface", T_REAL, OFF(dz_surface), "0", "m", 0, 12000, 0, NULL, true,
      "thickness of the top level of stretched levels; 0 = uniform levels depth/nz"},
-    {"grid", "bathymetry", T_ENUM, OFF(bathymetry), "flat", "", 0, 0, 0,
-     "flat|bowl|seamount|slope", true, "shape of the sea floor"},
+    {"grid", "bathymetry", T_ENUM, OFF(bathymetry), "flat", "", 0, 0, 0, "flat|bowl|seamount|slope",
+     true, "shape of the sea floor"},
     {"grid", "periodic_x", T_BOOL, OFF(periodic_x), "false", "", 0, 0, 0, NULL, true,
      "periodic in x (else walls)"},
     {"grid", "periodic_y", T_BOOL, OFF(periodic_y), "false", "", 0, 0, 0, NULL, true,
@@ -68,8 +69,8 @@ static const mm_key mm_keys[] = {
      "ranks along y; 0 = chosen by MPI_Dims_create"},
     {"physics", "kappa_v", T_REAL, OFF(kappa_v), "1e-5", "m2/s", 0, 10, 0, NULL, true,
      "background vertical diffusivity"},
-    {"physics", "kappa_convect", T_REAL, OFF(kappa_convect), "0", "m2/s", 0, 1000, 0, NULL,
-     true, "added vertical diffusivity where the column is statically unstable; 0 = off"},
+    {"physics", "kappa_convect", T_REAL, OFF(kappa_convect), "0", "m2/s", 0, 1000, 0, NULL, true,
+     "added vertical diffusivity where the column is statically unstable; 0 = off"},
     {"physics", "kappa_h", T_REAL, OFF(kappa_h), "0", "m2/s", 0, 1e7, 0, NULL, true,
      "horizontal diffusivity"},
     {"physics", "advection", T_ENUM, OFF(advection), "superbee", "", 0, 0, 0,
@@ -112,14 +113,14 @@ static const mm_key mm_keys[] = {
     {"output", "initial_record", T_BOOL, OFF(initial_record), "true", "", 0, 0, 0, NULL, false,
      "the initial state as the history's first record (step 0, or the restart step of a "
      "history that a continued run starts)"},
-    {"output", "restart_interval", T_INT, OFF(restart_interval), "0", "steps", 0, 1e9, 0,
-     NULL, false, "steps between restart files; 0 = none"},
+    {"output", "restart_interval", T_INT, OFF(restart_interval), "0", "steps", 0, 1e9, 0, NULL,
+     false, "steps between restart files; 0 = none"},
     {"output", "deflate", T_INT, OFF(deflate), "0", "", 0, 9, 0, NULL, false,
      "deflate level of the history file; 0 = off"},
-    {"output", "timing_stride", T_INT, OFF(timing_stride), "0", "steps", 0, 1e9, 0, NULL,
-     false, "every n-th step in the timing file's per_step list; 0 = every step up to 10000"},
-    {"output", "progress_interval", T_INT, OFF(progress_interval), "0", "steps", 0, 1e9, 0,
-     NULL, false, "steps between progress lines when stdout is not a terminal; 0 = about 10 lines"},
+    {"output", "timing_stride", T_INT, OFF(timing_stride), "0", "steps", 0, 1e9, 0, NULL, false,
+     "every n-th step in the timing file's per_step list; 0 = every step up to 10000"},
+    {"output", "progress_interval", T_INT, OFF(progress_interval), "0", "steps", 0, 1e9, 0, NULL,
+     false, "steps between progress lines when stdout is not a terminal; 0 = about 10 lines"},
 };
 enum { MM_NKEYS = sizeof mm_keys / sizeof mm_keys[0] };
 _Static_assert(MM_NKEYS <= 64, "mm_config.origin holds 64 keys");
@@ -156,7 +157,8 @@ static int edit_distance(const char *a, const char *b) {
       int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
       if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
       if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
         best = d[i - 2][j - 2] + 1;
       d[i][j] = best;
     }
@@ -305,7 +307,8 @@ static void format_value(const mm_config *cfg, const mm_key *k, char *buf, size_
   case T_ENUM: {
     int idx = *(const int *)field;
     const char *p = k->choices;
-    for (int i = 0; i < idx; i++) p = strchr(p, '|') + 1;
+    for (int i = 0; i < idx; i++)
+      p = strchr(p, '|') + 1;
     const char *bar = strchr(p, '|');
     int len = bar ? (int)(bar - p) : (int)strlen(p);
     snprintf(buf, n, "%.*s", len, p);
@@ -404,7 +407,8 @@ static char *reader(char *str, int num, void *stream) {
    * continuation of the value before it (its multi-line values), and
    * minimodel has no multi-line values: an indented key is a key */
   size_t lead = 0;
-  while (lead < content && (start[lead] == ' ' || start[lead] == '\t')) lead++;
+  while (lead < content && (start[lead] == ' ' || start[lead] == '\t'))
+    lead++;
   if (lead < content && start[lead] == '[') {
     p->section_line = p->line;
     if (!header_end(start + lead, content - lead)) {
@@ -454,8 +458,8 @@ static int handler(void *user, const char *section, const char *name, const char
   p->seen_line[idx] = p->line;
   char why[256];
   if (!set_value(p->cfg, k, value, why, sizeof why)) {
-    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s = %s: %s", p->name, p->line, section, name,
-                      value, why);
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s = %s: %s", p->name, p->line, section, name, value,
+                      why);
     return 0;
   }
   snprintf(p->cfg->origin[idx], MM_STR_MAX, "%s:%d", p->name, p->line);
@@ -468,17 +472,19 @@ static int handler(void *user, const char *section, const char *name, const char
  * ';' at the start or after a blank (which starts a comment in the file).
  * A malloc'd copy in *out. */
 static MM_NODISCARD mm_err override_value(const char *text, const char *section, const char *key,
-                             char **out) {
+                                          char **out) {
   const char *v = strchr(text, '=') + 1, *end = v + strlen(v);
-  while (*v == ' ' || *v == '\t') v++;
-  while (end > v && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  while (*v == ' ' || *v == '\t')
+    v++;
+  while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+    end--;
   const size_t len = (size_t)(end - v);
   MM_REQUIRE(valid_utf8((const unsigned char *)v, len), MM_ERR_INPUT,
              "--set: %s.%s: not valid UTF-8 text, or a control character", section, key);
   for (size_t i = 0; i < len; i++) /* "key = VALUE": a ';' first or after a blank */
     MM_REQUIRE(!(v[i] == ';' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')), MM_ERR_INPUT,
-               "--set: %s.%s = %.*s: ';' would start a comment in a configuration file",
-               section, key, (int)len, v);
+               "--set: %s.%s = %.*s: ';' would start a comment in a configuration file", section,
+               key, (int)len, v);
   *out = malloc(len + 1);
   MM_REQUIRE(*out, MM_ERR_RUN, "--set: out of memory");
   memcpy(*out, v, len);
@@ -488,16 +494,15 @@ static MM_NODISCARD mm_err override_value(const char *text, const char *section,
 
 /* Override i of overrides; set_by[key] is the override that set a key
  * before (-1: none): a key given twice is refused, whatever the values. */
-static MM_NODISCARD mm_err apply_override(mm_config *cfg, const mm_config_override *overrides, int i,
-                             int *set_by) {
+static MM_NODISCARD mm_err apply_override(mm_config *cfg, const mm_config_override *overrides,
+                                          int i, int *set_by) {
   const char *text = overrides[i].text;
   const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
-  MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT,
-             "--set %s: expected SECTION.KEY=VALUE", text);
+  MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT, "--set %s: expected SECTION.KEY=VALUE", text);
   char section[64], key[64];
   size_t slen = (size_t)(dot - text), klen = (size_t)(eq - dot - 1);
-  MM_REQUIRE(slen < sizeof section && klen < sizeof key, MM_ERR_INPUT,
-             "--set %s: unknown key", text);
+  MM_REQUIRE(slen < sizeof section && klen < sizeof key, MM_ERR_INPUT, "--set %s: unknown key",
+             text);
   memcpy(section, text, slen);
   section[slen] = '\0';
   memcpy(key, dot + 1, klen);
@@ -635,8 +640,8 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
   mm_parse p = {.name = name, .text = text, .len = strlen(text), .cfg = cfg};
   int rc = ini_parse_stream(reader, &p, handler, &p);
   if (p.err != MM_OK) return p.err;
-  MM_REQUIRE(rc == 0, MM_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)",
-             name, rc > 0 ? rc : 0);
+  MM_REQUIRE(rc == 0, MM_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)", name,
+             rc > 0 ? rc : 0);
   int set_by[MM_NKEYS];
   for (int i = 0; i < MM_NKEYS; i++)
     set_by[i] = -1;
@@ -802,23 +807,23 @@ void mm_config_write_markdown(FILE *out) {
   for (int i = 0; i < MM_NKEYS; i++) {
     const mm_key *k = &mm_keys[i];
     if (strcmp(section, k->section)) {
-      fprintf(out, "\n## [%s]\n\n| key | type | default | unit | allowed | meaning |\n"
-                   "|---|---|---|---|---|---|\n",
+      fprintf(out,
+              "\n## [%s]\n\n| key | type | default | unit | allowed | meaning |\n"
+              "|---|---|---|---|---|---|\n",
               k->section);
       section = k->section;
     }
     static const char *tname[] = {"integer", "number", "bool", "string", "choice"};
     char allowed[160] = "";
     if (k->type == T_INT || k->type == T_REAL)
-      snprintf(allowed, sizeof allowed, "%s%.10g, %.10g]", k->min_open ? "(" : "[", k->min,
-               k->max);
+      snprintf(allowed, sizeof allowed, "%s%.10g, %.10g]", k->min_open ? "(" : "[", k->min, k->max);
     else if (k->type == T_ENUM) {
       snprintf(allowed, sizeof allowed, "%s", k->choices);
       for (char *p = allowed; *p; p++)
         if (*p == '|') *p = ',';
     } else if (k->type == T_BOOL)
       snprintf(allowed, sizeof allowed, "true,false");
-    fprintf(out, "| `%s` | %s | `%s` | %s | %s | %s |\n", k->key, tname[k->type], k->def,
-            k->unit, allowed, k->doc);
+    fprintf(out, "| `%s` | %s | `%s` | %s | %s | %s |\n", k->key, tname[k->type], k->def, k->unit,
+            allowed, k->doc);
   }
 }

@@ -86,13 +86,13 @@ typedef struct {
 
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
-MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override *overrides,
-                      int n_overrides);
+MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path,
+                                   const mm_config_override *overrides, int n_overrides);
 /* Defaults only. */
 void mm_config_defaults(mm_config *cfg);
 /* Parse INI text from a buffer (for tests and fuzzing); name labels messages. */
 MM_NODISCARD mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
-                             const mm_config_override *overrides, int n_overrides);
+                                          const mm_config_override *overrides, int n_overrides);
 
 /* Write the resolved configuration as INI text (all keys, defaults filled in). */
 void mm_config_write(const mm_config *cfg, FILE *out);

@@ -240,8 +240,7 @@ static int emu_mpi_takes_device_memory(int asked) {
   return asked == MM_ASK_ON;
 }
 
-static int emu_create(const mm_settings *env, int local_rank, void **ctx, char *msg,
-                      size_t len) {
+static int emu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, size_t len) {
   (void)local_rank;
   emu *e = calloc(1, sizeof *e);
   if (!e) {

@@ -37,11 +37,11 @@ typedef struct {
 /* The diagnostics from this rank's part (collective): sums and extrema over
  * the ranks, the first non-finite value and the first value outside the
  * physically possible range, in rank order. */
-MM_NODISCARD mm_err mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0, double cp,
-                      mm_diag *d);
+MM_NODISCARD mm_err mm_diag_finish(const mm_grid *g, const mm_diag_part *part, double rho0,
+                                   double cp, mm_diag *d);
 
 /* Compute the diagnostics of (temp, salt) on grid g (collective). */
-MM_NODISCARD mm_err mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, double rho0,
-                       double cp, mm_diag *d);
+MM_NODISCARD mm_err mm_diag_compute(const mm_grid *g, const double *temp, const double *salt,
+                                    double rho0, double cp, mm_diag *d);
 
 #endif

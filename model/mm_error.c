@@ -25,8 +25,8 @@ mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ..
 mm_err mm_error_trace(mm_err code, const char *file, int line) {
   size_t used = strlen(mm_error_record.where);
   if (used + 64 < sizeof mm_error_record.where)
-    snprintf(mm_error_record.where + used, sizeof mm_error_record.where - used,
-             " <- %s:%d", file, line);
+    snprintf(mm_error_record.where + used, sizeof mm_error_record.where - used, " <- %s:%d", file,
+             line);
   return code;
 }
 
@@ -54,7 +54,8 @@ mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
   MM_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
   if (rank == first) return (mm_err)out[0];
   mm_error_clear();
-  if (first != 0) return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
+  if (first != 0)
+    return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
   return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
 }
 
@@ -66,8 +67,12 @@ mm_err mm_mpi_check(int rc, const char *call, const char *file, int line) {
   return rc == MPI_SUCCESS ? MM_OK : mm_mpi_error(rc, call, file, line);
 }
 
-const char *mm_error_message(void) { return mm_error_record.message; }
-const char *mm_error_where(void) { return mm_error_record.where; }
+const char *mm_error_message(void) {
+  return mm_error_record.message;
+}
+const char *mm_error_where(void) {
+  return mm_error_record.where;
+}
 
 void mm_error_clear(void) {
   mm_error_record.code = MM_OK;

@@ -13,8 +13,8 @@
 /* Error codes double as the program's exit status. */
 typedef enum {
   MM_OK = 0,
-  MM_ERR_RUN = 1,    /* failure while running (I/O, blow-up, allocation) */
-  MM_ERR_INPUT = 2,  /* usage, configuration or input-file error */
+  MM_ERR_RUN = 1,   /* failure while running (I/O, blow-up, allocation) */
+  MM_ERR_INPUT = 2, /* usage, configuration or input-file error */
   /* 128 + N: stopped by signal N (SIGTERM, SIGINT, SIGHUP; app/mm_signal.h) */
   MM_ERR_SIGNAL = 128,
 } mm_err;
@@ -64,17 +64,16 @@ MM_NODISCARD mm_err mm_mpi_check(int rc, const char *call, const char *file, int
     if (mm_mpi_rc_ != MPI_SUCCESS) return mm_mpi_error(mm_mpi_rc_, #call, __FILE__, __LINE__);     \
   } while (0)
 
-#define MM_CHECK(call)                                                         \
-  do {                                                                         \
-    mm_err mm_check_err_ = (call);                                             \
-    if (mm_check_err_ != MM_OK)                                                \
-      return mm_error_trace(mm_check_err_, __FILE__, __LINE__);                \
+#define MM_CHECK(call)                                                                             \
+  do {                                                                                             \
+    mm_err mm_check_err_ = (call);                                                                 \
+    if (mm_check_err_ != MM_OK) return mm_error_trace(mm_check_err_, __FILE__, __LINE__);          \
   } while (0)
 
 /* Precondition: if !cond, record code with the message and return it. */
-#define MM_REQUIRE(cond, code, ...)                                            \
-  do {                                                                         \
-    if (!(cond)) return MM_ERROR((code), __VA_ARGS__);                         \
+#define MM_REQUIRE(cond, code, ...)                                                                \
+  do {                                                                                             \
+    if (!(cond)) return MM_ERROR((code), __VA_ARGS__);                                             \
   } while (0)
 
 /* With MINIMODEL_NAN_FILL (the nanfill preset), fresh arrays hold 0xff
@@ -89,17 +88,16 @@ MM_NODISCARD mm_err mm_mpi_check(int rc, const char *call, const char *file, int
 #endif
 
 /* Allocation that fails with a message naming what and how much. */
-#define MM_ALLOC(ptr, count)                                                   \
-  do {                                                                         \
-    size_t mm_alloc_n_ = (size_t)(count);                                      \
-    if (mm_alloc_n_ > (size_t)PTRDIFF_MAX / sizeof(*(ptr)))                    \
-      return MM_ERROR(MM_ERR_RUN, "allocation of %s too large (%zu elements)", \
-                      #ptr, mm_alloc_n_);                                      \
-    (ptr) = mm_alloc_n_ ? calloc(mm_alloc_n_, sizeof(*(ptr))) : NULL;          \
-    if (mm_alloc_n_ && !(ptr))                                                 \
-      return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)",   \
-                      #ptr, mm_alloc_n_ * sizeof(*(ptr)));                     \
-    MM_ALLOC_POISON(ptr, mm_alloc_n_ * sizeof(*(ptr)));                        \
+#define MM_ALLOC(ptr, count)                                                                       \
+  do {                                                                                             \
+    size_t mm_alloc_n_ = (size_t)(count);                                                          \
+    if (mm_alloc_n_ > (size_t)PTRDIFF_MAX / sizeof(*(ptr)))                                        \
+      return MM_ERROR(MM_ERR_RUN, "allocation of %s too large (%zu elements)", #ptr, mm_alloc_n_); \
+    (ptr) = mm_alloc_n_ ? calloc(mm_alloc_n_, sizeof(*(ptr))) : NULL;                              \
+    if (mm_alloc_n_ && !(ptr))                                                                     \
+      return MM_ERROR(MM_ERR_RUN, "out of memory allocating %s (%zu bytes)", #ptr,                 \
+                      mm_alloc_n_ * sizeof(*(ptr)));                                               \
+    MM_ALLOC_POISON(ptr, mm_alloc_n_ * sizeof(*(ptr)));                                            \
   } while (0)
 
 #endif

@@ -37,23 +37,25 @@ mm_err mm_flow_create(const mm_config *cfg, const mm_grid *g, double *ue, double
   MM_ALLOC(kmt_ext, (size_t)nxe * nye);
 #define KE(i, j) kmt_ext[(size_t)((j) + he) * nxe + (size_t)((i) + he)]
   for (int j = -he; j < g->nyl + he; j++)
-    for (int i = -he; i < g->nxl + he; i++) KE(i, j) = mm_grid_kmt_global(cfg, g, g->i0 + i, g->j0 + j);
+    for (int i = -he; i < g->nxl + he; i++)
+      KE(i, j) = mm_grid_kmt_global(cfg, g, g->i0 + i, g->j0 + j);
 
-  /* levels at which corner (I, J) (local: NE corner of cell (I-1, J-1)) is
-   * surrounded by water: min kmt of the cells touching it, walls not counted */
-#define WETMIN(I, J, out)                                                      \
-  do {                                                                         \
-    int m_ = nz;                                                               \
-    const int cells_[4] = {KE((I)-1, (J)-1), KE((I), (J)-1), KE((I)-1, (J)), KE((I), (J))}; \
-    for (int q_ = 0; q_ < 4; q_++)                                             \
-      if (cells_[q_] >= 0 && cells_[q_] < m_) m_ = cells_[q_];                 \
-    (out) = m_;                                                                \
+      /* levels at which corner (I, J) (local: NE corner of cell (I-1, J-1)) is
+       * surrounded by water: min kmt of the cells touching it, walls not counted */
+#define WETMIN(I, J, out)                                                                          \
+  do {                                                                                             \
+    int m_ = nz;                                                                                   \
+    const int cells_[4] = {KE((I)-1, (J)-1), KE((I), (J)-1), KE((I)-1, (J)), KE((I), (J))};        \
+    for (int q_ = 0; q_ < 4; q_++)                                                                 \
+      if (cells_[q_] >= 0 && cells_[q_] < m_) m_ = cells_[q_];                                     \
+    (out) = m_;                                                                                    \
   } while (0)
 
   for (int j = -MM_HALO; j < g->nyl + MM_HALO; j++)
     for (int i = -MM_HALO; i < g->nxl + MM_HALO; i++) {
       const size_t c = mm_col(g, i, j) * (size_t)nz;
-      for (int k = 0; k < nz; k++) ue[c + k] = vn[c + k] = 0.0;
+      for (int k = 0; k < nz; k++)
+        ue[c + k] = vn[c + k] = 0.0;
       if (cfg->flow == MM_FLOW_NONE) continue;
       int ig = g->i0 + i, jg = g->j0 + j;
       if (ig < 0 || ig >= g->nx) {

@@ -49,7 +49,8 @@ struct mm_gpu {
 /* Every device call: on failure, an MM_ERR_RUN with the device's message. */
 #define DEV(call)                                                                                  \
   do {                                                                                             \
-    if (call) return MM_ERROR(MM_ERR_RUN, "GPU step (%s): %s", g->dev->name, g->dev->error(g->ctx)); \
+    if (call)                                                                                      \
+      return MM_ERROR(MM_ERR_RUN, "GPU step (%s): %s", g->dev->name, g->dev->error(g->ctx));       \
   } while (0)
 
 /* A device array of `bytes`, a copy of host (queued). */
@@ -158,12 +159,9 @@ mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
       upload(g, (void **)&g->salt, s->host_salt, bytes) ||
       upload(g, (void **)&g->temp_next, s->host_temp, bytes) ||
       upload(g, (void **)&g->salt_next, s->host_salt, bytes) ||
-      upload(g, (void **)&g->kappa_w, zero, bytes) ||
-      upload(g, (void **)&g->ue, s->ue, bytes) ||
-      upload(g, (void **)&g->vn, s->vn, bytes) ||
-      upload(g, (void **)&g->g_dt, s->g_dt, lb) ||
-      upload(g, (void **)&g->inv_h, s->inv_h, lb) ||
-      upload(g, (void **)&g->vol, s->vol, lb) ||
+      upload(g, (void **)&g->kappa_w, zero, bytes) || upload(g, (void **)&g->ue, s->ue, bytes) ||
+      upload(g, (void **)&g->vn, s->vn, bytes) || upload(g, (void **)&g->g_dt, s->g_dt, lb) ||
+      upload(g, (void **)&g->inv_h, s->inv_h, lb) || upload(g, (void **)&g->vol, s->vol, lb) ||
       upload(g, (void **)&g->kmt, s->kmt, nb) ||
       upload(g, (void **)&g->kmt_solve, s->kmt_solve, nb) ||
       upload(g, (void **)&g->good_temp, zero, bytes) ||

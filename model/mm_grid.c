@@ -2,7 +2,6 @@
 
 #include <stdio.h>
 
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +12,11 @@ void mm_grid_levels(const mm_config *cfg, double *h, double *z_w, double *z_t) {
     /* thickness grows linearly: h_k = h_s + k g, sum = depth */
     const double hs = cfg->dz_surface;
     const double g = nz > 1 ? 2.0 * (cfg->depth - nz * hs) / ((double)nz * (double)(nz - 1)) : 0.0;
-    for (int k = 0; k < nz; k++) h[k] = nz > 1 ? hs + k * g : cfg->depth;
+    for (int k = 0; k < nz; k++)
+      h[k] = nz > 1 ? hs + k * g : cfg->depth;
   } else {
-    for (int k = 0; k < nz; k++) h[k] = cfg->depth / nz;
+    for (int k = 0; k < nz; k++)
+      h[k] = cfg->depth / nz;
   }
   z_w[0] = 0.0;
   for (int k = 0; k < nz; k++) {
@@ -40,7 +41,8 @@ double mm_bathymetry_depth(const mm_config *cfg, int ig, int jg) {
 /* Wet levels under sea-floor depth D: levels whose centre lies above it. */
 static int kmt_of_depth(const double *z_t, int nz, double depth) {
   int k = 0;
-  while (k < nz && z_t[k] < depth) k++;
+  while (k < nz && z_t[k] < depth)
+    k++;
   return k;
 }
 
@@ -155,8 +157,8 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   else
     MM_REQUIRE((dims[0] == 0 || nranks % dims[0] == 0) && (dims[1] == 0 || nranks % dims[1] == 0),
                MM_ERR_INPUT, "grid.ranks_%s = %d does not divide the %d ranks of the run",
-               dims[1] && nranks % dims[1] ? "x" : "y", dims[1] && nranks % dims[1] ? dims[1] : dims[0],
-               nranks);
+               dims[1] && nranks % dims[1] ? "x" : "y",
+               dims[1] && nranks % dims[1] ? dims[1] : dims[0], nranks);
   MM_MPI(MPI_Dims_create(nranks, 2, dims));
   g->py = dims[0];
   g->px = dims[1];

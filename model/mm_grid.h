@@ -21,27 +21,27 @@
 typedef struct {
   /* global grid */
   int nx, ny, nz;
-  double dx, dy;          /* cell widths (m) */
+  double dx, dy; /* cell widths (m) */
   bool periodic_x, periodic_y;
-  double *h;              /* [nz] layer thickness h_k (m) */
-  double *z_w;            /* [nz+1] interface depths, z_w[0] = 0 (m, positive down) */
-  double *z_t;            /* [nz] depth of cell centres (m) */
-  double *dzw;            /* [nz] distance between centres k and k+1; dzw[nz-1] = 0 (m) */
-  double *vol;            /* [nz] cell volume h_k * dx * dy (m3) */
+  double *h;   /* [nz] layer thickness h_k (m) */
+  double *z_w; /* [nz+1] interface depths, z_w[0] = 0 (m, positive down) */
+  double *z_t; /* [nz] depth of cell centres (m) */
+  double *dzw; /* [nz] distance between centres k and k+1; dzw[nz-1] = 0 (m) */
+  double *vol; /* [nz] cell volume h_k * dx * dy (m3) */
 
   /* decomposition */
-  MPI_Comm cart;          /* Cartesian communicator, dims (py, px) */
+  MPI_Comm cart; /* Cartesian communicator, dims (py, px) */
   int rank, nranks;
-  int px, py;             /* ranks along x and y */
-  int cx, cy;             /* this rank's coordinates */
+  int px, py;                   /* ranks along x and y */
+  int cx, cy;                   /* this rank's coordinates */
   int west, east, south, north; /* neighbour ranks or MPI_PROC_NULL at walls */
-  int i0, j0;             /* global index of the first local column */
-  int nxl, nyl;           /* local columns */
-  int nxh, nyh;           /* local columns including halo: nxl + 2 halo */
-  size_t ncol_h;          /* nxh * nyh */
+  int i0, j0;                   /* global index of the first local column */
+  int nxl, nyl;                 /* local columns */
+  int nxh, nyh;                 /* local columns including halo: nxl + 2 halo */
+  size_t ncol_h;                /* nxh * nyh */
 
-  int *kmt;               /* [ncol_h] wet levels per column, halo included; 0 = land */
-  int *kmt_solve;         /* [ncol_h] kmt in the block, 0 in the halo (solver depths) */
+  int *kmt;       /* [ncol_h] wet levels per column, halo included; 0 = land */
+  int *kmt_solve; /* [ncol_h] kmt in the block, 0 in the halo (solver depths) */
 } mm_grid;
 
 /* Build the grid for cfg on comm (collective). Errors: MM_ERR_INPUT for a

@@ -19,9 +19,10 @@ mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
     h->width[d] = (size_t)g->nxl * (size_t)nz;
     h->height[d] = MM_HALO;
   }
-  MM_MPI(MPI_Type_vector((int)h->height[0], (int)h->width[0], (int)h->pitch, MPI_DOUBLE, &h->xstrip));
+  const int pitch = (int)h->pitch;
+  MM_MPI(MPI_Type_vector((int)h->height[0], (int)h->width[0], pitch, MPI_DOUBLE, &h->xstrip));
   MM_MPI(MPI_Type_commit(&h->xstrip));
-  MM_MPI(MPI_Type_vector((int)h->height[2], (int)h->width[2], (int)h->pitch, MPI_DOUBLE, &h->ystrip));
+  MM_MPI(MPI_Type_vector((int)h->height[2], (int)h->width[2], pitch, MPI_DOUBLE, &h->ystrip));
   MM_MPI(MPI_Type_commit(&h->ystrip));
   /* what goes west is our first interior columns; it fills the east halo of
    * the west neighbour, and so on */

@@ -307,8 +307,6 @@ static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   return MM_OK;
 }
 
-
-
 /* The state and work arrays (this rank alone). */
 static MM_NODISCARD mm_err allocate(mm_model *m) {
   const mm_grid *g = &m->grid;
@@ -509,12 +507,24 @@ mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   return MM_OK;
 }
 
-const mm_config *mm_model_config(const mm_model *m) { return &m->cfg; }
-const mm_grid *mm_model_grid(const mm_model *m) { return &m->grid; }
-double *mm_model_temp(mm_model *m) { return m->temp; }
-double *mm_model_salt(mm_model *m) { return m->salt; }
-long mm_model_steps_done(const mm_model *m) { return m->step; }
-double mm_model_time(const mm_model *m) { return m->time; }
+const mm_config *mm_model_config(const mm_model *m) {
+  return &m->cfg;
+}
+const mm_grid *mm_model_grid(const mm_model *m) {
+  return &m->grid;
+}
+double *mm_model_temp(mm_model *m) {
+  return m->temp;
+}
+double *mm_model_salt(mm_model *m) {
+  return m->salt;
+}
+long mm_model_steps_done(const mm_model *m) {
+  return m->step;
+}
+double mm_model_time(const mm_model *m) {
+  return m->time;
+}
 
 void mm_model_set_step(mm_model *m, long step) {
   m->step = step;
@@ -619,7 +629,6 @@ mm_err mm_model_keep_good(mm_model *m, double *good_t, double *good_s) {
 }
 
 mm_err mm_model_fetch_good(mm_model *m, double *good_t, double *good_s) {
-  if (m->gpu)
-    MM_CHECK(mm_gpu_fetch_good(m->gpu, good_t, good_s));
+  if (m->gpu) MM_CHECK(mm_gpu_fetch_good(m->gpu, good_t, good_s));
   return MM_OK;
 }

@@ -51,7 +51,6 @@ int mm_model_on_device(const mm_model *m);
 MM_NODISCARD mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out);
 void mm_model_destroy(mm_model *m);
 
-
 /* Advance one time step; timers may be NULL. */
 MM_NODISCARD mm_err mm_model_step(mm_model *m, mm_timers *timers);
 

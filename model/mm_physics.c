@@ -52,9 +52,9 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
  * ws: the calling thread's workspace of mm_horizontal_ws(nz) doubles. The
  * kernel is inlined once per advection scheme so that the scheme is a
  * constant inside the loops. */
-static inline __attribute__((always_inline)) void
-horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
-                const mm_advection scheme) {
+static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, int ib, int ie,
+                                                                  int jb, int je, double *ws,
+                                                                  const mm_advection scheme) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
   const double dt_area = m->dt_area, kh_x = m->kh_x, kh_y = m->kh_y;
@@ -111,16 +111,15 @@ horizontal_tile(mm_model *m, int ib, int ie, int jb, int je, double *ws,
                     kP > kN ? kP : kN, vn_n, t - sy, t, t + sy, t + 2 * sy, dt_area, kh_y,
                     ga[v][MM_HTILE], gd[v][MM_HTILE]);
         if (!south[slot])
-          face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN),
-                      kP, vn_s, t - 2 * sy, t - sy, t, t + sy, dt_area, kh_y, ga[v][slot],
-                      gd[v][slot]);
+          face_fluxes(scheme, mm_cell_imin(kS, kP), mm_cell_imin(kSS, kS), mm_cell_imin(kP, kN), kP,
+                      vn_s, t - 2 * sy, t - sy, t, t + sy, dt_area, kh_y, ga[v][slot], gd[v][slot]);
         const double *restrict aw = fa_w[v], *restrict ae = fa_e[v];
         const double *restrict dw = fd_w[v], *restrict de = fd_e[v];
         const double *restrict as = ga[v][slot], *restrict an = ga[v][MM_HTILE];
         const double *restrict ds = gd[v][slot], *restrict dn = gd[v][MM_HTILE];
         for (int k = 0; k < kP; k++)
-          tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k],
-                                 dt_area);
+          tn[k] =
+              mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
         /* the east face becomes the next cell's west face, the north face
          * the south face of the cell above */
         double *x = fa_w[v];

@@ -47,15 +47,15 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *                                     full disk or a file-size limit makes the
  *                                     write itself fail, inside netCDF/HDF5 */
 typedef struct {
-  int rank;                     /* MINIMODEL_FAULT_RANK */
-  long nan_step;                /* MINIMODEL_FAULT_NAN_STEP */
-  char alloc[MM_SETTING_MAX];   /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
-  char open[MM_SETTING_MAX];    /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
-  long solve_step;              /* MINIMODEL_FAULT_SOLVE_STEP */
-  long mpi_step;                /* MINIMODEL_FAULT_MPI_STEP */
-  long kill_in_restart;         /* MINIMODEL_FAULT_KILL_IN_RESTART */
-  bool no_reserve;              /* MINIMODEL_FAULT_NO_RESERVE=1 */
-  bool kill_now;                /* set by the run for the restart write that dies */
+  int rank;                   /* MINIMODEL_FAULT_RANK */
+  long nan_step;              /* MINIMODEL_FAULT_NAN_STEP */
+  char alloc[MM_SETTING_MAX]; /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
+  char open[MM_SETTING_MAX];  /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
+  long solve_step;            /* MINIMODEL_FAULT_SOLVE_STEP */
+  long mpi_step;              /* MINIMODEL_FAULT_MPI_STEP */
+  long kill_in_restart;       /* MINIMODEL_FAULT_KILL_IN_RESTART */
+  bool no_reserve;            /* MINIMODEL_FAULT_NO_RESERVE=1 */
+  bool kill_now;              /* set by the run for the restart write that dies */
 } mm_faults;
 
 typedef struct {
@@ -66,7 +66,7 @@ typedef struct {
   bool no_graph;                     /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
   mm_ask cuda_aware_mpi;             /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
   char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
-  bool debug;                        /* MINIMODEL_DEBUG set: where an error was raised */
+  bool debug;                            /* MINIMODEL_DEBUG set: where an error was raised */
   mm_faults fault;
 } mm_settings;
 
@@ -78,7 +78,9 @@ MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 void mm_settings_write_markdown(FILE *out);
 
 /* Whether this rank is the one where faults happen. */
-static inline bool mm_fault_here(const mm_settings *s, int rank) { return rank == s->fault.rank; }
+static inline bool mm_fault_here(const mm_settings *s, int rank) {
+  return rank == s->fault.rank;
+}
 
 /* Whether `what` is the fault asked for in `value` (a fault's text setting)
  * on this rank. */

@@ -174,8 +174,7 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
     return MM_TDMA_EDEVICE;
   if ((rc = mmcuda::devbuf_reserve(&x->buf, bytes ? bytes : 1))) return rc;
   const unsigned grid = grid_for(n);
-  pad_kernel<T><<<grid, 256>>>(bt->ncol, bt->nz, m, bt->depth, a, b, c, kappa, g, inv_h, dl, d,
-                               du);
+  pad_kernel<T><<<grid, 256>>>(bt->ncol, bt->nz, m, bt->depth, a, b, c, kappa, g, inv_h, dl, d, du);
   if (cudaGetLastError() != cudaSuccess) return MM_TDMA_EDEVICE;
   for (int r = 0; r < nrhs; r++) {
     pack_kernel<T><<<grid, 256>>>(bt->ncol, bt->nz, m, bt->depth, rhs[r], xs);
@@ -192,16 +191,16 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
   return MM_TDMA_OK;
 }
 
-int sp_solve(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
-             const double *c, double *const *rhs, int nrhs) {
+int sp_solve(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b, const double *c,
+             double *const *rhs, int nrhs) {
   return run<double>(ctx, bt, a, b, c, NULL, NULL, NULL, rhs, nrhs);
 }
 int sp_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b, const float *c,
                float *const *rhs, int nrhs) {
   return run<float>(ctx, bt, a, b, c, NULL, NULL, NULL, rhs, nrhs);
 }
-int sp_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-             const double *kappa, double *const *rhs, int nrhs) {
+int sp_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo, const double *kappa,
+             double *const *rhs, int nrhs) {
   return run<double>(ctx, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs);
 }
 int sp_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,

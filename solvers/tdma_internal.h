@@ -12,8 +12,8 @@
  * before, and is therefore not safe to use from two threads at once (as
  * every solver object: one caller at a time). */
 typedef struct {
-  size_t bytes;  /* per thread, a multiple of 64 */
-  int nthreads;  /* blocks allocated */
+  size_t bytes; /* per thread, a multiple of 64 */
+  int nthreads; /* blocks allocated */
   unsigned char *mem;
 } mm_tdma_ws;
 

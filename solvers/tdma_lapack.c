@@ -40,60 +40,63 @@ static void lapack_destroy(void *ctx) {
 /* One column: the last argument (BUILD) fills dl[0..n-2], dg[0..n-1] and
  * du[0..n-2] of column `col` (offset off, n levels); GTSV is the LAPACKE
  * routine of the precision. Variadic because BUILD may contain commas. */
-#define LAPACK_COLUMN(T, GTSV, ...)                                                       \
-  do {                                                                                   \
-    const int n = bt->depth[col];                                                        \
-    if (n == 0) break;                                                                   \
-    const long off = col * (long)bt->nz;                                                 \
-    __VA_ARGS__;                                                                         \
-    for (int r = 0; r < nrhs; r++) memcpy(x + (long)r * n, rhs[r] + off, (size_t)n * sizeof(T)); \
-    lapack_int info = GTSV(LAPACK_COL_MAJOR, n, nrhs, dl, dg, du, x, n);                 \
-    if (info != 0) {                                                                     \
-      err = info > 0 ? MM_TDMA_ESINGULAR : MM_TDMA_EINVAL;                               \
-      break;                                                                             \
-    }                                                                                    \
-    for (int r = 0; r < nrhs; r++) memcpy(rhs[r] + off, x + (long)r * n, (size_t)n * sizeof(T)); \
+#define LAPACK_COLUMN(T, GTSV, ...)                                                                \
+  do {                                                                                             \
+    const int n = bt->depth[col];                                                                  \
+    if (n == 0) break;                                                                             \
+    const long off = col * (long)bt->nz;                                                           \
+    __VA_ARGS__;                                                                                   \
+    for (int r = 0; r < nrhs; r++)                                                                 \
+      memcpy(x + (long)r * n, rhs[r] + off, (size_t)n * sizeof(T));                                \
+    lapack_int info = GTSV(LAPACK_COL_MAJOR, n, nrhs, dl, dg, du, x, n);                           \
+    if (info != 0) {                                                                               \
+      err = info > 0 ? MM_TDMA_ESINGULAR : MM_TDMA_EINVAL;                                         \
+      break;                                                                                       \
+    }                                                                                              \
+    for (int r = 0; r < nrhs; r++)                                                                 \
+      memcpy(rhs[r] + off, x + (long)r * n, (size_t)n * sizeof(T));                                \
   } while (0)
 
 /* The whole batch: one thread for small batches, else OpenMP over columns. */
-#define LAPACK_COLUMNS(T, GTSV, BUILD)                                                    \
-  lapack_ctx *ctx_ = ctx;                                                                \
-  int rc = mm_tdma_check_depths(bt);                                                     \
-  if (rc) return rc;                                                                     \
-  int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                               \
-  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt))) return rc;                               \
-  const long ncol = (long)bt->ncol;                                                      \
-  const int nz = ctx_->nz;                                                               \
-  int err = 0;                                                                           \
-  if (nt == 1) {                                                                         \
-    T *dl = mm_tdma_ws_block(&ctx_->ws, 0);                                              \
-    T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                        \
-    for (long col = 0; col < ncol; col++) LAPACK_COLUMN(T, GTSV, BUILD);                 \
-    return err;                                                                          \
-  }                                                                                      \
-  _Pragma("omp parallel num_threads(nt) reduction(max : err)") {                         \
-    T *dl = mm_tdma_ws_block(&ctx_->ws, mm_tdma_thread_num());                           \
-    T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                        \
-    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++)       \
-        LAPACK_COLUMN(T, GTSV, BUILD);                                                   \
-  }                                                                                      \
+#define LAPACK_COLUMNS(T, GTSV, BUILD)                                                             \
+  lapack_ctx *ctx_ = ctx;                                                                          \
+  int rc = mm_tdma_check_depths(bt);                                                               \
+  if (rc) return rc;                                                                               \
+  int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
+  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt))) return rc;                                         \
+  const long ncol = (long)bt->ncol;                                                                \
+  const int nz = ctx_->nz;                                                                         \
+  int err = 0;                                                                                     \
+  if (nt == 1) {                                                                                   \
+    T *dl = mm_tdma_ws_block(&ctx_->ws, 0);                                                        \
+    T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                                  \
+    for (long col = 0; col < ncol; col++)                                                          \
+      LAPACK_COLUMN(T, GTSV, BUILD);                                                               \
+    return err;                                                                                    \
+  }                                                                                                \
+  _Pragma("omp parallel num_threads(nt) reduction(max : err)") {                                   \
+    T *dl = mm_tdma_ws_block(&ctx_->ws, mm_tdma_thread_num());                                     \
+    T *dg = dl + nz, *du = dg + nz, *x = du + nz;                                                  \
+    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++)                \
+        LAPACK_COLUMN(T, GTSV, BUILD);                                                             \
+  }                                                                                                \
   return err;
 
-#define LAPACK_COPY_DIAGONALS(T)                                                          \
-  memcpy(dg, b + off, (size_t)n * sizeof(T));                                            \
-  if (n > 1) {                                                                           \
-    memcpy(dl, a + off + 1, (size_t)(n - 1) * sizeof(T));                                \
-    memcpy(du, c + off, (size_t)(n - 1) * sizeof(T));                                    \
+#define LAPACK_COPY_DIAGONALS(T)                                                                   \
+  memcpy(dg, b + off, (size_t)n * sizeof(T));                                                      \
+  if (n > 1) {                                                                                     \
+    memcpy(dl, a + off + 1, (size_t)(n - 1) * sizeof(T));                                          \
+    memcpy(du, c + off, (size_t)(n - 1) * sizeof(T));                                              \
   }
 
 /* The coefficients of mm_col_coeffs (the same formulas as every fused solve). */
-#define LAPACK_BUILD_DIAGONALS(COEFFS)                                                    \
-  for (int k = 0; k < n; k++) {                                                          \
-    __typeof__(*dg) ak, bk, ck;                                                          \
-    COEFFS(k, n, kappa + off, geo->g, geo->inv_h, &ak, &bk, &ck);                        \
-    dg[k] = bk;                                                                          \
-    if (k > 0) dl[k - 1] = ak;                                                           \
-    if (k < n - 1) du[k] = ck;                                                           \
+#define LAPACK_BUILD_DIAGONALS(COEFFS)                                                             \
+  for (int k = 0; k < n; k++) {                                                                    \
+    __typeof__(*dg) ak, bk, ck;                                                                    \
+    COEFFS(k, n, kappa + off, geo->g, geo->inv_h, &ak, &bk, &ck);                                  \
+    dg[k] = bk;                                                                                    \
+    if (k > 0) dl[k - 1] = ak;                                                                     \
+    if (k < n - 1) du[k] = ck;                                                                     \
   }
 
 static int lapack_solve(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,

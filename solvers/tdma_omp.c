@@ -30,39 +30,37 @@ static void omp_destroy(void *ctx) {
 }
 
 /* Both operations of both precisions share this loop; OP is the column call. */
-#define OMP_COLUMNS(T, OP)                                                               \
-  omp_ctx *o = ctx;                                                                      \
-  int rc = mm_tdma_check_depths(bt);                                                     \
-  if (rc) return rc;                                                                     \
-  int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                               \
-  if ((rc = mm_tdma_ws_reserve(&o->ws, nt))) return rc;                                  \
-  const long ncol = (long)bt->ncol;                                                      \
-  if (nt == 1) { /* no parallel region: it costs more than a small batch */             \
-    T *cp = mm_tdma_ws_block(&o->ws, 0);                                                 \
-    for (long col = 0; col < ncol; col++) {                                              \
-      long off = col * (long)bt->nz;                                                     \
-      OP;                                                                                \
-    }                                                                                    \
-    return MM_TDMA_OK;                                                                   \
-  }                                                                                      \
-  _Pragma("omp parallel num_threads(nt)") {                                              \
-    T *cp = mm_tdma_ws_block(&o->ws, mm_tdma_thread_num());                              \
-    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++) {    \
-      long off = col * (long)bt->nz;                                                     \
-      OP;                                                                                \
-    }                                                                                    \
-  }                                                                                      \
+#define OMP_COLUMNS(T, OP)                                                                         \
+  omp_ctx *o = ctx;                                                                                \
+  int rc = mm_tdma_check_depths(bt);                                                               \
+  if (rc) return rc;                                                                               \
+  int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
+  if ((rc = mm_tdma_ws_reserve(&o->ws, nt))) return rc;                                            \
+  const long ncol = (long)bt->ncol;                                                                \
+  if (nt == 1) { /* no parallel region: it costs more than a small batch */                        \
+    T *cp = mm_tdma_ws_block(&o->ws, 0);                                                           \
+    for (long col = 0; col < ncol; col++) {                                                        \
+      long off = col * (long)bt->nz;                                                               \
+      OP;                                                                                          \
+    }                                                                                              \
+    return MM_TDMA_OK;                                                                             \
+  }                                                                                                \
+  _Pragma("omp parallel num_threads(nt)") {                                                        \
+    T *cp = mm_tdma_ws_block(&o->ws, mm_tdma_thread_num());                                        \
+    _Pragma("omp for schedule(dynamic, 256)") for (long col = 0; col < ncol; col++) {              \
+      long off = col * (long)bt->nz;                                                               \
+      OP;                                                                                          \
+    }                                                                                              \
+  }                                                                                                \
   return MM_TDMA_OK;
 
 static int omp_solve(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
                      const double *c, double *const *rhs, int nrhs) {
-  OMP_COLUMNS(double,
-              mm_col_thomas(bt->depth[col], a + off, b + off, c + off, rhs, nrhs, off, cp))
+  OMP_COLUMNS(double, mm_col_thomas(bt->depth[col], a + off, b + off, c + off, rhs, nrhs, off, cp))
 }
 static int omp_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
                        const float *c, float *const *rhs, int nrhs) {
-  OMP_COLUMNS(float,
-              mm_col_thomas_f(bt->depth[col], a + off, b + off, c + off, rhs, nrhs, off, cp))
+  OMP_COLUMNS(float, mm_col_thomas_f(bt->depth[col], a + off, b + off, c + off, rhs, nrhs, off, cp))
 }
 static int omp_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                      const double *kappa, double *const *rhs, int nrhs) {
@@ -71,8 +69,8 @@ static int omp_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry 
 }
 static int omp_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                        const float *kappa, float *const *rhs, int nrhs) {
-  OMP_COLUMNS(float, mm_col_fused_f(bt->depth[col], kappa + off, geo->g, geo->inv_h, rhs,
-                                    nrhs, off, cp))
+  OMP_COLUMNS(float,
+              mm_col_fused_f(bt->depth[col], kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, cp))
 }
 
 const mm_tdma_backend mm_tdma_omp = {

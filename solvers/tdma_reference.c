@@ -34,31 +34,31 @@ static void ref_destroy(void *ctx) {
   free(r);
 }
 
-#define REF_DEFINE(T, SUF, CP)                                                           \
-  static int ref_solve##SUF(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b,   \
-                            const T *c, T *const *rhs, int nrhs) {                      \
-    ref_ctx *r = ctx;                                                                    \
-    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL; /* before touching any data */  \
-    for (size_t col = 0; col < bt->ncol; col++) {                                        \
-      int n = bt->depth[col];                                                            \
-      long off = (long)(col * (size_t)bt->nz);                                           \
-      mm_col_thomas##SUF(n, a + off, b + off, c + off, rhs, nrhs, off, r->CP);           \
-    }                                                                                    \
-    return MM_TDMA_OK;                                                                   \
-  }                                                                                      \
-  static int ref_fused##SUF(void *ctx, const mm_tdma_batch *bt, const GEO##SUF *geo,      \
-                            const T *kappa, T *const *rhs, int nrhs) {                  \
-    ref_ctx *r = ctx;                                                                    \
-    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL;                                 \
-    for (size_t col = 0; col < bt->ncol; col++) {                                        \
-      int n = bt->depth[col];                                                            \
-      long off = (long)(col * (size_t)bt->nz);                                           \
-      mm_col_fused##SUF(n, kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, r->CP);      \
-    }                                                                                    \
-    return MM_TDMA_OK;                                                                   \
+#define REF_DEFINE(T, SUF, CP)                                                                     \
+  static int ref_solve##SUF(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b,            \
+                            const T *c, T *const *rhs, int nrhs) {                                 \
+    ref_ctx *r = ctx;                                                                              \
+    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL; /* before touching any data */            \
+    for (size_t col = 0; col < bt->ncol; col++) {                                                  \
+      int n = bt->depth[col];                                                                      \
+      long off = (long)(col * (size_t)bt->nz);                                                     \
+      mm_col_thomas##SUF(n, a + off, b + off, c + off, rhs, nrhs, off, r->CP);                     \
+    }                                                                                              \
+    return MM_TDMA_OK;                                                                             \
+  }                                                                                                \
+  static int ref_fused##SUF(void *ctx, const mm_tdma_batch *bt, const GEO##SUF *geo,               \
+                            const T *kappa, T *const *rhs, int nrhs) {                             \
+    ref_ctx *r = ctx;                                                                              \
+    if (mm_tdma_check_depths(bt)) return MM_TDMA_EINVAL;                                           \
+    for (size_t col = 0; col < bt->ncol; col++) {                                                  \
+      int n = bt->depth[col];                                                                      \
+      long off = (long)(col * (size_t)bt->nz);                                                     \
+      mm_col_fused##SUF(n, kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, r->CP);                \
+    }                                                                                              \
+    return MM_TDMA_OK;                                                                             \
   }
 
-#define GEO mm_tdma_geometry
+#define GEO   mm_tdma_geometry
 #define GEO_f mm_tdma_geometry_f
 REF_DEFINE(double, , cp)
 REF_DEFINE(float, _f, cp_f)

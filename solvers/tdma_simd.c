@@ -17,10 +17,10 @@
 
 #if defined(MINIMODEL_SIMD) && MINIMODEL_SIMD
 #define MM_SIMD_BYTES 32
-#define MM_SIMD_DESC "vectorised Thomas across columns (32-byte vectors, tiles of 8/16 columns)"
+#define MM_SIMD_DESC  "vectorised Thomas across columns (32-byte vectors, tiles of 8/16 columns)"
 #else
 #define MM_SIMD_BYTES 0 /* one lane */
-#define MM_SIMD_DESC "tiled Thomas across columns, scalar build (MINIMODEL_SIMD=OFF)"
+#define MM_SIMD_DESC  "tiled Thomas across columns, scalar build (MINIMODEL_SIMD=OFF)"
 #endif
 
 /* Vectors in flight per tile. */
@@ -79,14 +79,14 @@ static inline __attribute__((always_inline)) void mm_transpose_f(mm_vf r[8]) {
 #define MM_TRANSPOSE_F(r) mm_transpose_f(r)
 #else
 /* Generic element-wise transpose (one lane: nothing to do). */
-#define MM_TRANSPOSE_GENERIC(V, L)                                                        \
-  static inline __attribute__((always_inline)) void mm_transpose_##V(V r[L]) {            \
-    for (int i = 0; i < L; i++)                                                          \
-      for (int j = i + 1; j < L; j++) {                                                  \
-        __typeof__(r[0][0]) x = r[i][j];                                                 \
-        r[i][j] = r[j][i];                                                               \
-        r[j][i] = x;                                                                     \
-      }                                                                                  \
+#define MM_TRANSPOSE_GENERIC(V, L)                                                                 \
+  static inline __attribute__((always_inline)) void mm_transpose_##V(V r[L]) {                     \
+    for (int i = 0; i < L; i++)                                                                    \
+      for (int j = i + 1; j < L; j++) {                                                            \
+        __typeof__(r[0][0]) x = r[i][j];                                                           \
+        r[i][j] = r[j][i];                                                                         \
+        r[j][i] = x;                                                                               \
+      }                                                                                            \
   }
 MM_TRANSPOSE_GENERIC(mm_vd, MM_LD)
 MM_TRANSPOSE_GENERIC(mm_vf, MM_LF)
@@ -100,14 +100,14 @@ typedef struct {
 } simd_ctx;
 
 /* Double precision. */
-#define MM_T double
-#define MM_V mm_vd
-#define MM_L MM_LD
-#define MM_NV MM_SIMD_NV
-#define MM_SUF _d
-#define MM_TRANSPOSE MM_TRANSPOSE_D
+#define MM_T          double
+#define MM_V          mm_vd
+#define MM_L          MM_LD
+#define MM_NV         MM_SIMD_NV
+#define MM_SUF        _d
+#define MM_TRANSPOSE  MM_TRANSPOSE_D
 #define MM_COL_THOMAS mm_col_thomas
-#define MM_COL_FUSED mm_col_fused
+#define MM_COL_FUSED  mm_col_fused
 #include "tdma_simd_tile.h"
 #undef MM_T
 #undef MM_V
@@ -118,13 +118,13 @@ typedef struct {
 #undef MM_COL_FUSED
 
 /* Single precision. */
-#define MM_T float
-#define MM_V mm_vf
-#define MM_L MM_LF
-#define MM_SUF _f
-#define MM_TRANSPOSE MM_TRANSPOSE_F
+#define MM_T          float
+#define MM_V          mm_vf
+#define MM_L          MM_LF
+#define MM_SUF        _f
+#define MM_TRANSPOSE  MM_TRANSPOSE_F
 #define MM_COL_THOMAS mm_col_thomas_f
-#define MM_COL_FUSED mm_col_fused_f
+#define MM_COL_FUSED  mm_col_fused_f
 #include "tdma_simd_tile.h"
 #undef MM_T
 #undef MM_V
@@ -167,13 +167,15 @@ static int simd_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, cons
 
 static int simd_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                       const double *kappa, double *const *rhs, int nrhs) {
-  mm_job_d jb = {.fused = 1, .kappa = kappa, .g = geo->g, .inv_h = geo->inv_h, .rhs = rhs, .nrhs = nrhs};
+  mm_job_d jb = {
+      .fused = 1, .kappa = kappa, .g = geo->g, .inv_h = geo->inv_h, .rhs = rhs, .nrhs = nrhs};
   return mm_run_batch_d(ctx, bt, &jb);
 }
 
 static int simd_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                         const float *kappa, float *const *rhs, int nrhs) {
-  mm_job_f jb = {.fused = 1, .kappa = kappa, .g = geo->g, .inv_h = geo->inv_h, .rhs = rhs, .nrhs = nrhs};
+  mm_job_f jb = {
+      .fused = 1, .kappa = kappa, .g = geo->g, .inv_h = geo->inv_h, .rhs = rhs, .nrhs = nrhs};
   return mm_run_batch_f(ctx, bt, &jb);
 }
 

@@ -46,33 +46,33 @@
  * computes, the next tile's lines are prefetched (mm_prefetch). */
 
 #define MM_CAT_(a, b) a##b
-#define MM_CAT(a, b) MM_CAT_(a, b)
-#define MM_FN(name) MM_CAT(name, MM_SUF)
-#define MM_W (MM_L * MM_NV)
+#define MM_CAT(a, b)  MM_CAT_(a, b)
+#define MM_FN(name)   MM_CAT(name, MM_SUF)
+#define MM_W          (MM_L * MM_NV)
 
 typedef __typeof__((MM_V){0} < (MM_V){0}) MM_FN(mm_mask);
 
 /* A tile: which columns, how deep. Lanes >= live are padding: copies of lane
  * live-1 (same reads, same arithmetic) whose results are not stored. */
 typedef struct {
-  long off[MM_W];    /* element offset of the lane's column (col * nz) */
-  int dep[MM_W];     /* wet levels of the lane's column, >= 1 */
-  int live;          /* lanes that are stored */
-  long next;         /* element offset where the next tile probably starts */
-  int nmax;          /* deepest lane */
-  int nmin[MM_NV];   /* shallowest lane of each vector */
+  long off[MM_W];  /* element offset of the lane's column (col * nz) */
+  int dep[MM_W];   /* wet levels of the lane's column, >= 1 */
+  int live;        /* lanes that are stored */
+  long next;       /* element offset where the next tile probably starts */
+  int nmax;        /* deepest lane */
+  int nmin[MM_NV]; /* shallowest lane of each vector */
 } MM_FN(mm_tile);
 
 /* The operands of one call. */
 typedef struct {
-  int fused;                     /* 1: coefficients from kappa and the geometry */
-  const MM_T *a, *b, *c;         /* plain solve */
-  const MM_T *kappa;             /* fused solve */
-  const MM_T *g, *inv_h;         /* fused solve: per-level geometry */
+  int fused;             /* 1: coefficients from kappa and the geometry */
+  const MM_T *a, *b, *c; /* plain solve */
+  const MM_T *kappa;     /* fused solve */
+  const MM_T *g, *inv_h; /* fused solve: per-level geometry */
   MM_T *const *rhs;
   int nrhs;
-  long nelem;                    /* ncol * nz: bound of the prefetches */
-  int nz;                        /* stride between columns */
+  long nelem; /* ncol * nz: bound of the prefetches */
+  int nz;     /* stride between columns */
 } MM_FN(mm_job);
 
 /* Software prefetch of the next tile while this one computes. A single core
@@ -82,8 +82,8 @@ typedef struct {
  * this tile's last column; at each level of the forward sweep this prefetches
  * W elements of it (a cache line for W * sizeof(MM_T) = 64) into L2, so the
  * whole next tile is requested once over the nz levels. */
-static inline __attribute__((always_inline)) void
-MM_FN(mm_prefetch)(const MM_T *base, long next, long k, long nelem) {
+static inline __attribute__((always_inline)) void MM_FN(mm_prefetch)(const MM_T *base, long next,
+                                                                     long k, long nelem) {
   const long i = next + k * MM_W;
   for (long q = 0; q < MM_W; q += 64 / (long)sizeof(MM_T))
     if (i + q < nelem) __builtin_prefetch(base + i + q, 0, 2);
@@ -91,7 +91,8 @@ MM_FN(mm_prefetch)(const MM_T *base, long next, long k, long nelem) {
 
 static inline MM_V MM_FN(mm_splat)(MM_T x) {
   MM_V v;
-  for (int i = 0; i < MM_L; i++) v[i] = x;
+  for (int i = 0; i < MM_L; i++)
+    v[i] = x;
   return v;
 }
 
@@ -104,7 +105,8 @@ static inline MM_V MM_FN(mm_select)(MM_FN(mm_mask) m, MM_V x, MM_V y) {
  * over the block. */
 static inline __attribute__((always_inline)) void
 MM_FN(mm_load_block)(const MM_T *restrict base, const long *off, int k0, MM_V out[MM_L]) {
-  for (int l = 0; l < MM_L; l++) memcpy(&out[l], base + off[l] + k0, sizeof(MM_V));
+  for (int l = 0; l < MM_L; l++)
+    memcpy(&out[l], base + off[l] + k0, sizeof(MM_V));
   MM_TRANSPOSE(out);
 }
 
@@ -116,7 +118,8 @@ static inline __attribute__((always_inline)) void
 MM_FN(mm_load_tail)(const MM_T *restrict base, const long *off, int k0, int nl, MM_V out[MM_L]) {
   MM_V all[MM_L];
   MM_FN(mm_load_block)(base, off, k0 + nl - MM_L, all);
-  for (int j = 0; j < nl; j++) out[j] = all[MM_L - nl + j];
+  for (int j = 0; j < nl; j++)
+    out[j] = all[MM_L - nl + j];
 }
 
 /* The same for columns of any depth: a lane wet over the whole block is
@@ -124,9 +127,10 @@ MM_FN(mm_load_tail)(const MM_T *restrict base, const long *off, int k0, int nl, 
  * identity row), a lane whose bottom falls inside the block is staged
  * element by element (wet levels, then fill). Memory at or below a column's
  * depth is never read. */
-static inline __attribute__((always_inline)) void
-MM_FN(mm_load_lanes)(const MM_T *restrict base, const long *off, const int *dep, int k0,
-                     MM_T fill, MM_V out[MM_L]) {
+static inline __attribute__((always_inline)) void MM_FN(mm_load_lanes)(const MM_T *restrict base,
+                                                                       const long *off,
+                                                                       const int *dep, int k0,
+                                                                       MM_T fill, MM_V out[MM_L]) {
   for (int l = 0; l < MM_L; l++) {
     if (k0 + MM_L <= dep[l]) {
       memcpy(&out[l], base + off[l] + k0, sizeof(MM_V));
@@ -134,7 +138,8 @@ MM_FN(mm_load_lanes)(const MM_T *restrict base, const long *off, const int *dep,
       out[l] = MM_FN(mm_splat)(fill);
     } else {
       MM_T stage[MM_L];
-      for (int j = 0; j < MM_L; j++) stage[j] = k0 + j < dep[l] ? base[off[l] + k0 + j] : fill;
+      for (int j = 0; j < MM_L; j++)
+        stage[j] = k0 + j < dep[l] ? base[off[l] + k0 + j] : fill;
       memcpy(&out[l], stage, sizeof(MM_V));
     }
   }
@@ -145,19 +150,22 @@ MM_FN(mm_load_lanes)(const MM_T *restrict base, const long *off, const int *dep,
 static inline __attribute__((always_inline)) void
 MM_FN(mm_store_block)(MM_T *restrict base, const long *off, int k0, MM_V in[MM_L], int live) {
   MM_TRANSPOSE(in);
-  for (int l = 0; l < MM_L && l < live; l++) memcpy(base + off[l] + k0, &in[l], sizeof(MM_V));
+  for (int l = 0; l < MM_L && l < live; l++)
+    memcpy(base + off[l] + k0, &in[l], sizeof(MM_V));
 }
 
 /* The inverse of mm_load_lanes: only wet levels of the first `live` lanes. */
-static inline __attribute__((always_inline)) void
-MM_FN(mm_store_lanes)(MM_T *restrict base, const long *off, const int *dep, int k0,
-                      MM_V in[MM_L], int live) {
+static inline __attribute__((always_inline)) void MM_FN(mm_store_lanes)(MM_T *restrict base,
+                                                                        const long *off,
+                                                                        const int *dep, int k0,
+                                                                        MM_V in[MM_L], int live) {
   MM_TRANSPOSE(in);
   for (int l = 0; l < MM_L && l < live; l++) {
     if (k0 + MM_L <= dep[l]) {
       memcpy(base + off[l] + k0, &in[l], sizeof(MM_V));
     } else {
-      for (int j = 0; j < MM_L && k0 + j < dep[l]; j++) base[off[l] + k0 + j] = in[l][j];
+      for (int j = 0; j < MM_L && k0 + j < dep[l]; j++)
+        base[off[l] + k0 + j] = in[l][j];
     }
   }
 }
@@ -173,7 +181,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
   const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
   MM_V dm1[MM_NV]; /* depth - 1 of every lane (exact in MM_T), for the masks */
   for (int v = 0; v < MM_NV; v++)
-    for (int l = 0; l < MM_L; l++) dm1[v][l] = (MM_T)(t->dep[v * MM_L + l] - 1);
+    for (int l = 0; l < MM_L; l++)
+      dm1[v][l] = (MM_T)(t->dep[v * MM_L + l] - 1);
 
   /* Forward sweep: c', d' of every level into buf. The carried values of
    * level k-1 (zero-initialised only to keep the compiler's flow analysis
@@ -181,7 +190,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
   MM_V cpv[MM_NV], dpv[MM_TDMA_MAX_RHS][MM_NV], prodv[MM_NV];
   for (int v = 0; v < MM_NV; v++) {
     cpv[v] = prodv[v] = zero;
-    for (int r = 0; r < nrhs; r++) dpv[r][v] = zero;
+    for (int r = 0; r < nrhs; r++)
+      dpv[r][v] = zero;
   }
   for (int k0 = 0; k0 < nmax; k0 += MM_L) {
     const int nl = nmax - k0 < MM_L ? nmax - k0 : MM_L;
@@ -197,7 +207,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
           MM_FN(mm_load_block)(jb->b, off, k0, B[v]);
           MM_FN(mm_load_block)(jb->c, off, k0, C[v]);
         }
-        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
+        for (int r = 0; r < nrhs; r++)
+          MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
       } else if (uniform && nmax >= MM_L) { /* the last, partial block of a uniform tile */
         if (fused) {
           MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
@@ -206,7 +217,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
           MM_FN(mm_load_tail)(jb->b, off, k0, nl, B[v]);
           MM_FN(mm_load_tail)(jb->c, off, k0, nl, C[v]);
         }
-        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_tail)(jb->rhs[r], off, k0, nl, D[r][v]);
+        for (int r = 0; r < nrhs; r++)
+          MM_FN(mm_load_tail)(jb->rhs[r], off, k0, nl, D[r][v]);
       } else { /* some lane ends in or above this block: identity rows past it */
         const int *dep = t->dep + v * MM_L;
         if (fused) {
@@ -216,7 +228,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
           MM_FN(mm_load_lanes)(jb->b, off, dep, k0, 1, B[v]);
           MM_FN(mm_load_lanes)(jb->c, off, dep, k0, 0, C[v]);
         }
-        for (int r = 0; r < nrhs; r++) MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
+        for (int r = 0; r < nrhs; r++)
+          MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
       }
     }
     for (int j = 0; j < nl; j++) {
@@ -229,7 +242,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
         MM_FN(mm_prefetch)(jb->b, t->next, k, jb->nelem);
         MM_FN(mm_prefetch)(jb->c, t->next, k, jb->nelem);
       }
-      for (int r = 0; r < nrhs; r++) MM_FN(mm_prefetch)(jb->rhs[r], t->next, k, jb->nelem);
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_prefetch)(jb->rhs[r], t->next, k, jb->nelem);
       for (int v = 0; v < MM_NV; v++) {
         MM_V a, b, c;
         if (fused) {
@@ -257,14 +271,17 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
         if (k == 0) {
           const MM_V m = one / b;
           cpv[v] = c * m;
-          for (int r = 0; r < nrhs; r++) dpv[r][v] = D[r][v][j] * m;
+          for (int r = 0; r < nrhs; r++)
+            dpv[r][v] = D[r][v][j] * m;
         } else {
           const MM_V m = one / (b - a * cpv[v]);
           cpv[v] = c * m;
-          for (int r = 0; r < nrhs; r++) dpv[r][v] = (D[r][v][j] - a * dpv[r][v]) * m;
+          for (int r = 0; r < nrhs; r++)
+            dpv[r][v] = (D[r][v][j] - a * dpv[r][v]) * m;
         }
         row[0] = cpv[v];
-        for (int r = 0; r < nrhs; r++) row[(1 + r) * MM_NV] = dpv[r][v];
+        for (int r = 0; r < nrhs; r++)
+          row[(1 + r) * MM_NV] = dpv[r][v];
       }
     }
   }
@@ -273,7 +290,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
    * x = d' at each lane's bottom wet level. */
   MM_V xv[MM_TDMA_MAX_RHS][MM_NV];
   for (int v = 0; v < MM_NV; v++)
-    for (int r = 0; r < nrhs; r++) xv[r][v] = zero;
+    for (int r = 0; r < nrhs; r++)
+      xv[r][v] = zero;
   /* A uniform tile's partial last block is stored as the overlapping block of
    * the last MM_L levels once the block above it is known (same values
    * written twice to the overlap). */
@@ -305,7 +323,8 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
     if (tail && k0 + MM_L > nmax) { /* the partial last block: store it later */
       for (int r = 0; r < nrhs; r++)
         for (int v = 0; v < MM_NV; v++)
-          for (int j = 0; j < tail; j++) Xtail[r][v][j] = X[r][v][j];
+          for (int j = 0; j < tail; j++)
+            Xtail[r][v][j] = X[r][v][j];
       continue;
     }
     for (int v = 0; v < MM_NV; v++) {
@@ -315,13 +334,16 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       if (tail && k0 + 2 * MM_L > nmax) { /* the block above the tail: store both */
         for (int r = 0; r < nrhs; r++) {
           MM_V last[MM_L];
-          for (int j = 0; j < MM_L - tail; j++) last[j] = X[r][v][tail + j];
-          for (int j = 0; j < tail; j++) last[MM_L - tail + j] = Xtail[r][v][j];
+          for (int j = 0; j < MM_L - tail; j++)
+            last[j] = X[r][v][tail + j];
+          for (int j = 0; j < tail; j++)
+            last[MM_L - tail + j] = Xtail[r][v][j];
           MM_FN(mm_store_block)(jb->rhs[r], off, nmax - MM_L, last, live);
         }
       }
       if (k0 + MM_L <= t->nmin[v]) {
-        for (int r = 0; r < nrhs; r++) MM_FN(mm_store_block)(jb->rhs[r], off, k0, X[r][v], live);
+        for (int r = 0; r < nrhs; r++)
+          MM_FN(mm_store_block)(jb->rhs[r], off, k0, X[r][v], live);
       } else {
         const int *dep = t->dep + v * MM_L;
         for (int r = 0; r < nrhs; r++)
@@ -332,16 +354,15 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
 }
 
 /* The variants: fused x uniform x nrhs in {1, 2, any}. */
-#define MM_TILE_VARIANTS(FUSED, UNIFORM)                                                 \
-  switch (jb->nrhs) {                                                                    \
-  case 1: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 1); break;                      \
-  case 2: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 2); break;                      \
-  default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs); break;               \
+#define MM_TILE_VARIANTS(FUSED, UNIFORM)                                                           \
+  switch (jb->nrhs) {                                                                              \
+  case 1: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 1); break;                                \
+  case 2: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 2); break;                                \
+  default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs); break;                        \
   }
 
-static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb,
-                                 const MM_FN(mm_tile) *restrict t, MM_V *restrict buf,
-                                 int uniform) {
+static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
+                                 MM_V *restrict buf, int uniform) {
   if (uniform) {
     MM_TILE_VARIANTS(0, 1)
   } else {
@@ -349,9 +370,8 @@ static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb,
   }
 }
 
-static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb,
-                                 const MM_FN(mm_tile) *restrict t, MM_V *restrict buf,
-                                 int uniform) {
+static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
+                                 MM_V *restrict buf, int uniform) {
   if (uniform) {
     MM_TILE_VARIANTS(1, 1)
   } else {
@@ -370,8 +390,8 @@ static void MM_FN(mm_tile_scalar)(const MM_FN(mm_job) *restrict jb,
   MM_T *cp = (MM_T *)buf;
   for (int l = 0; l < t->live; l++) {
     if (jb->fused)
-      MM_COL_FUSED(t->dep[l], jb->kappa + t->off[l], jb->g, jb->inv_h, jb->rhs, jb->nrhs,
-                   t->off[l], cp);
+      MM_COL_FUSED(t->dep[l], jb->kappa + t->off[l], jb->g, jb->inv_h, jb->rhs, jb->nrhs, t->off[l],
+                   cp);
     else
       MM_COL_THOMAS(t->dep[l], jb->a + t->off[l], jb->b + t->off[l], jb->c + t->off[l], jb->rhs,
                     jb->nrhs, t->off[l], cp);
@@ -427,7 +447,7 @@ static void MM_FN(mm_run_range)(const MM_FN(mm_job) *restrict jb, const mm_tdma_
 }
 
 /* A whole batch: chunks of columns shared among the threads. */
-static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_job) *jb) {
+static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_job) * jb) {
   int rc = mm_tdma_check_depths(bt);
   if (rc) return rc;
   const int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);

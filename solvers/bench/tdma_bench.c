@@ -71,11 +71,10 @@ typedef struct {
 } options;
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tdma-bench --systems M --levels N [--precision double|single]\n"
-          "                  [--backend NAME|all|auto] [--fused] [--nrhs R] [--threads T]\n"
-          "                  [--repeats R] [--random-depths] [--warm] [--stream-mb MB]\n"
-          "                  [--seed S] [--json] [--list]\n");
+  fprintf(f, "usage: tdma-bench --systems M --levels N [--precision double|single]\n"
+             "                  [--backend NAME|all|auto] [--fused] [--nrhs R] [--threads T]\n"
+             "                  [--repeats R] [--random-depths] [--warm] [--stream-mb MB]\n"
+             "                  [--seed S] [--json] [--list]\n");
 }
 
 static _Noreturn void bad_args(const char *fmt, const char *arg) {
@@ -95,8 +94,13 @@ static long long parse_int(const char *opt, const char *s, long long lo, long lo
 }
 
 static options parse(int argc, char **argv) {
-  options o = {.levels = 0, .nrhs = 0, .threads = 0, .repeats = 7, .stream_mb = 0,
-               .seed = 20261121, .backend = "all"};
+  options o = {.levels = 0,
+               .nrhs = 0,
+               .threads = 0,
+               .repeats = 7,
+               .stream_mb = 0,
+               .seed = 20261121,
+               .backend = "all"};
   int have_m = 0, have_n = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -176,7 +180,9 @@ static uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 /* Uniform in [0, 1) from a counter: deterministic whatever the threads. */
-static double u01(uint64_t seed, uint64_t i) { return (double)(mix64(seed ^ mix64(i)) >> 11) * 0x1.0p-53; }
+static double u01(uint64_t seed, uint64_t i) {
+  return (double)(mix64(seed ^ mix64(i)) >> 11) * 0x1.0p-53;
+}
 
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
@@ -215,7 +221,8 @@ static double stream_triad(stream *s) {
   const double *restrict b = s->b, *restrict c = s->c;
   double t0 = now_s();
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; i++) a[i] = b[i] + q * c[i];
+  for (long i = 0; i < n; i++)
+    a[i] = b[i] + q * c[i];
   double gbps = 24.0 * (double)s->n / (now_s() - t0) / 1e9;
   if (gbps > s->gbps) s->gbps = gbps;
   return gbps;
@@ -230,10 +237,12 @@ static void stream_init(stream *s, double mb) {
   s->gbps = 0;
   const long n = (long)s->n;
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; i++) s->a[i] = 0, s->b[i] = 1, s->c[i] = 2;
+  for (long i = 0; i < n; i++)
+    s->a[i] = 0, s->b[i] = 1, s->c[i] = 2;
   stream_triad(s); /* warm-up */
   s->gbps = 0;
-  for (int rep = 0; rep < 5; rep++) stream_triad(s);
+  for (int rep = 0; rep < 5; rep++)
+    stream_triad(s);
 }
 
 /* ---- the problem -------------------------------------------------------------- */
@@ -251,40 +260,40 @@ typedef struct {
 #define ELEM(p) ((p)->single ? sizeof(float) : sizeof(double))
 
 /* Fills every array of the problem in precision T. */
-#define PROBLEM_FILL(T)                                                                   \
-  static void fill_##T(problem *p, uint64_t seed) {                                       \
-    const long ncol = (long)p->ncol;                                                     \
-    const int nz = p->nz;                                                                \
-    T *a = p->a, *b = p->b, *c = p->c, *kappa = p->kappa, *inv_h = p->inv_h, *g = p->g;    \
-    /* Stretched grid 5 m .. 200 m, time step one hour. */                               \
-    double zc_prev = 0, zw = 0;                                                          \
-    for (int k = 0; k < nz; k++) {                                                       \
-      double h = 5.0 + 195.0 * (nz > 1 ? (double)k / (nz - 1) : 0.0);                     \
-      inv_h[k] = (T)(1.0 / h);                                                           \
-      double zc = zw + 0.5 * h;                                                          \
-      if (k > 0) g[k - 1] = (T)(3600.0 / (zc - zc_prev));                                \
-      zc_prev = zc;                                                                      \
-      zw += h;                                                                           \
-    }                                                                                    \
-    g[nz - 1] = 0;                                                                       \
-    _Pragma("omp parallel for schedule(static)") for (long col = 0; col < ncol; col++) {  \
-      for (int k = 0; k < nz; k++) {                                                     \
-        const size_t i = (size_t)col * (size_t)nz + (size_t)k;                           \
-        const uint64_t r = (uint64_t)i * 8;                                              \
-        if (p->fused) {                                                                  \
-          /* 1e-5 .. 1e-1 m2/s: background to convective mixing. */                     \
-          kappa[i] = (T)exp(log(1e-5) + u01(seed, r) * (log(1e-1) - log(1e-5)));         \
-        } else {                                                                         \
-          a[i] = (T)(2 * u01(seed, r + 1) - 1);                                          \
-          c[i] = (T)(2 * u01(seed, r + 2) - 1);                                          \
-          b[i] = (T)((fabs((double)a[i]) + fabs((double)c[i]) + 1 + u01(seed, r + 3)) *   \
-                     (u01(seed, r + 4) < 0.5 ? -1 : 1));                                 \
-        }                                                                                \
-        for (int q = 0; q < p->nrhs; q++)                                                \
-          ((T *)p->rhs0[q])[i] = (T)(q == 0 ? 30 * u01(seed, r + 5 + q) - 2               \
-                                            : 34 + 2 * u01(seed, r + 5 + q));             \
-      }                                                                                  \
-    }                                                                                    \
+#define PROBLEM_FILL(T)                                                                            \
+  static void fill_##T(problem *p, uint64_t seed) {                                                \
+    const long ncol = (long)p->ncol;                                                               \
+    const int nz = p->nz;                                                                          \
+    T *a = p->a, *b = p->b, *c = p->c, *kappa = p->kappa, *inv_h = p->inv_h, *g = p->g;            \
+    /* Stretched grid 5 m .. 200 m, time step one hour. */                                         \
+    double zc_prev = 0, zw = 0;                                                                    \
+    for (int k = 0; k < nz; k++) {                                                                 \
+      double h = 5.0 + 195.0 * (nz > 1 ? (double)k / (nz - 1) : 0.0);                              \
+      inv_h[k] = (T)(1.0 / h);                                                                     \
+      double zc = zw + 0.5 * h;                                                                    \
+      if (k > 0) g[k - 1] = (T)(3600.0 / (zc - zc_prev));                                          \
+      zc_prev = zc;                                                                                \
+      zw += h;                                                                                     \
+    }                                                                                              \
+    g[nz - 1] = 0;                                                                                 \
+    _Pragma("omp parallel for schedule(static)") for (long col = 0; col < ncol; col++) {           \
+      for (int k = 0; k < nz; k++) {                                                               \
+        const size_t i = (size_t)col * (size_t)nz + (size_t)k;                                     \
+        const uint64_t r = (uint64_t)i * 8;                                                        \
+        if (p->fused) {                                                                            \
+          /* 1e-5 .. 1e-1 m2/s: background to convective mixing. */                                \
+          kappa[i] = (T)exp(log(1e-5) + u01(seed, r) * (log(1e-1) - log(1e-5)));                   \
+        } else {                                                                                   \
+          a[i] = (T)(2 * u01(seed, r + 1) - 1);                                                    \
+          c[i] = (T)(2 * u01(seed, r + 2) - 1);                                                    \
+          b[i] = (T)((fabs((double)a[i]) + fabs((double)c[i]) + 1 + u01(seed, r + 3)) *            \
+                     (u01(seed, r + 4) < 0.5 ? -1 : 1));                                           \
+        }                                                                                          \
+        for (int q = 0; q < p->nrhs; q++)                                                          \
+          ((T *)p->rhs0[q])[i] =                                                                   \
+              (T)(q == 0 ? 30 * u01(seed, r + 5 + q) - 2 : 34 + 2 * u01(seed, r + 5 + q));         \
+      }                                                                                            \
+    }                                                                                              \
   }
 PROBLEM_FILL(double)
 PROBLEM_FILL(float)
@@ -328,7 +337,8 @@ static void problem_make(problem *p, const options *o) {
 
 static void problem_free(problem *p) {
   void *arrays[] = {p->depth, p->a, p->b, p->c, p->kappa, p->inv_h, p->g};
-  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
+  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+    free(arrays[i]);
   for (int q = 0; q < p->nrhs; q++) {
     free(p->rhs0[q]);
     free(p->rhs[q]);
@@ -356,41 +366,41 @@ static double problem_bytes(const problem *p) {
 }
 
 /* max over columns and rhs of max_k |(A x - d)_k| / max_k |d_k|, long double. */
-#define RESIDUAL(T)                                                                       \
-  static double residual_##T(const problem *p) {                                          \
-    const long ncol = (long)p->ncol;                                                     \
-    const int nz = p->nz;                                                                \
-    const T *A = p->a, *B = p->b, *C = p->c, *K = p->kappa, *ih = p->inv_h, *g = p->g;     \
-    double worst = 0;                                                                    \
-    _Pragma("omp parallel for schedule(static) reduction(max : worst)")                  \
-    for (long col = 0; col < ncol; col++) {                                              \
-      const int n = p->depth[col];                                                       \
-      const size_t off = (size_t)col * (size_t)nz;                                       \
-      for (int q = 0; q < p->nrhs; q++) {                                                \
-        const T *x = (const T *)p->rhs[q] + off, *d = (const T *)p->rhs0[q] + off;         \
-        long double rmax = 0, dmax = 0;                                                  \
-        for (int k = 0; k < n; k++) {                                                    \
-          long double ak, bk, ck;                                                        \
-          if (p->fused) { /* docs/physics.md, in the working precision */               \
-            T up = k > 0 ? K[off + k - 1] * g[k - 1] : (T)0;                              \
-            T dn = k < n - 1 ? K[off + k] * g[k] : (T)0;                                  \
-            T at = -up * ih[k], ct = -dn * ih[k];                                         \
-            ak = at, ck = ct, bk = (T)(((T)1 - at) - ct);                                 \
-          } else {                                                                       \
-            ak = A[off + k], bk = B[off + k], ck = C[off + k];                            \
-          }                                                                              \
-          long double s = bk * x[k];                                                     \
-          if (k > 0) s += ak * x[k - 1];                                                 \
-          if (k < n - 1) s += ck * x[k + 1];                                             \
-          long double r = fabsl(s - d[k]);                                               \
-          if (!(r <= rmax)) rmax = r;                                                    \
-          if (fabsl((long double)d[k]) > dmax) dmax = fabsl((long double)d[k]);          \
-        }                                                                                \
-        double rel = n == 0 ? 0 : dmax > 0 ? (double)(rmax / dmax) : (double)rmax;        \
-        if (!(rel <= worst)) worst = rel;                                                \
-      }                                                                                  \
-    }                                                                                    \
-    return worst;                                                                        \
+#define RESIDUAL(T)                                                                                \
+  static double residual_##T(const problem *p) {                                                   \
+    const long ncol = (long)p->ncol;                                                               \
+    const int nz = p->nz;                                                                          \
+    const T *A = p->a, *B = p->b, *C = p->c, *K = p->kappa, *ih = p->inv_h, *g = p->g;             \
+    double worst = 0;                                                                              \
+    _Pragma("omp parallel for schedule(static) reduction(max : worst)") for (long col = 0;         \
+                                                                             col < ncol; col++) {  \
+      const int n = p->depth[col];                                                                 \
+      const size_t off = (size_t)col * (size_t)nz;                                                 \
+      for (int q = 0; q < p->nrhs; q++) {                                                          \
+        const T *x = (const T *)p->rhs[q] + off, *d = (const T *)p->rhs0[q] + off;                 \
+        long double rmax = 0, dmax = 0;                                                            \
+        for (int k = 0; k < n; k++) {                                                              \
+          long double ak, bk, ck;                                                                  \
+          if (p->fused) { /* docs/physics.md, in the working precision */                          \
+            T up = k > 0 ? K[off + k - 1] * g[k - 1] : (T)0;                                       \
+            T dn = k < n - 1 ? K[off + k] * g[k] : (T)0;                                           \
+            T at = -up * ih[k], ct = -dn * ih[k];                                                  \
+            ak = at, ck = ct, bk = (T)(((T)1 - at) - ct);                                          \
+          } else {                                                                                 \
+            ak = A[off + k], bk = B[off + k], ck = C[off + k];                                     \
+          }                                                                                        \
+          long double s = bk * x[k];                                                               \
+          if (k > 0) s += ak * x[k - 1];                                                           \
+          if (k < n - 1) s += ck * x[k + 1];                                                       \
+          long double r = fabsl(s - d[k]);                                                         \
+          if (!(r <= rmax)) rmax = r;                                                              \
+          if (fabsl((long double)d[k]) > dmax) dmax = fabsl((long double)d[k]);                    \
+        }                                                                                          \
+        double rel = n == 0 ? 0 : dmax > 0 ? (double)(rmax / dmax) : (double)rmax;                 \
+        if (!(rel <= worst)) worst = rel;                                                          \
+      }                                                                                            \
+    }                                                                                              \
+    return worst;                                                                                  \
   }
 RESIDUAL(double)
 RESIDUAL(float)
@@ -418,7 +428,7 @@ static int call(mm_tdma *s, problem *p) {
 typedef struct {
   char name[64];
   double best_ms, median_ms, residual;
-  double paired_ratio; /* median of time / floor from the triad just before */
+  double paired_ratio;      /* median of time / floor from the triad just before */
   double floor_ms, bw_gbps; /* GPU backends: from the device's copy bandwidth (else 0) */
   int rc;
 } result;
@@ -446,10 +456,20 @@ static double median_of(double *t, int n) {
 static result bench_gpu(const char *name, problem *p, const options *o, double bytes) {
   result r = {.rc = 0};
   snprintf(r.name, sizeof r.name, "%s", name);
-  const mm_bench_gpu_problem gp = {
-      .ncol = p->ncol, .nz = p->nz, .nrhs = p->nrhs, .single = p->single, .fused = p->fused,
-      .depth = p->depth, .a = p->a, .b = p->b, .c = p->c, .kappa = p->kappa,
-      .inv_h = p->inv_h, .g = p->g, .rhs0 = p->rhs0, .rhs = p->rhs};
+  const mm_bench_gpu_problem gp = {.ncol = p->ncol,
+                                   .nz = p->nz,
+                                   .nrhs = p->nrhs,
+                                   .single = p->single,
+                                   .fused = p->fused,
+                                   .depth = p->depth,
+                                   .a = p->a,
+                                   .b = p->b,
+                                   .c = p->c,
+                                   .kappa = p->kappa,
+                                   .inv_h = p->inv_h,
+                                   .g = p->g,
+                                   .rhs0 = p->rhs0,
+                                   .rhs = p->rhs};
   mm_bench_gpu_result g;
   r.rc = mm_bench_gpu_run(name, &gp, o->repeats, o->warm, &g);
   if (r.rc) return r;
@@ -473,8 +493,10 @@ static result bench_one(const char *name, problem *p, const options *o, stream *
   mm_tdma *s;
   r.rc = mm_tdma_create(name, p->nz, 0, &s);
   if (r.rc) return r;
-  if (!strcmp(name, "auto")) snprintf(r.name, sizeof r.name, "auto:%s", mm_tdma_backend_of(s)->name);
-  double *t = xalloc((size_t)o->repeats * sizeof *t), *ratio = xalloc((size_t)o->repeats * sizeof *t);
+  if (!strcmp(name, "auto"))
+    snprintf(r.name, sizeof r.name, "auto:%s", mm_tdma_backend_of(s)->name);
+  double *t = xalloc((size_t)o->repeats * sizeof *t),
+         *ratio = xalloc((size_t)o->repeats * sizeof *t);
   problem_restore(p);
   r.rc = call(s, p); /* warm-up: page faults, workspace, threads */
   for (int rep = 0; rep < o->repeats && !r.rc; rep++) {
@@ -529,8 +551,7 @@ int main(int argc, char **argv) {
       if (!(*b)->device_memory || !(*b)->available || (*b)->available())
         names[nnames++] = (*b)->name;
       else
-        fprintf(stderr, "tdma-bench: skipping GPU backend %s: no usable CUDA device\n",
-                (*b)->name);
+        fprintf(stderr, "tdma-bench: skipping GPU backend %s: no usable CUDA device\n", (*b)->name);
   } else {
     names[nnames++] = o.backend;
   }
@@ -580,9 +601,9 @@ int main(int argc, char **argv) {
              "\"nrhs\": %d, \"wet_levels\": %zu, \"bytes\": %.6g, \"repeats\": %d, "
              "\"caches\": \"%s\", \"speedup_vs_reference\": %.6g, \"paired_floor_ratio\": %.6g}\n",
              r->name, mode, p.ncol, p.nz, prec, threads, r->best_ms, gbps, r->residual,
-             r->median_ms, fl, r->best_ms / fl, r->median_ms / fl, bw,
-             p.nrhs, p.wet, bytes, o.repeats, o.warm ? "warm" : "flushed",
-             ref_ms > 0 ? ref_ms / r->median_ms : 0.0, r->paired_ratio);
+             r->median_ms, fl, r->best_ms / fl, r->median_ms / fl, bw, p.nrhs, p.wet, bytes,
+             o.repeats, o.warm ? "warm" : "flushed", ref_ms > 0 ? ref_ms / r->median_ms : 0.0,
+             r->paired_ratio);
     } else {
       char ref[16] = "-";
       if (ref_ms > 0) snprintf(ref, sizeof ref, "%.2f", ref_ms / r->median_ms);

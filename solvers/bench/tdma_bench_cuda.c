@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(call)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "tdma-bench: %s: %s\n", #call, cudaGetErrorString(e_));             \
-      rc = MM_TDMA_EDEVICE;                                                               \
-      goto done;                                                                          \
-    }                                                                                     \
+#define CK(call)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "tdma-bench: %s: %s\n", #call, cudaGetErrorString(e_));                      \
+      rc = MM_TDMA_EDEVICE;                                                                        \
+      goto done;                                                                                   \
+    }                                                                                              \
   } while (0)
 
 int mm_bench_gpu_usable(char *why, size_t len) {
@@ -47,7 +47,8 @@ static double copy_bandwidth(void) {
   double best = 0;
   size_t free_b = 0, total_b = 0, bytes = (size_t)1 << 30;
   CK(cudaMemGetInfo(&free_b, &total_b));
-  while (bytes > ((size_t)1 << 24) && 4 * bytes > free_b) bytes /= 2;
+  while (bytes > ((size_t)1 << 24) && 4 * bytes > free_b)
+    bytes /= 2;
   CK(cudaMalloc(&x, bytes));
   CK(cudaMalloc(&y, bytes));
   CK(cudaMemset(x, 1, bytes));
@@ -79,7 +80,8 @@ static int call(mm_tdma *s, const mm_bench_gpu_problem *p, const int *depth, voi
   const mm_tdma_batch bt = {.ncol = p->ncol, .nz = p->nz, .depth = depth};
   if (p->single) {
     float *x[MM_TDMA_MAX_RHS];
-    for (int q = 0; q < p->nrhs; q++) x[q] = rhs[q];
+    for (int q = 0; q < p->nrhs; q++)
+      x[q] = rhs[q];
     if (p->fused) {
       const mm_tdma_geometry_f geo = {.inv_h = inv_h, .g = g};
       return mm_tdma_fused_f(s, &bt, &geo, kappa, x, p->nrhs);
@@ -87,7 +89,8 @@ static int call(mm_tdma *s, const mm_bench_gpu_problem *p, const int *depth, voi
     return mm_tdma_solve_f(s, &bt, a, b, c, x, p->nrhs);
   }
   double *x[MM_TDMA_MAX_RHS];
-  for (int q = 0; q < p->nrhs; q++) x[q] = rhs[q];
+  for (int q = 0; q < p->nrhs; q++)
+    x[q] = rhs[q];
   if (p->fused) {
     const mm_tdma_geometry geo = {.inv_h = inv_h, .g = g};
     return mm_tdma_fused(s, &bt, &geo, kappa, x, p->nrhs);

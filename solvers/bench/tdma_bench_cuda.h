@@ -24,10 +24,10 @@ typedef struct {
   size_t ncol;
   int nz, nrhs, single, fused;
   const int *depth;
-  const void *a, *b, *c;            /* plain solve */
-  const void *kappa, *inv_h, *g;    /* fused solve */
-  void *const *rhs0;                /* [nrhs] initial right-hand sides */
-  void *const *rhs;                 /* [nrhs] receive the solution of the last call */
+  const void *a, *b, *c;         /* plain solve */
+  const void *kappa, *inv_h, *g; /* fused solve */
+  void *const *rhs0;             /* [nrhs] initial right-hand sides */
+  void *const *rhs;              /* [nrhs] receive the solution of the last call */
 } mm_bench_gpu_problem;
 
 typedef struct {

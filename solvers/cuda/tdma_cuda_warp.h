@@ -71,7 +71,7 @@
 #include "mm_tdma_column.h"
 
 #if defined(__CUDACC__)
-#define MM_WHD __host__ __device__ inline
+#define MM_WHD    __host__ __device__ inline
 #define MM_UNROLL _Pragma("unroll")
 #else
 #define MM_WHD inline
@@ -98,7 +98,9 @@ struct Layout {
   size_t geo, ab, slots, slot_bytes, total;
 };
 
-MM_WHD size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+MM_WHD size_t round16(size_t n) {
+  return (n + 15) / 16 * 16;
+}
 
 MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, bool fused) {
   Layout L;
@@ -121,9 +123,8 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
                         Plan *p) {
   if (nz < 1 || nrhs < 1 || warps_per_sm < 1) return -1;
   const size_t reserve = 1024; /* per block, reserved by the hardware */
-  const size_t budget = smem_sm / (size_t)warps_per_sm > reserve
-                            ? smem_sm / (size_t)warps_per_sm - reserve
-                            : 0;
+  const size_t budget =
+      smem_sm / (size_t)warps_per_sm > reserve ? smem_sm / (size_t)warps_per_sm - reserve : 0;
   for (int kt0 = force_kt > 0 ? force_kt : kMaxKt; kt0 >= 1; kt0 /= 2) {
     const int kt = kt0 < nz ? kt0 : nz;
     const int stride = kt | 1;
@@ -152,7 +153,8 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
     p->chunks = chunks;
     p->warp_bytes = L.total;
     p->warps = 1;
-    while (p->warps < 4 && (size_t)(2 * p->warps) * L.total <= 48 * 1024) p->warps *= 2;
+    while (p->warps < 4 && (size_t)(2 * p->warps) * L.total <= 48 * 1024)
+      p->warps *= 2;
     return 0;
   }
   return -1;
@@ -160,8 +162,7 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
 
 /* The operands of one call. Every pointer is a device pointer (host pointers
  * in the emulation); rhs[r] for r < nrhs. */
-template <typename T>
-struct Args {
+template <typename T> struct Args {
   size_t ncol;
   int nz;
   const int *depth;
@@ -205,8 +206,7 @@ MM_WDEV void coeffs_at(int k, int n, T kprev, T kcur, T gprev, T gcur, T ih, T *
 
 /* Calls f(j, kk) for every element (column j < ncw, level kk < kt) of a
  * chunk that this lane moves: i = j * kt + kk = lane, lane + 32, ... */
-template <typename F>
-MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
+template <typename F> MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
   int j = lane / kt, kk = lane % kt;
   const int qj = kWarp / kt, rk = kWarp % kt;
   const int total = ncw * kt;
@@ -236,7 +236,8 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
   sdep[lane] = my_d;
   MM_WARP_SYNC();
   int dmax = 0;
-  for (int j = 0; j < kWarp; j++) dmax = sdep[j] > dmax ? sdep[j] : dmax;
+  for (int j = 0; j < kWarp; j++)
+    dmax = sdep[j] > dmax ? sdep[j] : dmax;
   MM_WARP_SYNC();
   if (dmax == 0) return; /* warp-uniform: all land */
 
@@ -254,8 +255,9 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
   /* Forward sweep. */
   T cp_prev = (T)0, kprev = (T)0, gprev = (T)0;
   T d_prev[NRHS];
-MM_UNROLL
-  for (int r = 0; r < NRHS; r++) d_prev[r] = (T)0;
+  MM_UNROLL
+  for (int r = 0; r < NRHS; r++)
+    d_prev[r] = (T)0;
   for (int q = 0; q < chunks; q++) {
     const int k0 = q * p.kt;
     const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
@@ -270,8 +272,9 @@ MM_UNROLL
         MM_COPY_ASYNC(tile_a + si, p.a + gi);
         MM_COPY_ASYNC(tile_b + si, p.b + gi);
       }
-MM_UNROLL
-      for (int r = 0; r < NRHS; r++) MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
+      MM_UNROLL
+      for (int r = 0; r < NRHS; r++)
+        MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
     });
     if (FUSED)
       for (int kk = lane; kk < kt; kk += kWarp) {
@@ -298,7 +301,7 @@ MM_UNROLL
       const T m = k == 0 ? (T)1 / b : (T)1 / (b - a * cp_prev);
       cp_prev = c * m;
       row[kk] = cp_prev;
-MM_UNROLL
+      MM_UNROLL
       for (int r = 0; r < NRHS; r++) {
         T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
         d_prev[r] = k == 0 ? dr[kk] * m : (dr[kk] - a * d_prev[r]) * m;
@@ -313,8 +316,9 @@ MM_UNROLL
         const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
         const size_t si = (size_t)j * S + (size_t)kk;
         p.cpws[gi] = tc[si];
-MM_UNROLL
-        for (int r = 0; r < NRHS; r++) p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
+        MM_UNROLL
+        for (int r = 0; r < NRHS; r++)
+          p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
       });
       MM_WARP_SYNC();
     }
@@ -322,8 +326,9 @@ MM_UNROLL
 
   /* Back substitution, last chunk first. */
   T x[NRHS];
-MM_UNROLL
-  for (int r = 0; r < NRHS; r++) x[r] = (T)0;
+  MM_UNROLL
+  for (int r = 0; r < NRHS; r++)
+    x[r] = (T)0;
   for (int q = chunks - 1; q >= 0; q--) {
     const int k0 = q * p.kt;
     const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
@@ -335,8 +340,9 @@ MM_UNROLL
         const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
         const size_t si = (size_t)j * S + (size_t)kk;
         MM_COPY_ASYNC(tc + si, p.cpws + gi);
-MM_UNROLL
-        for (int r = 0; r < NRHS; r++) MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
+        MM_UNROLL
+        for (int r = 0; r < NRHS; r++)
+          MM_COPY_ASYNC(MM_TILE(s, 1 + r) + si, p.rhs[r] + gi);
       });
       MM_COPY_WAIT();
       MM_WARP_SYNC();
@@ -346,7 +352,7 @@ MM_UNROLL
     const T *const row = tc + (size_t)lane * S;
     for (int kk = kend - 1; kk >= 0; kk--) {
       const int k = k0 + kk;
-MM_UNROLL
+      MM_UNROLL
       for (int r = 0; r < NRHS; r++) {
         T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
         if (k == my_d - 1) {
@@ -363,8 +369,9 @@ MM_UNROLL
       if (k0 + kk >= sdep[j]) return;
       const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
       const size_t si = (size_t)j * S + (size_t)kk;
-MM_UNROLL
-      for (int r = 0; r < NRHS; r++) p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
+      MM_UNROLL
+      for (int r = 0; r < NRHS; r++)
+        p.rhs[r][gi] = MM_TILE(s, 1 + r)[si];
     });
     MM_WARP_SYNC();
   }

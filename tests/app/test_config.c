@@ -37,15 +37,16 @@ int main(int argc, char **argv) {
   TEST_CHECK(mm_config_solution_hash(&a) == mm_config_solution_hash(&b), "steps changed the hash");
   TEST_CHECK(mm_config_solution_hash(&a) != mm_config_solution_hash(&c), "kappa_v did not");
   /* -0 is 0; 1e-400 underflows to 0 harmlessly */
-  TEST_CHECK(load(&a, "[forcing]\nheat_flux = -0\n") == MM_OK && !signbit(a.heat_flux),
-             "-0: %s", mm_error_message());
+  TEST_CHECK(load(&a, "[forcing]\nheat_flux = -0\n") == MM_OK && !signbit(a.heat_flux), "-0: %s",
+             mm_error_message());
   TEST_CHECK(load(&a, "[physics]\nkappa_h = 1e-400\n") == MM_OK && a.kappa_h == 0.0, "1e-400");
   /* over-long line */
   char longline[400];
   memset(longline, 'x', sizeof longline);
   memcpy(longline, "[run]\nname = ", 13);
   longline[sizeof longline - 1] = '\0';
-  TEST_CHECK(load(&a, longline) == MM_ERR_INPUT && strstr(mm_error_message(), "t.ini:2: line too long"),
+  TEST_CHECK(load(&a, longline) == MM_ERR_INPUT &&
+                 strstr(mm_error_message(), "t.ini:2: line too long"),
              "long line: %s", mm_error_message());
   /* non-UTF-8 bytes */
   TEST_CHECK(load(&a, "[run]\nname = caf\xe9\n") == MM_ERR_INPUT &&

@@ -34,30 +34,31 @@ struct Barrier {
       count.store(0, std::memory_order_relaxed);
       gen.fetch_add(1, std::memory_order_release);
     } else {
-      while (gen.load(std::memory_order_acquire) == g) std::this_thread::yield();
+      while (gen.load(std::memory_order_acquire) == g)
+        std::this_thread::yield();
     }
   }
 };
 static thread_local Barrier *tl_bar;
 
-#define MM_WDEV static inline
-#define MM_WARP_SYNC() tl_bar->wait()
+#define MM_WDEV                 static inline
+#define MM_WARP_SYNC()          tl_bar->wait()
 #define MM_COPY_ASYNC(dst, src) (*(dst) = *(src))
-#define MM_COPY_WAIT() ((void)0)
+#define MM_COPY_WAIT()          ((void)0)
 #include "cuda/tdma_cuda_warp.h"
 
 using mmcuda::Args;
 using mmcuda::Plan;
 
 static int failures;
-#define CHECK(cond, ...)                                                                   \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      failures++;                                                                          \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                            \
-      std::fprintf(stderr, __VA_ARGS__);                                                   \
-      std::fputc('\n', stderr);                                                            \
-    }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                    \
+      std::fprintf(stderr, __VA_ARGS__);                                                           \
+      std::fputc('\n', stderr);                                                                    \
+    }                                                                                              \
   } while (0)
 
 /* splitmix64 */
@@ -69,14 +70,15 @@ struct Rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) * 0x1.0p-53; }
+  double uniform(double lo, double hi) {
+    return lo + (hi - lo) * (double)(next() >> 11) * 0x1.0p-53;
+  }
   int below(int n) { return (int)(next() % (uint64_t)n); }
 };
 
 /* A random batch of one precision; dry levels (and values Thomas never uses)
  * are NaN. */
-template <typename T>
-struct Batch {
+template <typename T> struct Batch {
   size_t ncol;
   int nz, nrhs;
   std::vector<int> depth;
@@ -89,12 +91,14 @@ struct Batch {
     const int special[4] = {0, 1, 2 < nz ? 2 : nz, nz};
     for (size_t i = 0; i < ncol; i++)
       depth[i] = i < 4 ? special[i] : r.below(3) == 0 ? r.below(nz + 1) : nz;
-    for (size_t i = ncol; i > 1; i--) std::swap(depth[i - 1], depth[r.next() % i]);
+    for (size_t i = ncol; i > 1; i--)
+      std::swap(depth[i - 1], depth[r.next() % i]);
     a.assign(n, NAN), b.assign(n, NAN), c.assign(n, NAN), kappa.assign(n, NAN);
     rhs.assign((size_t)nrhs, std::vector<T>(n, NAN));
     g.resize((size_t)nz), inv_h.resize((size_t)nz);
     std::vector<double> h((size_t)nz);
-    for (int k = 0; k < nz; k++) h[k] = r.uniform(1.0, 60.0);
+    for (int k = 0; k < nz; k++)
+      h[k] = r.uniform(1.0, 60.0);
     for (int k = 0; k < nz; k++) {
       inv_h[k] = (T)(1.0 / h[k]);
       g[k] = k < nz - 1 ? (T)(86400.0 / (0.5 * (h[k] + h[k + 1]))) : (T)NAN;
@@ -105,9 +109,12 @@ struct Batch {
         const double av = r.uniform(-1, 1), cv = r.uniform(-1, 1);
         a[i] = k == 0 ? (T)NAN : (T)av;
         c[i] = k == depth[col] - 1 ? (T)NAN : (T)cv;
-        b[i] = (T)((r.below(2) ? 1.0 : -1.0) * (std::fabs(av) + std::fabs(cv) + r.uniform(0.5, 2.0)));
-        kappa[i] = k == depth[col] - 1 ? (T)NAN : (T)std::exp(r.uniform(std::log(1e-5), std::log(1e-1)));
-        for (int q = 0; q < nrhs; q++) rhs[q][i] = (T)r.uniform(-2.0, 30.0);
+        b[i] =
+            (T)((r.below(2) ? 1.0 : -1.0) * (std::fabs(av) + std::fabs(cv) + r.uniform(0.5, 2.0)));
+        kappa[i] =
+            k == depth[col] - 1 ? (T)NAN : (T)std::exp(r.uniform(std::log(1e-5), std::log(1e-1)));
+        for (int q = 0; q < nrhs; q++)
+          rhs[q][i] = (T)r.uniform(-2.0, 30.0);
       }
   }
 };
@@ -156,7 +163,8 @@ struct Lanes {
       quit = true;
     }
     cv.notify_all();
-    for (auto &t : th) t.join();
+    for (auto &t : th)
+      t.join();
   }
 };
 static Lanes *lanes;
@@ -169,7 +177,8 @@ static void emulate(const Args<T> &p, size_t warp_bytes) {
   std::memset(smem, 0xff, warp_bytes); /* NaN garbage, like uninitialised shared memory */
   const size_t tasks = (p.ncol + 31) / 32;
   lanes->run([&](int lane) {
-    for (size_t t = 0; t < tasks; t++) mmcuda::warp_solve<T, NRHS, FUSED>(p, t, lane, smem);
+    for (size_t t = 0; t < tasks; t++)
+      mmcuda::warp_solve<T, NRHS, FUSED>(p, t, lane, smem);
   });
 }
 
@@ -197,8 +206,12 @@ static int ref_call(mm_tdma *s, const mm_tdma_batch *bt, bool fused, const Batch
                : mm_tdma_solve_f(s, bt, t.a.data(), t.b.data(), t.c.data(), x, nrhs);
 }
 
-static const char *tname(double) { return "double"; }
-static const char *tname(float) { return "single"; }
+static const char *tname(double) {
+  return "double";
+}
+static const char *tname(float) {
+  return "single";
+}
 
 /* One case: the emulated kernel with plan `pl` against reference, bitwise. */
 template <typename T>
@@ -206,7 +219,8 @@ static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char
   const int nrhs = t.nrhs;
   std::vector<std::vector<T>> ref = t.rhs, emu = t.rhs;
   std::vector<T *> rp, ep;
-  for (int q = 0; q < nrhs; q++) rp.push_back(ref[q].data()), ep.push_back(emu[q].data());
+  for (int q = 0; q < nrhs; q++)
+    rp.push_back(ref[q].data()), ep.push_back(emu[q].data());
   const mm_tdma_batch bt = {t.ncol, t.nz, t.depth.data()};
   mm_tdma *s = nullptr;
   int rc = mm_tdma_create("reference", t.nz, 0, &s);
@@ -222,7 +236,8 @@ static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char
   p.depth = t.depth.data();
   p.a = t.a.data(), p.b = t.b.data(), p.c = t.c.data();
   p.kappa = t.kappa.data(), p.g = t.g.data(), p.inv_h = t.inv_h.data();
-  for (int q = 0; q < nrhs; q++) p.rhs[q] = ep[q];
+  for (int q = 0; q < nrhs; q++)
+    p.rhs[q] = ep[q];
   p.cpws = cpws.empty() ? nullptr : cpws.data();
   p.abort = &abort_flag;
   p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
@@ -234,7 +249,8 @@ static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char
   const size_t n = t.ncol * (size_t)t.nz;
   for (int q = 0; q < nrhs; q++) {
     size_t i = 0;
-    while (i < n && !std::memcmp(&ref[q][i], &emu[q][i], sizeof(T))) i++;
+    while (i < n && !std::memcmp(&ref[q][i], &emu[q][i], sizeof(T)))
+      i++;
     CHECK(i == n,
           "%s %s %s ncol=%zu nz=%d nrhs=%d kt=%d slots=%d/%d: rhs %d differs at column %zu "
           "(depth %d) level %zu: %.17g vs reference %.17g",
@@ -289,8 +305,7 @@ struct Dev {
 };
 static const Dev devs[] = {{"A100", 167936, 166912}, {"H100", 233472, 232448}};
 
-template <typename T>
-static void run_all(Rng &r) {
+template <typename T> static void run_all(Rng &r) {
   const size_t ncols[] = {1, 31, 33, 37, 100};
   const int nzs[] = {1, 2, 3, 5, 17, 32, 33, 100};
   const int nrhss[] = {1, 2, 3, 8};
@@ -304,8 +319,8 @@ static void run_all(Rng &r) {
           for (const Dev &d : devs)
             for (int wps : {1, 2, 4, 8}) {
               Plan pl;
-              const int rc = mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, d.sm, d.block, wps,
-                                                  0, 0, &pl);
+              const int rc =
+                  mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, d.sm, d.block, wps, 0, 0, &pl);
               CHECK(rc == 0, "no plan for %s nz=%d nrhs=%d", d.name, nz, nrhs);
               if (rc) continue;
               CHECK(pl.warp_bytes * (size_t)pl.warps <= d.block && pl.stride % 2 == 1 &&

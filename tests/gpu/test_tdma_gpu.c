@@ -60,7 +60,8 @@ static void dev_make(dev_batch *d, const tu_batch *t, int single) {
 static void dev_free(dev_batch *d, int nrhs) {
   cudaFree(d->depth), cudaFree(d->a), cudaFree(d->b), cudaFree(d->c), cudaFree(d->kappa);
   cudaFree(d->inv_h), cudaFree(d->g);
-  for (int q = 0; q < nrhs; q++) cudaFree(d->rhs[q]);
+  for (int q = 0; q < nrhs; q++)
+    cudaFree(d->rhs[q]);
 }
 
 /* Runs backend `s` on device copies of t; the solution lands in x (host). */
@@ -72,18 +73,21 @@ static int dev_run(mm_tdma *s, const tu_batch *t, int fused, int single, int nrh
   if (single) {
     const mm_tdma_geometry_f geo = {.inv_h = d.inv_h, .g = d.g};
     float *rhs[MM_TDMA_MAX_RHS];
-    for (int q = 0; q < nrhs; q++) rhs[q] = d.rhs[q];
+    for (int q = 0; q < nrhs; q++)
+      rhs[q] = d.rhs[q];
     rc = fused ? mm_tdma_fused_f(s, &bt, &geo, d.kappa, rhs, nrhs)
                : mm_tdma_solve_f(s, &bt, d.a, d.b, d.c, rhs, nrhs);
   } else {
     const mm_tdma_geometry geo = {.inv_h = d.inv_h, .g = d.g};
     double *rhs[MM_TDMA_MAX_RHS];
-    for (int q = 0; q < nrhs; q++) rhs[q] = d.rhs[q];
+    for (int q = 0; q < nrhs; q++)
+      rhs[q] = d.rhs[q];
     rc = fused ? mm_tdma_fused(s, &bt, &geo, d.kappa, rhs, nrhs)
                : mm_tdma_solve(s, &bt, d.a, d.b, d.c, rhs, nrhs);
   }
   const size_t bytes = t->ncol * (size_t)t->nz * (single ? sizeof(float) : sizeof(double));
-  for (int q = 0; q < nrhs; q++) CK(cudaMemcpy(x[q], d.rhs[q], bytes, cudaMemcpyDeviceToHost));
+  for (int q = 0; q < nrhs; q++)
+    CK(cudaMemcpy(x[q], d.rhs[q], bytes, cudaMemcpyDeviceToHost));
   dev_free(&d, t->nrhs);
   return rc;
 }
@@ -128,7 +132,8 @@ static double column_residual(const tu_batch *t, int fused, int single, int q, s
   if (fused && single) {
     float *af = tu_xmalloc((size_t)nz * 3 * sizeof(float)), *bf = af + nz, *cf = bf + nz;
     tu_build_float(n, t->kappaf + off, t->gf, t->inv_hf, af, bf, cf);
-    for (int k = 0; k < n; k++) a[k] = af[k], b[k] = bf[k], c[k] = cf[k];
+    for (int k = 0; k < n; k++)
+      a[k] = af[k], b[k] = bf[k], c[k] = cf[k];
     free(af);
   } else if (fused) {
     tu_build_double(n, t->kappa + off, t->g, t->inv_h, a, b, c);
@@ -158,7 +163,8 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
   const int exact_arith = mm_tdma_find(name)->exact;
   void **ref = ref_run(t, fused, single, nrhs);
   void *x[MM_TDMA_MAX_RHS];
-  for (int q = 0; q < nrhs; q++) x[q] = tu_xmalloc(n * es);
+  for (int q = 0; q < nrhs; q++)
+    x[q] = tu_xmalloc(n * es);
   const int rc = dev_run(s, t, fused, single, nrhs, x);
   TU_CHECK(rc == 0, "%s: %s", name, mm_tdma_strerror(rc));
   int bitwise = 1;
@@ -171,9 +177,8 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
       /* dry levels: untouched */
       if (memcmp((const char *)x[q] + (off + dep) * es, (const char *)orig + (off + dep) * es,
                  (size_t)(t->nz - dep) * es)) {
-        TU_CHECK(0, "%s %s %s ncol=%zu nz=%d: column %zu (depth %d) written below its depth",
-                 name, single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz,
-                 col, dep);
+        TU_CHECK(0, "%s %s %s ncol=%zu nz=%d: column %zu (depth %d) written below its depth", name,
+                 single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz, col, dep);
         break;
       }
       double dmax = 0, rmax = 0;
@@ -188,13 +193,15 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
       if (!exact_arith) {
         const double be = column_residual(t, fused, single, q, col, x[q]);
         if (be <= tol) continue;
-        TU_CHECK(0, "%s %s %s ncol=%zu nz=%d nrhs=%d: column %zu (depth %d) rhs %d: difference "
-                    "%.3g to reference and backward error %.3g, both > %g",
+        TU_CHECK(0,
+                 "%s %s %s ncol=%zu nz=%d nrhs=%d: column %zu (depth %d) rhs %d: difference "
+                 "%.3g to reference and backward error %.3g, both > %g",
                  name, single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz,
                  nrhs, col, dep, q, rel, be, tol);
       } else {
-        TU_CHECK(0, "%s %s %s ncol=%zu nz=%d nrhs=%d: column %zu (depth %d) rhs %d: relative "
-                    "difference %.3g to reference > %g",
+        TU_CHECK(0,
+                 "%s %s %s ncol=%zu nz=%d nrhs=%d: column %zu (depth %d) rhs %d: relative "
+                 "difference %.3g to reference > %g",
                  name, single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz,
                  nrhs, col, dep, q, rel, tol);
       }
@@ -202,11 +209,12 @@ static void check_one(const char *name, mm_tdma *s, const tu_batch *t, int fused
     }
   }
   if (exact_arith && !rc)
-    TU_CHECK(bitwise, "%s %s %s ncol=%zu nz=%d nrhs=%d: an exact backend, not bitwise equal",
-             name, single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz, nrhs);
+    TU_CHECK(bitwise, "%s %s %s ncol=%zu nz=%d nrhs=%d: an exact backend, not bitwise equal", name,
+             single ? "single" : "double", fused ? "fused" : "plain", t->ncol, t->nz, nrhs);
   cases++;
   bitwise_cases += bitwise && !rc;
-  for (int q = 0; q < nrhs; q++) free(x[q]);
+  for (int q = 0; q < nrhs; q++)
+    free(x[q]);
   tu_free_rhs(ref, nrhs);
 }
 
@@ -318,8 +326,8 @@ int main(void) {
   }
 
   /* Plans that spill c'/d' to global memory, and small chunks. */
-  const char *plans[][3] = {{"8", "1", NULL}, {"3", "2", NULL}, {"1", "1", NULL},
-                            {NULL, NULL, "8"}, {NULL, NULL, "1"}};
+  const char *plans[][3] = {
+      {"8", "1", NULL}, {"3", "2", NULL}, {"1", "1", NULL}, {NULL, NULL, "8"}, {NULL, NULL, "1"}};
   const size_t pcols[] = {37, 1001};
   const int pnzs[] = {17, 100};
   const int prhs[] = {1, 3};

@@ -234,7 +234,8 @@ int main(int argc, char **argv) {
   io_test_start(&argc, &argv, &cfg, &g);
 
   mm_history *h = NULL;
-  mm_err err = mm_history_create(&g, &cfg, &(mm_io_origin){IO_TEST_VERSION, "minimodel test.ini"}, &h);
+  mm_err err =
+      mm_history_create(&g, &cfg, &(mm_io_origin){IO_TEST_VERSION, "minimodel test.ini"}, &h);
   TEST_CHECK(err == MM_OK && h, "create: %s", mm_error_message());
   for (int r = 0; err == MM_OK && r < IO_TEST_RECORDS; r++) {
     double *temp = io_test_field(&g, 1.0, r), *salt = io_test_field(&g, -0.001, 35.0 + r);

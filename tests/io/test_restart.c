@@ -111,7 +111,8 @@ int main(int argc, char **argv) {
     mm_grid g2;
     io_test_grid(&c2, &g2);
     double *t2 = io_test_field(&g2, 1.0, 0.0);
-    TEST_CHECK(mm_restart_write(&g2, &c2, NULL, t2, t2, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g2, &c2, NULL, t2, t2, 1, 600.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "other_grid", ".restart.nc");
     expect_refused(
         &g, &cfg, other,
@@ -123,7 +124,8 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "physics.kappa_v=2e-5", "run.name=other_cfg", &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "other_cfg", ".restart.nc");
     expect_refused(&g, &cfg, other,
                    (const char *const[]){"written for another configuration", "config_hash", NULL});
@@ -157,7 +159,8 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "run.name=no_hash", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "no_hash", ".restart.nc");
     if (g.rank == 0) {
       int nc;
@@ -174,7 +177,8 @@ int main(int argc, char **argv) {
   {
     mm_config c2;
     other_case(argc, argv, "run.name=bad_kmt", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "bad_kmt", ".restart.nc");
     if (g.rank == 0) {
       int nc, var, kmt = 0;
@@ -198,7 +202,8 @@ int main(int argc, char **argv) {
                    (const char *const[]){"grid.nx=6", "grid.ny=6", "grid.nz=6", "run.name=cubic"});
     io_test_grid(&c6, &g6);
     double *t6 = io_test_field(&g6, 1.0, 0.0), *s6 = io_test_field(&g6, -1e-3, 35.0);
-    TEST_CHECK(mm_restart_write(&g6, &c6, NULL, t6, s6, 3, 1800.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g6, &c6, NULL, t6, s6, 3, 1800.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "cubic", ".restart.nc");
     expect_state(&g6, &c6, other, t6, s6, 3, 1800.0);
     if (g6.rank == 0) { /* (z, y, x) renamed (x, y, z) */
@@ -233,7 +238,8 @@ int main(int argc, char **argv) {
       TEST_CHECK(g.kmt[c] > 1, "no column of the block has two wet levels");
       bad[c * (size_t)g.nz + 1] = NAN;
     }
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, bad, salt, 1, 600.0) == MM_OK, "%s", mm_error_message());
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, bad, salt, 1, 600.0) == MM_OK, "%s",
+               mm_error_message());
     path_of(other, "nan", ".restart.nc");
     expect_refused(&g, &cfg, other, (const char *const[]){"nan.restart.nc", "not finite", NULL});
     free(bad);

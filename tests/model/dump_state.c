@@ -15,7 +15,8 @@ int main(int argc, char **argv) {
   }
   mm_config_override ovr[16];
   int n_ovr = 0;
-  for (int a = 3; a < argc && n_ovr < 16; a++) ovr[n_ovr++].text = argv[a];
+  for (int a = 3; a < argc && n_ovr < 16; a++)
+    ovr[n_ovr++].text = argv[a];
   mm_config cfg;
   mm_model *m = NULL;
   if (mm_config_load(&cfg, argv[1], ovr, n_ovr) != MM_OK ||
@@ -58,7 +59,8 @@ int main(int argc, char **argv) {
   MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, g->cart);
   size_t total = 0;
   if (g->rank == 0) {
-    for (int r = 0; r < g->nranks; r++) displs[r] = (int)total, total += counts[r];
+    for (int r = 0; r < g->nranks; r++)
+      displs[r] = (int)total, total += counts[r];
     all = malloc(total * sizeof *all);
   }
   MPI_Gatherv(block, count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, g->cart);

@@ -38,7 +38,8 @@ static void check_mode(int mode, const char *bathy) {
   TEST_CHECK(worst <= 1e-12, "mode %d on %s: max deviation %.3e > 1e-12", mode, bathy, worst);
   /* the comparison can fail: the solution of one step more (a decay
    * factor off by one step) is far from the state */
-  TEST_CHECK(worst_wrong > 1e3 * 1e-12, "mode %d on %s: the state is within %.3e of the solution "
+  TEST_CHECK(worst_wrong > 1e3 * 1e-12,
+             "mode %d on %s: the state is within %.3e of the solution "
              "of one step more: the comparison cannot tell them apart",
              mode, bathy, worst_wrong);
   mm_model_destroy(m);
@@ -46,7 +47,8 @@ static void check_mode(int mode, const char *bathy) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int mode = 1; mode <= 3; mode++) check_mode(mode, "flat");
+  for (int mode = 1; mode <= 3; mode++)
+    check_mode(mode, "flat");
   check_mode(1, "bowl"); /* columns of different depths: each its own n */
   check_mode(2, "slope");
   return test_finish();

@@ -22,18 +22,19 @@ static void check(const char *bathy, const char *adv, double q) {
   const mm_grid *g = &m->grid;
   long wet = 0, gwet = 0;
   for (int j = 0; j < g->nyl; j++)
-    for (int i = 0; i < g->nxl; i++) wet += g->kmt[mm_col(g, i, j)] > 0;
+    for (int i = 0; i < g->nxl; i++)
+      wet += g->kmt[mm_col(g, i, j)] > 0;
   MPI_Allreduce(&wet, &gwet, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   const double expected = q * (double)gwet * g->dx * g->dy * m->cfg.run_dt * steps;
   const double dh = d1.heat_content - d0.heat_content;
   const double ds = d1.salt_content - d0.salt_content;
   if (q == 0.0) {
-    TEST_CHECK(fabs(dh) <= 1e-13 * fabs(d0.heat_content), "%s/%s: heat drift %.3e relative",
-               bathy, adv, dh / d0.heat_content);
+    TEST_CHECK(fabs(dh) <= 1e-13 * fabs(d0.heat_content), "%s/%s: heat drift %.3e relative", bathy,
+               adv, dh / d0.heat_content);
   } else {
     TEST_CHECK(fabs(dh - expected) <= 1e-9 * fabs(expected),
-               "%s/%s: heat change %.15e, flux integral %.15e (rel %.3e)", bathy, adv, dh,
-               expected, (dh - expected) / expected);
+               "%s/%s: heat change %.15e, flux integral %.15e (rel %.3e)", bathy, adv, dh, expected,
+               (dh - expected) / expected);
   }
   TEST_CHECK(fabs(ds) <= 1e-13 * fabs(d0.salt_content), "%s/%s: salt drift %.3e relative", bathy,
              adv, ds / d0.salt_content);

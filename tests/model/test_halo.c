@@ -3,7 +3,9 @@
 #include "mm_halo.h"
 #include "mm_test.h"
 
-static double code(int ig, int jg, int k) { return 1000.0 * ig + jg + 1e-3 * k + 0.5; }
+static double code(int ig, int jg, int k) {
+  return 1000.0 * ig + jg + 1e-3 * k + 0.5;
+}
 
 static void check(int rx, int ry, int px, int py) {
   mm_config cfg;
@@ -26,7 +28,8 @@ static void check(int rx, int ry, int px, int py) {
   double *f = calloc(g.ncol_h * nz, sizeof *f);
   for (int j = 0; j < g.nyl; j++)
     for (int i = 0; i < g.nxl; i++)
-      for (int k = 0; k < nz; k++) f[mm_col(&g, i, j) * nz + k] = code(g.i0 + i, g.j0 + j, k);
+      for (int k = 0; k < nz; k++)
+        f[mm_col(&g, i, j) * nz + k] = code(g.i0 + i, g.j0 + j, k);
   double *fields[1] = {f};
   TEST_OK(mm_halo_start(&h, fields, 1));
   TEST_OK(mm_halo_finish(&h));
@@ -37,12 +40,16 @@ static void check(int rx, int ry, int px, int py) {
       if (in_x == in_y && !(in_x && in_y)) continue; /* corners are not exchanged */
       int ig = g.i0 + i, jg = g.j0 + j, outside = 0;
       if (ig < 0 || ig >= g.nx) {
-        if (px) ig = (ig + g.nx) % g.nx;
-        else outside = 1;
+        if (px)
+          ig = (ig + g.nx) % g.nx;
+        else
+          outside = 1;
       }
       if (jg < 0 || jg >= g.ny) {
-        if (py) jg = (jg + g.ny) % g.ny;
-        else outside = 1;
+        if (py)
+          jg = (jg + g.ny) % g.ny;
+        else
+          outside = 1;
       }
       for (int k = 0; k < nz; k++) {
         const double expect = outside ? 0.0 : code(ig, jg, k);

@@ -17,14 +17,18 @@ int main(int argc, char **argv) {
   mm_rsum a, b;
   mm_rsum_init(&a);
   mm_rsum_init(&b);
-  for (int i = 0; i < N; i++) mm_rsum_add(&a, x[i]);
-  for (int i = N - 1; i >= 0; i--) mm_rsum_add(&b, x[i]);
+  for (int i = 0; i < N; i++)
+    mm_rsum_add(&a, x[i]);
+  for (int i = N - 1; i >= 0; i--)
+    mm_rsum_add(&b, x[i]);
   const double va = mm_rsum_value(&a), vb = mm_rsum_value(&b);
   TEST_CHECK(va == vb, "order changed the sum: %.17g vs %.17g", va, vb);
   /* a plain double sum in the two orders differs: the test is not vacuous */
   double fa = 0, fb = 0;
-  for (int i = 0; i < N; i++) fa += x[i];
-  for (int i = N - 1; i >= 0; i--) fb += x[i];
+  for (int i = 0; i < N; i++)
+    fa += x[i];
+  for (int i = N - 1; i >= 0; i--)
+    fb += x[i];
   TEST_CHECK(fabs(va - fa) < 1e-6 * fabs(fa) + 1e-3, "sum %.17g far from %.17g", va, fa);
   printf("plain sums differ by %.3e; reproducible sum %.17g\n", fa - fb, va);
   /* cancellation that plain doubles lose */
@@ -35,8 +39,10 @@ int main(int argc, char **argv) {
   mm_rsum_add(&c, -1e20);
   TEST_CHECK(mm_rsum_value(&c) == 1.0, "1e20 + 1 - 1e20 = %.17g", mm_rsum_value(&c));
   mm_rsum_init(&c);
-  for (int i = 0; i < N; i++) mm_rsum_add(&c, x[i]);
-  for (int i = 0; i < N; i++) mm_rsum_add(&c, -x[i]);
+  for (int i = 0; i < N; i++)
+    mm_rsum_add(&c, x[i]);
+  for (int i = 0; i < N; i++)
+    mm_rsum_add(&c, -x[i]);
   TEST_CHECK(mm_rsum_value(&c) == 0.0, "x - x = %.17g", mm_rsum_value(&c));
   /* split over ranks: each rank adds a slice; the total is the same */
   int rank, size;
@@ -44,7 +50,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   mm_rsum p;
   mm_rsum_init(&p);
-  for (int i = rank; i < N; i += size) mm_rsum_add(&p, x[i]);
+  for (int i = rank; i < N; i += size)
+    mm_rsum_add(&p, x[i]);
   TEST_OK(mm_rsum_allreduce(&p, MPI_COMM_WORLD));
   TEST_CHECK(mm_rsum_value(&p) == va, "distributed sum %.17g vs %.17g", mm_rsum_value(&p), va);
   free(x);

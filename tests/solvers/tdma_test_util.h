@@ -19,14 +19,14 @@
 
 static int tu_failures;
 
-#define TU_CHECK(cond, ...)                                                              \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      tu_failures++;                                                                     \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-      fprintf(stderr, __VA_ARGS__);                                                      \
-      fputc('\n', stderr);                                                               \
-    }                                                                                    \
+#define TU_CHECK(cond, ...)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      tu_failures++;                                                                               \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                         \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+    }                                                                                              \
   } while (0)
 
 /* splitmix64: small, seedable, identical everywhere. */
@@ -43,7 +43,9 @@ static inline uint64_t tu_next(tu_rng *r) {
 static inline double tu_uniform(tu_rng *r, double lo, double hi) {
   return lo + (hi - lo) * (double)(tu_next(r) >> 11) * 0x1.0p-53;
 }
-static inline int tu_int(tu_rng *r, int n) { return (int)(tu_next(r) % (uint64_t)n); }
+static inline int tu_int(tu_rng *r, int n) {
+  return (int)(tu_next(r) % (uint64_t)n);
+}
 
 static inline void *tu_xmalloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
@@ -80,11 +82,12 @@ static inline void tu_depths(tu_rng *r, int *depth, size_t ncol, int nz) {
  * matrix in long double. x receives the solution. Returns 0, or -1 if
  * singular. */
 static inline int tu_dense_solve(int n, const double *a, const double *b, const double *c,
-                          const double *d, double *x) {
+                                 const double *d, double *x) {
   long double *m = tu_xmalloc((size_t)n * (size_t)(n + 1) * sizeof *m);
 #define M(i, j) m[(size_t)(i) * (size_t)(n + 1) + (size_t)(j)]
   for (int i = 0; i < n; i++) {
-    for (int j = 0; j <= n; j++) M(i, j) = 0;
+    for (int j = 0; j <= n; j++)
+      M(i, j) = 0;
     if (i > 0) M(i, i - 1) = a[i];
     M(i, i) = b[i];
     if (i < n - 1) M(i, i + 1) = c[i];
@@ -107,12 +110,14 @@ static inline int tu_dense_solve(int n, const double *a, const double *b, const 
     for (int i = p + 1; i < n; i++) {
       long double f = M(i, p) / M(p, p);
       if (f == 0) continue;
-      for (int j = p; j <= n; j++) M(i, j) -= f * M(p, j);
+      for (int j = p; j <= n; j++)
+        M(i, j) -= f * M(p, j);
     }
   }
   for (int i = n - 1; i >= 0; i--) {
     long double s = M(i, n);
-    for (int j = i + 1; j < n; j++) s -= M(i, j) * (long double)x[j];
+    for (int j = i + 1; j < n; j++)
+      s -= M(i, j) * (long double)x[j];
     x[i] = (double)(s / M(i, i));
   }
 #undef M
@@ -125,7 +130,7 @@ static inline int tu_dense_solve(int n, const double *a, const double *b, const 
  * (Plain |A x - d| / |d| would grow with |b| / |d| for the strongly coupled
  * fused systems and say more about the test matrix than about the solver.) */
 static inline double tu_residual(int n, const double *a, const double *b, const double *c,
-                          const double *d, const double *x) {
+                                 const double *d, const double *x) {
   long double rmax = 0, smax = 0;
   for (int k = 0; k < n; k++) {
     long double s = (long double)b[k] * x[k], mag = fabsl(s) + fabsl((long double)d[k]);
@@ -147,7 +152,8 @@ static inline double tu_residual(int n, const double *a, const double *b, const 
 /* Geometry like the model's: stretched layers 1..60 m thick, dt = 1 day. */
 static inline void tu_geometry(tu_rng *r, int nz, double *inv_h, double *g) {
   double *h = tu_xmalloc((size_t)nz * sizeof *h);
-  for (int k = 0; k < nz; k++) h[k] = tu_uniform(r, 1.0, 60.0);
+  for (int k = 0; k < nz; k++)
+    h[k] = tu_uniform(r, 1.0, 60.0);
   for (int k = 0; k < nz; k++) {
     inv_h[k] = 1.0 / h[k];
     g[k] = k < nz - 1 ? 86400.0 / (0.5 * (h[k] + h[k + 1])) : 0.0;
@@ -157,16 +163,16 @@ static inline void tu_geometry(tu_rng *r, int nz, double *inv_h, double *g) {
 
 /* The fused coefficients written out independently of mm_tdma_column.h (the
  * formulas of docs/physics.md, in the order given there). */
-#define TU_BUILD(T)                                                                      \
-  static inline void tu_build_##T(int n, const T *kappa, const T *g, const T *inv_h, T *a, T *b, \
-                           T *c) {                                                       \
-    for (int k = 0; k < n; k++) {                                                        \
-      T up = k > 0 ? kappa[k - 1] * g[k - 1] : (T)0;                                     \
-      T dn = k < n - 1 ? kappa[k] * g[k] : (T)0;                                         \
-      a[k] = -up * inv_h[k];                                                             \
-      c[k] = -dn * inv_h[k];                                                             \
-      b[k] = ((T)1 - a[k]) - c[k];                                                       \
-    }                                                                                    \
+#define TU_BUILD(T)                                                                                \
+  static inline void tu_build_##T(int n, const T *kappa, const T *g, const T *inv_h, T *a, T *b,   \
+                                  T *c) {                                                          \
+    for (int k = 0; k < n; k++) {                                                                  \
+      T up = k > 0 ? kappa[k - 1] * g[k - 1] : (T)0;                                               \
+      T dn = k < n - 1 ? kappa[k] * g[k] : (T)0;                                                   \
+      a[k] = -up * inv_h[k];                                                                       \
+      c[k] = -dn * inv_h[k];                                                                       \
+      b[k] = ((T)1 - a[k]) - c[k];                                                                 \
+    }                                                                                              \
   }
 TU_BUILD(double)
 TU_BUILD(float)
@@ -185,7 +191,7 @@ typedef struct {
 
 /* depth: the depths to use, or NULL for tu_depths. */
 static inline void tu_batch_make(tu_batch *t, tu_rng *r, size_t ncol, int nz, int nrhs,
-                          const int *depth) {
+                                 const int *depth) {
   memset(t, 0, sizeof *t);
   t->ncol = ncol;
   t->nz = nz;
@@ -222,13 +228,16 @@ static inline void tu_batch_make(tu_batch *t, tu_rng *r, size_t ncol, int nz, in
       if (k < t->depth[col]) {
         t->a[i] = tu_uniform(r, -1.0, 1.0);
         t->c[i] = tu_uniform(r, -1.0, 1.0);
-        t->b[i] = (tu_int(r, 2) ? 1.0 : -1.0) * (fabs(t->a[i]) + fabs(t->c[i]) + tu_uniform(r, 0.5, 2.0));
+        t->b[i] =
+            (tu_int(r, 2) ? 1.0 : -1.0) * (fabs(t->a[i]) + fabs(t->c[i]) + tu_uniform(r, 0.5, 2.0));
         /* Interface diffusivity 1e-5 .. 1e-1 m2/s (convective mixing). */
         t->kappa[i] = exp(tu_uniform(r, log(1e-5), log(1e-1)));
-        for (int q = 0; q < nrhs; q++) t->rhs[q][i] = tu_uniform(r, -2.0, 30.0);
+        for (int q = 0; q < nrhs; q++)
+          t->rhs[q][i] = tu_uniform(r, -2.0, 30.0);
       } else {
         t->a[i] = t->b[i] = t->c[i] = t->kappa[i] = NAN;
-        for (int q = 0; q < nrhs; q++) t->rhs[q][i] = NAN;
+        for (int q = 0; q < nrhs; q++)
+          t->rhs[q][i] = NAN;
       }
       /* Values the Thomas algorithm never uses (a_0, c_{n-1}; kappa and g of
        * the bottom interface, whose conductance is 0 by definition) are NaN
@@ -239,7 +248,8 @@ static inline void tu_batch_make(tu_batch *t, tu_rng *r, size_t ncol, int nz, in
       t->bf[i] = (float)t->b[i];
       t->cf[i] = (float)t->c[i];
       t->kappaf[i] = (float)t->kappa[i];
-      for (int q = 0; q < nrhs; q++) t->rhsf[q][i] = (float)t->rhs[q][i];
+      for (int q = 0; q < nrhs; q++)
+        t->rhsf[q][i] = (float)t->rhs[q][i];
     }
 }
 
@@ -278,7 +288,8 @@ static inline float **tu_copy_rhs_f(const tu_batch *t) {
 }
 static inline void tu_free_rhs(void *x, int nrhs) {
   void **p = x;
-  for (int q = 0; q < nrhs; q++) free(p[q]);
+  for (int q = 0; q < nrhs; q++)
+    free(p[q]);
   free(p);
 }
 

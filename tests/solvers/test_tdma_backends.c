@@ -49,7 +49,8 @@ static int verify(const tu_batch *t, int fused, int nrhs, double *const *xd, flo
   const int nz = t->nz;
   colbuf cb;
   double **cols[] = {&cb.a, &cb.b, &cb.c, &cb.d, &cb.x};
-  for (int i = 0; i < 5; i++) *cols[i] = tu_xmalloc((size_t)nz * sizeof(double));
+  for (int i = 0; i < 5; i++)
+    *cols[i] = tu_xmalloc((size_t)nz * sizeof(double));
   float *fa = tu_xmalloc((size_t)nz * sizeof(float)), *fb = tu_xmalloc((size_t)nz * sizeof(float)),
         *fc = tu_xmalloc((size_t)nz * sizeof(float));
   const double tol = xf ? TOL_F : TOL_D;
@@ -60,7 +61,8 @@ static int verify(const tu_batch *t, int fused, int nrhs, double *const *xd, flo
     if (fused) {
       if (xf) {
         tu_build_float(n, t->kappaf + off, t->gf, t->inv_hf, fa, fb, fc);
-        for (int k = 0; k < n; k++) cb.a[k] = fa[k], cb.b[k] = fb[k], cb.c[k] = fc[k];
+        for (int k = 0; k < n; k++)
+          cb.a[k] = fa[k], cb.b[k] = fb[k], cb.c[k] = fc[k];
       } else {
         tu_build_double(n, t->kappa + off, t->g, t->inv_h, cb.a, cb.b, cb.c);
       }
@@ -91,7 +93,8 @@ static int verify(const tu_batch *t, int fused, int nrhs, double *const *xd, flo
       bad += colbad;
     }
   }
-  for (int i = 0; i < 5; i++) free(*cols[i]);
+  for (int i = 0; i < 5; i++)
+    free(*cols[i]);
   free(fa);
   free(fb);
   free(fc);

@@ -11,11 +11,11 @@ static int expect(int got, int want, const char *what) {
   return 0;
 }
 
-#define EXPECT(got, want, ...)                                                           \
-  do {                                                                                   \
-    char what_[200];                                                                     \
-    snprintf(what_, sizeof what_, __VA_ARGS__);                                          \
-    TU_CHECK(expect((got), (want), what_), "%s", what_);                                 \
+#define EXPECT(got, want, ...)                                                                     \
+  do {                                                                                             \
+    char what_[200];                                                                               \
+    snprintf(what_, sizeof what_, __VA_ARGS__);                                                    \
+    TU_CHECK(expect((got), (want), what_), "%s", what_);                                           \
   } while (0)
 
 int main(void) {
@@ -86,15 +86,16 @@ int main(void) {
     EXPECT(mm_tdma_fused_f(s, &bt, &geof, t.kappaf, xf, 0), MM_TDMA_EINVAL, "%s: fused_f nrhs 0",
            nm);
     const mm_tdma_batch deep = {.ncol = ncol, .nz = nz + 1, .depth = t.depth};
-    EXPECT(mm_tdma_solve(s, &deep, t.a, t.b, t.c, x, 1), MM_TDMA_EINVAL,
-           "%s: batch nz > solver nz", nm);
+    EXPECT(mm_tdma_solve(s, &deep, t.a, t.b, t.c, x, 1), MM_TDMA_EINVAL, "%s: batch nz > solver nz",
+           nm);
     const mm_tdma_batch nodepth = {.ncol = ncol, .nz = nz, .depth = NULL};
     EXPECT(mm_tdma_solve(s, &nodepth, t.a, t.b, t.c, x, 1), MM_TDMA_EINVAL, "%s: depth NULL", nm);
     EXPECT(mm_tdma_solve(s, NULL, t.a, t.b, t.c, x, 1), MM_TDMA_EINVAL, "%s: batch NULL", nm);
     /* An empty batch and a shallower batch are fine. */
     const mm_tdma_batch empty = {.ncol = 0, .nz = nz, .depth = NULL};
     EXPECT(mm_tdma_solve(s, &empty, t.a, t.b, t.c, x, 1), MM_TDMA_OK, "%s: empty batch", nm);
-    for (size_t i = 0; i < ncol; i++) t.depth[i] = t.depth[i] > 3 ? 3 : t.depth[i];
+    for (size_t i = 0; i < ncol; i++)
+      t.depth[i] = t.depth[i] > 3 ? 3 : t.depth[i];
     const mm_tdma_batch shallow = {.ncol = ncol, .nz = 3, .depth = t.depth};
     EXPECT(mm_tdma_solve(s, &shallow, t.a, t.b, t.c, x, 1), MM_TDMA_OK, "%s: batch nz < solver nz",
            nm);

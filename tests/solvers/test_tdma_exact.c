@@ -70,12 +70,12 @@ static void compare_backend(const mm_tdma_backend *be, const tu_batch *t, int fu
   char what[160];
   snprintf(what, sizeof what, "%s %s %s ncol=%zu nz=%d nrhs=%d", be->name,
            single ? "single" : "double", fused ? "fused" : "solve", t->ncol, t->nz, nrhs);
-  TU_CHECK(same(t, single, nrhs, xd, xf, yd, yf, what), "%s: not bitwise equal to reference",
-           what);
+  TU_CHECK(same(t, single, nrhs, xd, xf, yd, yf, what), "%s: not bitwise equal to reference", what);
   if (!negative_control_done && t->ncol > 30) {
     /* Flip the lowest mantissa bit of one wet value: must be caught. */
     size_t col = 0;
-    while (t->depth[col] == 0) col++;
+    while (t->depth[col] == 0)
+      col++;
     const size_t i = col * (size_t)t->nz + (size_t)(t->depth[col] - 1);
     if (single) {
       uint32_t u;
@@ -170,14 +170,16 @@ int main(void) {
   for (int nz = 1; nz <= 20; nz++) {
     const size_t ncol = 1001;
     int *depth = tu_xmalloc(ncol * sizeof *depth);
-    for (size_t i = 0; i < ncol; i++) depth[i] = nz;
+    for (size_t i = 0; i < ncol; i++)
+      depth[i] = nz;
     tu_batch t;
     tu_batch_make(&t, &rng, ncol, nz, 2, depth);
     free(depth);
     for (const mm_tdma_backend *const *pb = mm_tdma_backends(); *pb; pb++)
       if ((*pb)->exact && !(*pb)->device_memory && strcmp((*pb)->name, "reference"))
         for (int fused = 0; fused <= 1; fused++)
-          for (int single = 0; single <= 1; single++) compare_backend(*pb, &t, fused, single, 2);
+          for (int single = 0; single <= 1; single++)
+            compare_backend(*pb, &t, fused, single, 2);
     tu_batch_free(&t);
   }
 

@@ -48,8 +48,8 @@
 #define TOL_LAPACK_D 1e-12
 #define TOL_LAPACK_F 1e-3
 /* Tile widths of `simd` (tdma_simd.c: 32-byte vectors, 2 per tile). */
-#define TILE_D 8
-#define TILE_F 16
+#define TILE_D   8
+#define TILE_F   16
 #define NCOL_MAX 40
 #define NCOL_BIG 1001
 
@@ -72,7 +72,9 @@ typedef struct {
   size_t lead, len;
 } gbuf;
 
-static size_t round_page(size_t n) { return (n + page - 1) / page * page; }
+static size_t round_page(size_t n) {
+  return (n + page - 1) / page * page;
+}
 
 static void *gb_alloc(gbuf *gb, size_t nok, size_t nguard) {
   gb->lead = round_page(nok);
@@ -108,7 +110,9 @@ static void gb_free(gbuf *gb) {
 enum { MIXED, UNIFORM };
 static const char *const pattern_name[] = {"mixed", "uniform"};
 
-static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
+static int clampi(int x, int lo, int hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
 
 static void make_depths(int *depth, size_t ncol, int nz, int pattern, int dl, uint64_t seed) {
   tu_rng r = {seed};
@@ -132,7 +136,8 @@ static int last_depths(int nz, uint64_t seed, int *out) {
   int n = 0;
   for (int i = 0; i < 6; i++) {
     int d = clampi(cand[i], 0, nz), dup = 0;
-    for (int j = 0; j < n; j++) dup |= out[j] == d;
+    for (int j = 0; j < n; j++)
+      dup |= out[j] == d;
     if (!dup) out[n++] = d;
   }
   return n;
@@ -147,8 +152,8 @@ static uint64_t case_seed(int nz, size_t ncol, int pattern, int dl) {
  * One case: a random batch (tu_batch_make, NaN below every depth) copied
  * into guarded arrays. */
 typedef struct {
-  tu_batch t;   /* ordinary arrays: the source and the reference's input */
-  size_t g;     /* guarded element: (ncol-1)*nz + depth[ncol-1] */
+  tu_batch t; /* ordinary arrays: the source and the reference's input */
+  size_t g;   /* guarded element: (ncol-1)*nz + depth[ncol-1] */
   gbuf gd[6], gf[6], ggeo[4], gdep, gptr[4];
   double *d[6]; /* a, b, c, kappa, rhs0, rhs1 (guarded) */
   float *f[6];
@@ -167,7 +172,8 @@ static void gcase_make(gcase *cs, int nz, size_t ncol, const int *depth, uint64_
   cs->g = (ncol - 1) * (size_t)nz + (size_t)depth[ncol - 1];
   const size_t g = cs->g;
   const double *src_d[6] = {cs->t.a, cs->t.b, cs->t.c, cs->t.kappa, cs->t.rhs[0], cs->t.rhs[1]};
-  const float *src_f[6] = {cs->t.af, cs->t.bf, cs->t.cf, cs->t.kappaf, cs->t.rhsf[0], cs->t.rhsf[1]};
+  const float *src_f[6] = {cs->t.af,     cs->t.bf,      cs->t.cf,
+                           cs->t.kappaf, cs->t.rhsf[0], cs->t.rhsf[1]};
   for (int i = 0; i < 6; i++) {
     /* The guard covers the rest of the array and at least one page past it. */
     cs->d[i] = gb_alloc(&cs->gd[i], g * sizeof(double), (n - g) * sizeof(double) + 1);
@@ -188,7 +194,8 @@ static void gcase_make(gcase *cs, int nz, size_t ncol, const int *depth, uint64_
   memcpy(cs->gg, cs->t.g, znd);
   memcpy(cs->inv_hf, cs->t.inv_hf, znf);
   memcpy(cs->ggf, cs->t.gf, znf);
-  for (int i = 0; i < 4; i++) gb_readonly(&cs->ggeo[i]);
+  for (int i = 0; i < 4; i++)
+    gb_readonly(&cs->ggeo[i]);
   cs->depth = gb_alloc(&cs->gdep, ncol * sizeof(int), 1);
   memcpy(cs->depth, depth, ncol * sizeof(int));
   gb_readonly(&cs->gdep);
@@ -205,8 +212,10 @@ static void gcase_make(gcase *cs, int nz, size_t ncol, const int *depth, uint64_
 }
 
 static void gcase_free(gcase *cs) {
-  for (int i = 0; i < 6; i++) gb_free(&cs->gd[i]), gb_free(&cs->gf[i]);
-  for (int i = 0; i < 4; i++) gb_free(&cs->ggeo[i]), gb_free(&cs->gptr[i]);
+  for (int i = 0; i < 6; i++)
+    gb_free(&cs->gd[i]), gb_free(&cs->gf[i]);
+  for (int i = 0; i < 4; i++)
+    gb_free(&cs->ggeo[i]), gb_free(&cs->gptr[i]);
   gb_free(&cs->gdep);
   tu_batch_free(&cs->t);
 }
@@ -221,8 +230,8 @@ static void gcase_reset_rhs(gcase *cs) {
 
 /* ---------------------------------------------------------------------------
  * Checking a result (the accessible elements [0, g) of one rhs). */
-static int check_result(const gcase *cs, int single, int exact, const void *got,
-                        const void *want, const char *what, int q) {
+static int check_result(const gcase *cs, int single, int exact, const void *got, const void *want,
+                        const char *what, int q) {
   const size_t g = cs->g, size = single ? sizeof(float) : sizeof(double);
   const int nz = cs->t.nz;
 #define VAL(p, i) (single ? (double)((const float *)(p))[i] : ((const double *)(p))[i])
@@ -232,7 +241,8 @@ static int check_result(const gcase *cs, int single, int exact, const void *got,
       return 1;
     }
     size_t i = 0;
-    while (!memcmp((const char *)got + i * size, (const char *)want + i * size, size)) i++;
+    while (!memcmp((const char *)got + i * size, (const char *)want + i * size, size))
+      i++;
     fprintf(stderr, "  %s: rhs %d differs from reference at column %zu level %zu: %.17g vs %.17g\n",
             what, q, i / (size_t)nz, i % (size_t)nz, VAL(got, i), VAL(want, i));
     return 0;
@@ -320,8 +330,8 @@ static void run_backends(gcase *cs, const char *pattern) {
           gcase_reset_rhs(cs);
           label(be->name, fused, single, nrhs, cs, pattern);
           sh->busy = 1;
-          rc = call(s, cs, (const double *const *)cs->d, (const float *const *)cs->f, fused,
-                    single, nrhs, cs->rhs_d[nrhs], cs->rhs_f[nrhs]);
+          rc = call(s, cs, (const double *const *)cs->d, (const float *const *)cs->f, fused, single,
+                    nrhs, cs->rhs_d[nrhs], cs->rhs_f[nrhs]);
           sh->busy = 0;
           sh->solves++;
           mm_tdma_destroy(s);
@@ -376,8 +386,8 @@ static const char *const probe_name[] = {
 
 /* A deliberately broken plain solve: the reference Thomas per column, plus
  * one access at level depth of every column (read of a, or write of rhs). */
-static void broken_solve(const mm_tdma_batch *bt, const double *a, const double *b,
-                         const double *c, double *const *rhs, int nrhs, int write) {
+static void broken_solve(const mm_tdma_batch *bt, const double *a, const double *b, const double *c,
+                         double *const *rhs, int nrhs, int write) {
   double *cp = tu_xmalloc((size_t)bt->nz * sizeof *cp);
   for (size_t col = 0; col < bt->ncol; col++) {
     const int n = bt->depth[col];
@@ -420,8 +430,7 @@ static int run_probe(const void *arg) {
  * The parent: forks, waits, classifies. */
 enum { CHILD_OK, CHILD_MISMATCH, CHILD_FAULT };
 
-static int in_child(int (*fn)(const void *), const void *arg, int quiet, char *desc,
-                    size_t ndesc) {
+static int in_child(int (*fn)(const void *), const void *arg, int quiet, char *desc, size_t ndesc) {
   sh->busy = 0;
   sh->label[0] = 0;
   fflush(NULL);
@@ -468,7 +477,8 @@ static unsigned lanes_covered(int nz, int w) {
       int depth[NCOL_MAX];
       make_depths(depth, ncol, nz, MIXED, dl, case_seed(nz, ncol, MIXED, dl));
       int wet = 0;
-      for (size_t i = 0; i + 1 < ncol; i++) wet += depth[i] > 0;
+      for (size_t i = 0; i + 1 < ncol; i++)
+        wet += depth[i] > 0;
       const int lane = wet % w;
       int mixed = 0, seen = 0;
       for (size_t i = 0; i + 1 < ncol; i++)
@@ -481,8 +491,8 @@ static unsigned lanes_covered(int nz, int w) {
 
 int main(void) {
   page = (size_t)sysconf(_SC_PAGESIZE);
-  sh = mmap(NULL, round_page(sizeof *sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-            0);
+  sh =
+      mmap(NULL, round_page(sizeof *sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
     perror("mmap");
     return 2;
@@ -500,14 +510,15 @@ int main(void) {
     if (ok) nprobe_ok++;
   }
   printf("self-checks: %d of 5 as expected (guarded accesses fault, the last element before the "
-         "guard does not)\n", nprobe_ok);
+         "guard does not)\n",
+         nprobe_ok);
 
   /* Lane coverage of the mixed-depth cases. */
   for (int nz = 33; nz <= 100; nz += 67) {
     const unsigned md = lanes_covered(nz, TILE_D), mf = lanes_covered(nz, TILE_F);
     TU_CHECK(md == (1u << TILE_D) - 1 && mf == (1u << TILE_F) - 1,
-             "nz=%d: guarded column not at every lane of a mixed tile (double %#x, single %#x)",
-             nz, md, mf);
+             "nz=%d: guarded column not at every lane of a mixed tile (double %#x, single %#x)", nz,
+             md, mf);
   }
 
   const int nzs[] = {1, 3, 7, 33, 100};
