@@ -15,8 +15,7 @@ int mm_py_abi(void) {
 int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int *depth,
                 const void *a, const void *b, const void *c, void *rhs, int threads,
                 int for_device) {
-  if (!backend || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !rhs)))
-    return MM_TDMA_EINVAL;
+  if (!backend || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !rhs))) return MM_TDMA_EINVAL;
   if (ncol == 0) return MM_TDMA_OK;
   mm_tdma *s;
   int rc = mm_tdma_create(backend, nz, for_device, &s);
@@ -52,7 +51,8 @@ static const mm_tdma_backend *backend_at(int i) {
 
 int mm_py_backend_count(void) {
   int n = 0;
-  for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++) n++;
+  for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
+    n++;
   return n;
 }
 

@@ -26,9 +26,9 @@ MM_PY_EXPORT int mm_py_abi(void);
  * device pointers (depth too). threads > 0: OpenMP threads for this call
  * (restored after); 0: the library's default (OMP_NUM_THREADS).
  * Returns 0 or an MM_TDMA_E* code (mm_py_strerror). */
-MM_PY_EXPORT int mm_py_solve(const char *backend, int single, size_t ncol, int nz,
-                             const int *depth, const void *a, const void *b, const void *c,
-                             void *rhs, int threads, int for_device);
+MM_PY_EXPORT int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int *depth,
+                             const void *a, const void *b, const void *c, void *rhs, int threads,
+                             int for_device);
 
 /* The backend table, by index 0 .. mm_py_backend_count() - 1. */
 MM_PY_EXPORT int mm_py_backend_count(void);

@@ -42,8 +42,8 @@ struct Shape {
 // One dtype (f32 or f64) and one shape (rank >= 1) for every operand and the
 // result; nz within int.
 ffi::Error check(const ffi::AnyBuffer &lower, const ffi::AnyBuffer &diag,
-                 const ffi::AnyBuffer &upper, const ffi::AnyBuffer &rhs,
-                 const ffi::AnyBuffer &out, Shape *sh) {
+                 const ffi::AnyBuffer &upper, const ffi::AnyBuffer &rhs, const ffi::AnyBuffer &out,
+                 Shape *sh) {
   const ffi::DataType dt = rhs.element_type();
   if (dt != ffi::DataType::F32 && dt != ffi::DataType::F64)
     return ffi::Error::InvalidArgument("minimodel tdma: operands must be float32 or float64");
@@ -65,7 +65,8 @@ ffi::Error check(const ffi::AnyBuffer &lower, const ffi::AnyBuffer &diag,
   if (nz < 1 || nz > INT32_MAX)
     return ffi::Error::InvalidArgument("minimodel tdma: levels (last dimension) out of 1..2^31-1");
   size_t ncol = 1;
-  for (size_t i = 0; i + 1 < dims.size(); i++) ncol *= (size_t)dims[i];
+  for (size_t i = 0; i + 1 < dims.size(); i++)
+    ncol *= (size_t)dims[i];
   sh->ncol = ncol;
   sh->nz = (int)nz;
   sh->single = dt == ffi::DataType::F32;
@@ -147,7 +148,8 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
     if (dd.p) cudaFree(dd.p);
     dd = DeviceDepth();
     int *p = nullptr;
-    if ((e = cudaMalloc((void **)&p, n * sizeof(int))) != cudaSuccess) return cuda_error("depths", e);
+    if ((e = cudaMalloc((void **)&p, n * sizeof(int))) != cudaSuccess)
+      return cuda_error("depths", e);
     const std::vector<int> host(n, sh.nz);
     if ((e = cudaMemcpy(p, host.data(), n * sizeof(int), cudaMemcpyHostToDevice)) != cudaSuccess) {
       cudaFree(p);
