@@ -24,8 +24,11 @@ one XLA FFI call (jax.ffi.ffi_call) into the project's solvers:
 import functools
 import numbers
 
-import jax
-import jax.numpy as jnp
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as e:
+    raise ImportError(f"minimodel.jax needs jax (pip install jax): {e}") from e
 import numpy as np
 
 from . import _lib
