@@ -11,7 +11,7 @@ shape (systems, levels), levels last, every column full depth:
 
   tdma-bench-simd   the project's benchmark binary, `tdma-bench --backend simd`
                     (its own problem, caches flushed between repeats)
-  numpy-solve       minimodel.tdma.solve(..., out=work), in place
+  numpy-solve       minimodel.tdma.solve(lower, diag, upper, b, out=b): in place
   jax-donated       jax.jit(minimodel.jax.tdma, donate_argnums=3): solved in
                     the right-hand side's buffer
   jax               jax.jit(minimodel.jax.tdma): XLA copies rhs first
@@ -36,7 +36,8 @@ the peer's time over tdma-bench's in the same round. Every peer's solution
 is compared with minimodel.tdma.solve's (max_rel_diff: max |x - x_solve| /
 max |x_solve|).
 
-Output: one JSON line per peer and case (stdout, and --jsonl FILE), then a
+Output: one JSON line per peer and case (stdout, and appended to --jsonl
+FILE with the key run, the start of the run in UTC), then a
 table of medians and ratios (peer median / tdma-bench simd median of the same
 case; the scans over jax-donated). With --docs FILE the table, the machine,
 the date and the command replace what stands between the markers
@@ -175,16 +176,20 @@ def worker(args):
                   repeats=args.repeats)
     peers, skipped = [], {}
 
-    # minimodel.tdma.solve, in place in a work array restored before each call
-    work = np.empty_like(rhs)
+    def restorer():
+        """A work array of its own, restored to rhs before each call."""
+        work = np.empty_like(rhs)
 
-    def restore():
-        np.copyto(work, rhs)
-        return work
+        def restore():
+            np.copyto(work, rhs)
+            return work
 
+        return restore
+
+    # minimodel.tdma.solve in place (out=rhs) on the restored work array
     peers.append(Peer("numpy-solve",
-                      lambda w: tdma.solve(lower, diag, upper, rhs, out=w, threads=threads),
-                      restore, backend=tdma.auto_backend()))
+                      lambda w: tdma.solve(lower, diag, upper, w, out=w, threads=threads),
+                      restorer(), backend=tdma.auto_backend()))
 
     # minimodel.jax.tdma under jit, donated and not
     jl, jd, ju, jb = (jnp.asarray(a) for a in (lower, diag, upper, rhs))
@@ -217,7 +222,7 @@ def worker(args):
     else:
         numba.set_num_threads(threads)
         thomas = numba_solver(numba, np)
-        peers.append(Peer("numba", lambda w: (thomas(lower, diag, upper, rhs, w), w)[1], restore,
+        peers.append(Peer("numba", lambda w: (thomas(lower, diag, upper, rhs, w), w)[1], restorer(),
                           version=numba.__version__))
 
     # Veros's solve_implicit
@@ -382,7 +387,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--precision", default="double,single")
     ap.add_argument("--tdma-bench", dest="tdma_bench")
-    ap.add_argument("--jsonl", help="also write the JSON lines here")
+    ap.add_argument("--jsonl", help="also append the JSON lines to this file (key run: the start)")
     ap.add_argument("--docs", help="replace the results between the markers in this file")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -419,7 +424,7 @@ def main():
     for r in records:
         r["run"] = started.strftime("%Y-%m-%dT%H:%MZ")
     if a.jsonl:
-        with open(a.jsonl, "w") as f:
+        with open(a.jsonl, "a") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")
     argv = ["scripts/bench_peers.py"] + sys.argv[1:]

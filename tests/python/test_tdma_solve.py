@@ -107,3 +107,17 @@ def test_single_level(dtype):
     lower, diag, upper, rhs, depth = system((25,), 1, dtype, seed=9)
     x = tdma.solve(lower, diag, upper, rhs, depth=depth)
     assert_close(x, dense_solve(lower, diag, upper, rhs, depth), dtype)
+
+
+def test_concurrent_calls(dtype):
+    # the library is called without the GIL: threads solving at once, each
+    # with its own thread count, give the bits of one call after another
+    from concurrent.futures import ThreadPoolExecutor
+
+    systems = [system((900,), 40, dtype, seed=20 + i) for i in range(6)]
+    expect = [tdma.solve(*s[:4], depth=s[4], backend="reference") for s in systems]
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda i: tdma.solve(*systems[i][:4], depth=systems[i][4],
+                                                 threads=1 + i % 3), range(6)))
+    for g, e in zip(got, expect):
+        np.testing.assert_array_equal(g, e)
