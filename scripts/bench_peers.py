@@ -87,6 +87,9 @@ class Peer:
         self.out = self.call(self.prepare())
 
     def once(self):
+        # the previous result is freed first, outside the timing (a JAX
+        # array's buffer is unmapped when the last reference goes)
+        self.out = None
         arg = self.prepare()
         t0 = time.perf_counter()
         self.out = self.call(arg)
@@ -268,14 +271,15 @@ def worker(args):
                           max_residual=bench[0]["max_residual"],
                           stream_gbps=float(np.median([b["stream_gbps"] for b in bench])),
                           floor_ms=float(np.median([b["floor_ms"] for b in bench])),
-                          **common)), flush=True)
+                          times_ms=[round(m, 4) for m in med], **common)), flush=True)
     for p in peers:
         x = np.asarray(p.result(p.out), np.float64).reshape(ref.shape)
         diff = float(np.max(np.abs(x - ref))) / scale
         ms = 1e3 * np.asarray(p.times)
         paired = np.median(ms / np.asarray(med))
         print(json.dumps(dict(peer=p.name, median_ms=float(np.median(ms)), best_ms=float(ms.min()),
-                              paired_ratio=float(paired), max_rel_diff=diff, **common, **p.extra)),
+                              paired_ratio=float(paired), max_rel_diff=diff,
+                              times_ms=[round(float(m), 4) for m in ms], **common, **p.extra)),
               flush=True)
     for name, why in skipped.items():
         print(json.dumps(dict(peer=name, skipped=why, **common)), flush=True)
@@ -358,20 +362,27 @@ def table(records, a):
                 cells.append(f"{fmt(r['median_ms'])} ms{ratio}")
         lines.append(f"| {peer} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Targets, same run: jax-donated / tdma-bench-simd (at most 1.5), "
-                 "scan-levels-first / jax-donated (at least 10):")
+    lines.append("Targets, same run: jax-donated / tdma-bench simd at most 1.5, "
+                 "scan-levels-first / jax-donated at least 10. Ratio of the medians; in "
+                 "brackets the paired ratio, the median over the rounds of the ratio within "
+                 "a round:")
     lines.append("")
     lines.append("| case | jax-donated / tdma-bench simd | scan-levels-first / jax-donated | "
                  "scan-transposes / jax-donated |")
     lines.append("|---|---:|---:|---:|")
+
+    def ratio(num, den):
+        paired = sorted(x / y for x, y in zip(num["times_ms"], den["times_ms"]))
+        n = len(paired)
+        pm = paired[n // 2] if n % 2 else 0.5 * (paired[n // 2 - 1] + paired[n // 2])
+        return f"{num['median_ms'] / den['median_ms']:.2f} ({pm:.2f})"
+
     for p, t in cases:
         d, s = by.get(("jax-donated", p, t)), by.get(("tdma-bench-simd", p, t))
         lf, tr = by.get(("scan-levels-first", p, t)), by.get(("scan-transposes", p, t))
         if not (d and s and lf and tr):
             continue
-        lines.append(f"| {p}, {t} thr | {d['median_ms'] / s['median_ms']:.2f} | "
-                     f"{lf['median_ms'] / d['median_ms']:.1f} | "
-                     f"{tr['median_ms'] / d['median_ms']:.1f} |")
+        lines.append(f"| {p}, {t} thr | {ratio(d, s)} | {ratio(lf, d)} | {ratio(tr, d)} |")
     skipped = [r for r in records if "skipped" in r]
     for why in sorted({f"{r['peer']}: {r['skipped']}" for r in skipped}):
         lines.append("")
