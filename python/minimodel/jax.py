@@ -1,0 +1,120 @@
+"""The batched tridiagonal column solver as a JAX function.
+
+    x = minimodel.jax.tdma(lower, diag, upper, rhs)
+
+Arrays of one shape (..., nz), levels last, and one dtype (float32, or
+float64 with jax_enable_x64): the layout and the rows of
+minimodel.tdma.solve, every column solved over all nz levels. The solve is
+one XLA FFI call (jax.ffi.ffi_call) into the project's solvers:
+
+- under jax.jit it is one custom call in the compiled program;
+- under jax.vmap the batch dimensions become more leading dimensions, that
+  is more columns, with no transposes (vmap_method "broadcast_all");
+- jax.grad works through a custom VJP: the adjoint of a tridiagonal solve is
+  a solve with the transposed matrix (lower'[k] = upper[k-1], upper'[k] =
+  lower[k+1]), then lower_bar[k] = -lam[k] x[k-1], diag_bar = -lam x,
+  upper_bar[k] = -lam[k] x[k+1], rhs_bar = lam;
+- the result is aliased to rhs (input_output_aliases {3: 0}): with
+  jax.jit(minimodel.jax.tdma, donate_argnums=3) the right-hand side's buffer
+  is solved in place, without a copy;
+- on the CPU the `auto` backend of the solvers (OpenMP threads: threads=n,
+  or OMP_NUM_THREADS), on a GPU the `cuda` backend when the package was
+  built with CUDA.
+"""
+import functools
+import numbers
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as e:
+    raise ImportError(f"minimodel.jax needs jax (pip install jax): {e}") from e
+import numpy as np
+
+from . import _lib
+
+__all__ = ["tdma"]
+
+_TARGET = "minimodel_tdma"
+_MAX_THREADS = 1024
+
+
+def _register():
+    kind = _lib.lib.mm_py_ffi()
+    if kind == 0:
+        raise ImportError("minimodel was built without its JAX FFI handlers (jax was not "
+                          "importable where it was built): reinstall it with jax installed")
+    jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(_lib.lib.mm_tdma_ffi_cpu),
+                                platform="cpu")
+    if kind == 2:
+        jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(_lib.lib.mm_tdma_ffi_cuda),
+                                    platform="CUDA")
+    return kind
+
+
+#: 1: the CPU handler; 2: the CUDA one as well.
+ffi_kind = _register()
+
+
+def _call(lower, diag, upper, rhs, threads):
+    call = jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(rhs.shape, rhs.dtype),
+                            vmap_method="broadcast_all", input_output_aliases={3: 0})
+    return call(lower, diag, upper, rhs, threads=np.int32(threads))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
+def _tdma(lower, diag, upper, rhs, threads):
+    return _call(lower, diag, upper, rhs, threads)
+
+
+def _tdma_fwd(lower, diag, upper, rhs, threads):
+    x = _call(lower, diag, upper, rhs, threads)
+    return x, (lower, diag, upper, x)
+
+
+def _tdma_bwd(threads, res, g):
+    lower, diag, upper, x = res
+    zero = jnp.zeros_like(x[..., :1])
+    # A^T: its sub-diagonal is A's super-diagonal moved down one level, its
+    # super-diagonal A's sub-diagonal moved up one level.
+    lower_t = jnp.concatenate([zero, upper[..., :-1]], axis=-1)
+    upper_t = jnp.concatenate([lower[..., 1:], zero], axis=-1)
+    lam = _call(lower_t, diag, upper_t, g, threads)
+    lower_bar = jnp.concatenate([zero, -lam[..., 1:] * x[..., :-1]], axis=-1)
+    upper_bar = jnp.concatenate([-lam[..., :-1] * x[..., 1:], zero], axis=-1)
+    return lower_bar, -lam * x, upper_bar, lam
+
+
+_tdma.defvjp(_tdma_fwd, _tdma_bwd)
+
+
+def tdma(lower, diag, upper, rhs, *, threads=None):
+    """Solves every column's tridiagonal system (rows lower[k] x[k-1] +
+    diag[k] x[k] + upper[k] x[k+1] = rhs[k]; lower[..., 0] and upper[..., -1]
+    are not used); returns x, of rhs's shape and dtype.
+
+    threads: OpenMP threads of the CPU solve (None: OMP_NUM_THREADS)."""
+    args = []
+    for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
+        if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            raise TypeError(f"{name} must be an array, not {type(a).__name__}")
+        args.append(jnp.asarray(a))
+    dtype = args[3].dtype
+    if dtype not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
+        raise TypeError(f"rhs has dtype {dtype}: float32 or float64 are supported")
+    for name, a in zip(("lower", "diag", "upper"), args[:3]):
+        if a.dtype != dtype:
+            raise TypeError(f"{name} has dtype {a.dtype}, rhs {dtype}: all must have one dtype")
+        if a.shape != args[3].shape:
+            raise ValueError(f"{name} has shape {a.shape}, rhs {args[3].shape}: all must be equal")
+    if args[3].ndim < 1 or args[3].shape[-1] < 1:
+        raise ValueError(f"rhs has shape {args[3].shape}: (..., nz) with nz >= 1 is needed")
+    if args[3].shape[-1] > 2**31 - 1:
+        raise ValueError("nz is more than the solvers take (2^31 - 1)")
+    if threads is None:
+        threads = 0
+    elif isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
+        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+    elif not 1 <= threads <= _MAX_THREADS:
+        raise ValueError(f"threads must be within 1..{_MAX_THREADS}, not {threads}")
+    return _tdma(*args, int(threads))

@@ -1,0 +1,185 @@
+"""The batched tridiagonal column solver for NumPy arrays.
+
+    x = minimodel.tdma.solve(lower, diag, upper, rhs)
+
+Arrays of shape (..., nz), levels last (level k of column c at [c * nz + k]
+of the flattened array, the model's layout), all float64 or all float32,
+C-contiguous. Row k of a column's system is
+
+    lower[k] x[k-1] + diag[k] x[k] + upper[k] x[k+1] = rhs[k]
+
+(lower[..., 0] and upper[..., nz-1] are not used). Every argument is checked
+before the library is called: a wrong shape, dtype, layout or depth raises
+TypeError or ValueError with a message.
+"""
+import numbers
+
+import numpy as np
+
+from . import _lib
+
+__all__ = ["solve", "backends", "auto_backend", "max_threads"]
+
+_MAX_THREADS = 1024
+
+
+def _table():
+    rows = []
+    for i in range(_lib.lib.mm_py_backend_count()):
+        flags = _lib.lib.mm_py_backend_flags(i)
+        rows.append((_lib.lib.mm_py_backend_name(i).decode(), bool(flags & 1), bool(flags & 2),
+                     _lib.lib.mm_py_backend_description(i).decode()))
+    return tuple(rows)
+
+
+_BACKENDS = _table()
+
+
+def backends(device=False):
+    """Names of the solver backends compiled into the package, for `solve`
+    (host memory; "auto" is accepted as well), or with device=True those that
+    solve GPU memory (minimodel.jax.tdma uses them on a GPU)."""
+    return tuple(name for name, dev, _, _ in _BACKENDS if dev == bool(device))
+
+
+def describe():
+    """{name: (device memory, bitwise equal to reference, description)} of
+    every backend compiled in."""
+    return {name: (dev, exact, desc) for name, dev, exact, desc in _BACKENDS}
+
+
+def auto_backend():
+    """The backend backend="auto" takes for host memory."""
+    name = _lib.lib.mm_py_auto_backend(0)
+    return name.decode() if name else None
+
+
+def max_threads():
+    """OpenMP threads a solve with threads=None uses (OMP_NUM_THREADS)."""
+    return _lib.lib.mm_py_max_threads()
+
+
+def _check_array(name, a, dtype=None):
+    if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
+        raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__}")
+    if dtype is None:
+        if a.dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise TypeError(f"{name} has dtype {a.dtype}: float64 or float32 (native byte "
+                            "order) are supported")
+    elif a.dtype != dtype:
+        raise TypeError(f"{name} has dtype {a.dtype}, rhs {dtype}: all arrays must have one dtype")
+
+
+def _check_layout(name, a):
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{name} is not C-contiguous (levels last, a column's levels adjacent); "
+                         f"pass numpy.ascontiguousarray({name})")
+    if not a.flags.aligned:
+        raise ValueError(f"{name} is not aligned to its dtype; pass a copy")
+
+
+def _check_depth(depth, lead, nz):
+    if isinstance(depth, np.ndarray):
+        d = depth
+    else:
+        try:
+            d = np.asarray(depth)
+        except Exception as e:  # ragged lists and the like
+            raise TypeError(f"depth must be an integer array of shape {lead}: {e}") from None
+    if d.dtype.kind not in "iu":
+        raise TypeError(f"depth has dtype {d.dtype}: an integer dtype is needed")
+    if d.shape != lead:
+        raise ValueError(f"depth has shape {d.shape}, the columns of rhs {lead}")
+    if d.size:
+        lo, hi = d.min(), d.max()
+        if lo < 0 or hi > nz:
+            raise ValueError(f"depth must be within 0..{nz} (nz, the last dimension); "
+                             f"found {lo}..{hi}")
+    return np.ascontiguousarray(d, dtype=np.intc)
+
+
+def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, out=None):
+    """Solves every column's tridiagonal system; returns the solution.
+
+    lower, diag, upper, rhs: numpy arrays of one shape (..., nz), nz >= 1, and
+        one dtype, float64 or float32, C-contiguous.
+    depth: integers of shape (...): the wet levels of each column, 0..nz
+        (default: nz everywhere). Only the top depth levels of a column are
+        solved; below them, and in a column of depth 0, the result is rhs.
+    backend: "auto" or a name of backends().
+    threads: OpenMP threads for this call (None: the library's default,
+        OMP_NUM_THREADS; the `omp` and `simd` backends use them).
+    out: where to write the solution, an array like rhs (writeable, not
+        overlapping lower, diag or upper); out=rhs solves in place. Default:
+        a new array.
+    """
+    _check_array("rhs", rhs)
+    dtype = rhs.dtype
+    for name, a in (("lower", lower), ("diag", diag), ("upper", upper)):
+        _check_array(name, a, dtype)
+    if rhs.ndim < 1:
+        raise ValueError("rhs must have at least one dimension (..., nz)")
+    for name, a in (("lower", lower), ("diag", diag), ("upper", upper)):
+        if a.shape != rhs.shape:
+            raise ValueError(f"{name} has shape {a.shape}, rhs {rhs.shape}: all must be equal")
+    nz = rhs.shape[-1]
+    if nz < 1:
+        raise ValueError("the last dimension (levels, nz) must be at least 1")
+    if nz > 2**31 - 1:
+        raise ValueError(f"nz = {nz} levels is more than the solvers take (2^31 - 1)")
+    for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
+        _check_layout(name, a)
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str, not {type(backend).__name__}")
+    if backend != "auto" and backend not in backends():
+        if backend in backends(device=True):
+            raise ValueError(f"backend {backend!r} solves GPU memory; NumPy arrays are host "
+                             "memory (minimodel.jax.tdma takes it on a GPU)")
+        raise ValueError(f"unknown backend {backend!r}; known: "
+                         f"{', '.join(('auto',) + backends())}")
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
+            raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+        if not 1 <= threads <= _MAX_THREADS:
+            raise ValueError(f"threads must be within 1..{_MAX_THREADS}, not {threads}")
+    lead = rhs.shape[:-1]
+    ncol = rhs.size // nz
+    d = None if depth is None else _check_depth(depth, lead, nz)
+
+    if out is None:
+        out = np.array(rhs, dtype=dtype, order="C", copy=True)
+    else:
+        _check_array("out", out, dtype)
+        if out.shape != rhs.shape:
+            raise ValueError(f"out has shape {out.shape}, rhs {rhs.shape}")
+        _check_layout("out", out)
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        for name, a in (("lower", lower), ("diag", diag), ("upper", upper)):
+            if out.size and np.may_share_memory(out, a):
+                raise ValueError(f"out overlaps {name}: the solve would overwrite it while "
+                                 "reading it")
+        same = (out.size == 0 or out.__array_interface__["data"][0]
+                == rhs.__array_interface__["data"][0])
+        if not same and np.may_share_memory(out, rhs):
+            raise ValueError("out overlaps rhs without being rhs")
+        if not same:
+            np.copyto(out, rhs)
+    if ncol == 0:
+        return out
+    if d is None:
+        d = np.full(ncol, nz, dtype=np.intc)
+    rc = _lib.lib.mm_py_solve(backend.encode(), int(dtype == np.float32), ncol, nz,
+                              d.ctypes.data, lower.ctypes.data, diag.ctypes.data,
+                              upper.ctypes.data, out.ctypes.data, 0 if threads is None
+                              else int(threads), 0)
+    if rc:
+        msg = f"minimodel.tdma.solve ({backend}): {_lib.strerror(rc)}"
+        if rc == _lib.ESINGULAR:
+            raise np.linalg.LinAlgError(msg)
+        if rc == _lib.ENOMEM:
+            raise MemoryError(msg)
+        if rc == _lib.EINVAL:
+            raise ValueError(msg)
+        raise RuntimeError(msg)
+    return out

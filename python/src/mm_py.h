@@ -1,0 +1,52 @@
+/* The C API of the Python package: what minimodel/_lib.py (ctypes) and the
+ * JAX FFI handler (mm_tdma_ffi.cc) call. Not part of the solvers' API.
+ *
+ * The caller has checked every argument: minimodel/tdma.py checks shapes,
+ * dtypes, contiguity, aliasing and depths before the call, the FFI handler
+ * shapes and dtypes; the solvers check nz and every depth again before
+ * anything is written (MM_TDMA_EINVAL). */
+#ifndef MM_PY_H
+#define MM_PY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MM_PY_EXPORT __attribute__((visibility("default")))
+
+/* Bumped whenever a signature below changes; minimodel/_lib.py checks it. */
+#define MM_PY_ABI 1
+MM_PY_EXPORT int mm_py_abi(void);
+
+/* One solve of ncol columns of nz levels, column-contiguous, one right-hand
+ * side solved in place: double (single = 0) or float (single = 1).
+ * backend: a name of the table or "auto"; for_device: the pointers are GPU
+ * device pointers (depth too). threads > 0: OpenMP threads for this call
+ * (restored after); 0: the library's default (OMP_NUM_THREADS).
+ * Returns 0 or an MM_TDMA_E* code (mm_py_strerror). */
+MM_PY_EXPORT int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int *depth,
+                             const void *a, const void *b, const void *c, void *rhs, int threads,
+                             int for_device);
+
+/* The backend table, by index 0 .. mm_py_backend_count() - 1. */
+MM_PY_EXPORT int mm_py_backend_count(void);
+MM_PY_EXPORT const char *mm_py_backend_name(int i);
+MM_PY_EXPORT const char *mm_py_backend_description(int i);
+/* bit 0: works on GPU device memory; bit 1: bitwise equal to reference */
+MM_PY_EXPORT int mm_py_backend_flags(int i);
+/* The backend "auto" takes for host memory (for_device = 0) or device
+ * memory; NULL when there is none. */
+MM_PY_EXPORT const char *mm_py_auto_backend(int for_device);
+MM_PY_EXPORT const char *mm_py_strerror(int code);
+/* OpenMP threads a call with threads = 0 uses (1 without OpenMP). */
+MM_PY_EXPORT int mm_py_max_threads(void);
+/* 1 when the JAX FFI handlers are in the library (built where jax was
+ * importable), 2 when the CUDA one is too; 0 without. */
+MM_PY_EXPORT int mm_py_ffi(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,188 @@
+// The XLA FFI handlers of minimodel.jax.tdma: one batched tridiagonal solve
+// through the solvers' C API (mm_py.h), written against the FFI headers
+// jaxlib ships (jax.ffi.include_dir()).
+//
+// Operands: lower, diag, upper, rhs of one shape (..., nz) and one dtype
+// (f32 or f64), levels last: every leading index is a column, so batch
+// dimensions that vmap adds are just more columns. One result of that shape,
+// which minimodel/jax.py aliases to rhs (input_output_aliases {3: 0}): when
+// XLA gives the result rhs's buffer (a donated right-hand side) the solve is
+// in place, otherwise rhs is copied into the result first. Every column is
+// solved over all nz levels. Attribute `threads`: OpenMP threads of the CPU
+// solve (0: the library's default, OMP_NUM_THREADS).
+//
+// The CUDA handler (built with CUDA) waits for XLA's stream, then runs the
+// solvers' `cuda` backend, which returns when the solve is done.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mm_py.h"
+#include "mm_tdma.h"
+#include "xla/ffi/api/ffi.h"
+
+#ifdef MINIMODEL_FFI_CUDA
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#endif
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+struct Shape {
+  size_t ncol = 0;
+  int nz = 0;
+  int single = 0;
+};
+
+// One dtype (f32 or f64) and one shape (rank >= 1) for every operand and the
+// result; nz within int.
+ffi::Error check(const ffi::AnyBuffer &lower, const ffi::AnyBuffer &diag,
+                 const ffi::AnyBuffer &upper, const ffi::AnyBuffer &rhs, const ffi::AnyBuffer &out,
+                 Shape *sh) {
+  const ffi::DataType dt = rhs.element_type();
+  if (dt != ffi::DataType::F32 && dt != ffi::DataType::F64)
+    return ffi::Error::InvalidArgument("minimodel tdma: operands must be float32 or float64");
+  const ffi::AnyBuffer *all[] = {&lower, &diag, &upper, &out};
+  const auto dims = rhs.dimensions();
+  for (const ffi::AnyBuffer *b : all) {
+    if (b->element_type() != dt)
+      return ffi::Error::InvalidArgument("minimodel tdma: operands of different dtypes");
+    const auto d = b->dimensions();
+    if (d.size() != dims.size())
+      return ffi::Error::InvalidArgument("minimodel tdma: operands of different shapes");
+    for (size_t i = 0; i < d.size(); i++)
+      if (d[i] != dims[i])
+        return ffi::Error::InvalidArgument("minimodel tdma: operands of different shapes");
+  }
+  if (dims.size() < 1)
+    return ffi::Error::InvalidArgument("minimodel tdma: operands need at least one dimension");
+  const int64_t nz = dims[dims.size() - 1];
+  if (nz < 1 || nz > INT32_MAX)
+    return ffi::Error::InvalidArgument("minimodel tdma: levels (last dimension) out of 1..2^31-1");
+  size_t ncol = 1;
+  for (size_t i = 0; i + 1 < dims.size(); i++)
+    ncol *= (size_t)dims[i];
+  sh->ncol = ncol;
+  sh->nz = (int)nz;
+  sh->single = dt == ffi::DataType::F32;
+  return ffi::Error::Success();
+}
+
+ffi::Error solver_error(int rc) {
+  return ffi::Error(rc == MM_TDMA_EINVAL ? ffi::ErrorCode::kInvalidArgument
+                                         : ffi::ErrorCode::kInternal,
+                    std::string("minimodel tdma: ") + mm_py_strerror(rc));
+}
+
+// Depths of ncol full columns, kept by the calling thread between calls.
+const int *full_depth(size_t ncol, int nz) {
+  thread_local std::vector<int> depth;
+  thread_local int depth_nz = -1;
+  if (depth.size() < ncol || depth_nz != nz) {
+    depth.assign(depth.size() > ncol ? depth.size() : ncol, nz);
+    depth_nz = nz;
+  }
+  return depth.data();
+}
+
+ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer upper,
+                    ffi::AnyBuffer rhs, ffi::Result<ffi::AnyBuffer> out, int32_t threads) {
+  Shape sh;
+  ffi::Error err = check(lower, diag, upper, rhs, *out, &sh);
+  if (err.failure()) return err;
+  if (sh.ncol == 0) return ffi::Error::Success();
+  void *x = out->untyped_data();
+  if (x != rhs.untyped_data()) std::memcpy(x, rhs.untyped_data(), rhs.size_bytes());
+  const int rc = mm_py_solve("auto", sh.single, sh.ncol, sh.nz, full_depth(sh.ncol, sh.nz),
+                             lower.untyped_data(), diag.untyped_data(), upper.untyped_data(), x,
+                             threads > 0 ? threads : 0, 0);
+  return rc ? solver_error(rc) : ffi::Error::Success();
+}
+
+#ifdef MINIMODEL_FFI_CUDA
+// Depths of full columns on the current device, grown as needed and kept for
+// the life of the process; the lock is held for the whole solve that uses
+// them (each solve waits for its end).
+struct DeviceDepth {
+  int *p = nullptr;
+  size_t n = 0;
+  int nz = -1;
+};
+std::mutex device_lock;
+DeviceDepth device_depths[64];
+
+ffi::Error cuda_error(const char *what, cudaError_t e) {
+  (void)cudaGetLastError();
+  return ffi::Error::Internal(std::string("minimodel tdma: ") + what + ": " +
+                              cudaGetErrorString(e));
+}
+
+ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer diag,
+                     ffi::AnyBuffer upper, ffi::AnyBuffer rhs, ffi::Result<ffi::AnyBuffer> out,
+                     int32_t threads) {
+  (void)threads;
+  Shape sh;
+  ffi::Error err = check(lower, diag, upper, rhs, *out, &sh);
+  if (err.failure()) return err;
+  if (sh.ncol == 0) return ffi::Error::Success();
+  void *x = out->untyped_data();
+  cudaError_t e;
+  if (x != rhs.untyped_data() &&
+      (e = cudaMemcpyAsync(x, rhs.untyped_data(), rhs.size_bytes(), cudaMemcpyDeviceToDevice,
+                           stream)) != cudaSuccess)
+    return cuda_error("copy of the right-hand side", e);
+  // The solver's stream is not XLA's: wait for the operands and the copy.
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) return cuda_error("stream", e);
+  int dev = 0;
+  if ((e = cudaGetDevice(&dev)) != cudaSuccess) return cuda_error("device", e);
+  if (dev < 0 || dev >= 64) return ffi::Error::Internal("minimodel tdma: device index over 63");
+  std::lock_guard<std::mutex> hold(device_lock);
+  DeviceDepth &dd = device_depths[dev];
+  if (dd.n < sh.ncol || dd.nz != sh.nz) {
+    const size_t n = dd.n > sh.ncol ? dd.n : sh.ncol;
+    if (dd.p) cudaFree(dd.p);
+    dd = DeviceDepth();
+    int *p = nullptr;
+    if ((e = cudaMalloc((void **)&p, n * sizeof(int))) != cudaSuccess)
+      return cuda_error("depths", e);
+    const std::vector<int> host(n, sh.nz);
+    if ((e = cudaMemcpy(p, host.data(), n * sizeof(int), cudaMemcpyHostToDevice)) != cudaSuccess) {
+      cudaFree(p);
+      return cuda_error("depths", e);
+    }
+    dd.p = p, dd.n = n, dd.nz = sh.nz;
+  }
+  const int rc = mm_py_solve("auto", sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
+                             diag.untyped_data(), upper.untyped_data(), x, 0, 1);
+  return rc ? solver_error(rc) : ffi::Error::Success();
+}
+#endif
+
+} // namespace
+
+// extern "C" symbols, for jax.ffi.pycapsule through ctypes (minimodel/jax.py).
+XLA_FFI_DEFINE_HANDLER_SYMBOL(mm_tdma_ffi_cpu, tdma_cpu,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int32_t>("threads"));
+
+#ifdef MINIMODEL_FFI_CUDA
+XLA_FFI_DEFINE_HANDLER_SYMBOL(mm_tdma_ffi_cuda, tdma_cuda,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int32_t>("threads"));
+#endif

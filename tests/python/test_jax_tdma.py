@@ -1,0 +1,175 @@
+"""python.jax.tdma: minimodel.jax.tdma (XLA FFI) on the CPU against
+jnp.linalg.solve on the dense matrices: under jit, vmap (batch dimensions
+become columns, no transposes) and grad (all four inputs, custom VJP),
+float64 (jax_enable_x64) and float32, 1-D, 2-D and 3-D shapes; a donated
+right-hand side solved in place; the bits of minimodel.tdma.solve; the
+argument errors."""
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import minimodel.jax as mjax  # noqa: E402
+import minimodel.tdma as tdma  # noqa: E402
+from conftest import TOL, system  # noqa: E402
+
+SHAPES = [((), 9), ((23,), 12), ((4, 6), 10), ((3, 2, 5), 7), ((8,), 1)]
+cpu = jax.devices("cpu")[0]
+
+
+def dense(lower, diag, upper):
+    nz = diag.shape[-1]
+    i = jnp.arange(nz)
+    a = jnp.zeros(diag.shape + (nz,), diag.dtype)
+    a = a.at[..., i, i].set(diag)
+    a = a.at[..., i[1:], i[:-1]].set(lower[..., 1:])
+    return a.at[..., i[:-1], i[1:]].set(upper[..., :-1])
+
+
+def dense_solve(lower, diag, upper, rhs):
+    return jnp.linalg.solve(dense(lower, diag, upper), rhs[..., None])[..., 0]
+
+
+def close(x, ref, dtype, what=""):
+    x, ref = np.asarray(x, np.float64), np.asarray(ref, np.float64)
+    assert np.all(np.isfinite(x)), f"{what}: non-finite values"
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    err = float(np.max(np.abs(x - ref)))
+    assert err <= 4 * TOL[np.dtype(dtype)] * scale, f"{what}: max error {err:.3g}"
+
+
+def jsystem(lead, nz, dtype, seed=0, nan_unused=True):
+    return tuple(jnp.asarray(a) for a in system(lead, nz, dtype, seed=seed, depths=False,
+                                                   nan_unused=nan_unused)[:4])
+
+
+def test_handlers_registered():
+    assert mjax.ffi_kind in (1, 2)
+
+
+@pytest.mark.parametrize("lead,nz", SHAPES, ids=lambda v: str(v))
+def test_jit_against_dense(lead, nz, dtype):
+    lower, diag, upper, rhs = jsystem(lead, nz, dtype, seed=nz)
+    x = jax.jit(mjax.tdma)(lower, diag, upper, rhs)
+    assert x.shape == rhs.shape and x.dtype == rhs.dtype
+    clean = [jnp.nan_to_num(a) for a in (lower, diag, upper)]  # NaN where never read
+    ref = jax.jit(dense_solve)(*[a.astype(jnp.float64) for a in clean], rhs.astype(jnp.float64))
+    close(x, ref, dtype, "jit")
+    close(mjax.tdma(lower, diag, upper, rhs), ref, dtype, "eager")
+
+
+def test_same_bits_as_numpy_entry(dtype):
+    lower, diag, upper, rhs = jsystem((300, 4), 30, dtype, seed=2)
+    x = jax.jit(mjax.tdma)(lower, diag, upper, rhs)
+    ref = tdma.solve(*[np.asarray(a) for a in (lower, diag, upper, rhs)])
+    np.testing.assert_array_equal(np.asarray(x), ref)
+    for threads in (1, 2):
+        np.testing.assert_array_equal(np.asarray(mjax.tdma(lower, diag, upper, rhs,
+                                                           threads=threads)), ref)
+
+
+def test_vmap(dtype):
+    lower, diag, upper, rhs = jsystem((5, 6), 9, dtype, seed=3)
+    direct = mjax.tdma(lower, diag, upper, rhs)
+    f = jax.jit(jax.vmap(mjax.tdma))
+    np.testing.assert_array_equal(np.asarray(f(lower, diag, upper, rhs)), np.asarray(direct))
+    g = jax.jit(jax.vmap(jax.vmap(mjax.tdma)))
+    np.testing.assert_array_equal(np.asarray(g(lower, diag, upper, rhs)), np.asarray(direct))
+    # one system, many right-hand sides: the coefficients broadcast
+    h = jax.jit(jax.vmap(mjax.tdma, in_axes=(None, None, None, 0)))
+    many = h(lower[0], diag[0], upper[0], rhs)
+    ref = jnp.stack([mjax.tdma(lower[0], diag[0], upper[0], r) for r in rhs])
+    np.testing.assert_array_equal(np.asarray(many), np.asarray(ref))
+    # batch dimensions are columns: one custom call, no transposes
+    jaxpr = str(jax.make_jaxpr(jax.vmap(jax.vmap(mjax.tdma)))(lower, diag, upper, rhs))
+    assert "transpose" not in jaxpr
+    assert jaxpr.count("ffi_call") == 1
+    hlo = jax.jit(jax.vmap(mjax.tdma)).lower(lower, diag, upper, rhs).compile().as_text()
+    assert "transpose(" not in hlo
+
+
+@pytest.mark.parametrize("lead,nz", [((), 6), ((7,), 5), ((2, 3), 4), ((4,), 1)],
+                         ids=lambda v: str(v))
+def test_grad_all_inputs(lead, nz, dtype):
+    lower, diag, upper, rhs = jsystem(lead, nz, dtype, seed=10 + nz, nan_unused=False)
+    w = jnp.asarray(np.random.default_rng(1).uniform(-1, 1, rhs.shape), dtype)
+
+    def loss(f):
+        return lambda lo, d, u, b: jnp.sum(w * f(lo, d, u, b) ** 2)
+
+    g = jax.jit(jax.grad(loss(mjax.tdma), argnums=(0, 1, 2, 3)))(lower, diag, upper, rhs)
+    wide = [a.astype(jnp.float64) for a in (lower, diag, upper, rhs)]
+    w = w.astype(jnp.float64)
+    ref = jax.jit(jax.grad(loss(dense_solve), argnums=(0, 1, 2, 3)))(*wide)
+    for name, a, r in zip(("lower", "diag", "upper", "rhs"), g, ref):
+        assert a.shape == rhs.shape and a.dtype == rhs.dtype
+        close(a, r, dtype, f"grad {name}")
+    # the unused entries get zero
+    assert float(jnp.max(jnp.abs(g[0][..., 0]))) == 0.0
+    assert float(jnp.max(jnp.abs(g[2][..., -1]))) == 0.0
+
+
+def test_grad_under_vmap(dtype):
+    lower, diag, upper, rhs = jsystem((3, 4), 6, dtype, seed=5, nan_unused=False)
+
+    def loss(lo, d, u, b):
+        return jnp.sum(mjax.tdma(lo, d, u, b) ** 3)
+
+    g = jax.jit(jax.vmap(jax.grad(loss, argnums=(0, 1, 2, 3))))(lower, diag, upper, rhs)
+    wide = [a.astype(jnp.float64) for a in (lower, diag, upper, rhs)]
+    ref = jax.jit(jax.vmap(jax.grad(lambda lo, d, u, b: jnp.sum(dense_solve(lo, d, u, b) ** 3),
+                                    argnums=(0, 1, 2, 3))))(*wide)
+    for a, r in zip(g, ref):
+        close(a, r, dtype, "vmap(grad)")
+
+
+def test_donated_rhs_in_place(dtype):
+    lower, diag, upper, rhs = jsystem((64, 3), 20, dtype, seed=6)
+    expect = np.asarray(mjax.tdma(lower, diag, upper, rhs))
+    f = jax.jit(mjax.tdma, donate_argnums=3)
+    b = jnp.array(rhs, copy=True)
+    ptr = b.unsafe_buffer_pointer()
+    x = f(lower, diag, upper, b)
+    assert x.unsafe_buffer_pointer() == ptr, "the donated right-hand side was copied"
+    assert b.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), expect)
+    # not donated: the right-hand side is kept
+    keep = np.asarray(rhs).copy()
+    y = jax.jit(mjax.tdma)(lower, diag, upper, rhs)
+    np.testing.assert_array_equal(np.asarray(rhs), keep)
+    np.testing.assert_array_equal(np.asarray(y), expect)
+
+
+def test_empty_batch():
+    z = jnp.zeros((0, 4))
+    assert jax.jit(mjax.tdma)(z, z + 1, z, z).shape == (0, 4)
+    assert jax.vmap(mjax.tdma)(z, z + 1, z, z).shape == (0, 4)
+
+
+def test_errors():
+    lower, diag, upper, rhs = jsystem((4,), 5, np.float64, nan_unused=False)
+    with pytest.raises(TypeError, match="lower has dtype float32"):
+        mjax.tdma(lower.astype(jnp.float32), diag, upper, rhs)
+    with pytest.raises(TypeError, match="rhs has dtype int"):
+        mjax.tdma(*[a.astype(jnp.int32) for a in (lower, diag, upper, rhs)])
+    with pytest.raises(ValueError, match="upper has shape"):
+        mjax.tdma(lower, diag, upper[:, :4], rhs)
+    with pytest.raises(ValueError, match="nz >= 1"):
+        z = jnp.zeros((3, 0))
+        mjax.tdma(z, z, z, z)
+    with pytest.raises(ValueError, match="nz >= 1"):
+        s = jnp.float64(1.0)
+        mjax.tdma(s, s, s, s)
+    with pytest.raises(TypeError, match="must be an array"):
+        mjax.tdma([1.0], diag, upper, rhs)
+    with pytest.raises(ValueError, match="threads must be within"):
+        mjax.tdma(lower, diag, upper, rhs, threads=0)
+    with pytest.raises(TypeError, match="threads must be an int"):
+        mjax.tdma(lower, diag, upper, rhs, threads=1.5)
+    # NumPy inputs are taken as arrays
+    np.testing.assert_array_equal(
+        np.asarray(mjax.tdma(*[np.asarray(a) for a in (lower, diag, upper, rhs)])),
+        np.asarray(mjax.tdma(lower, diag, upper, rhs)))

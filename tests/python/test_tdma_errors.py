@@ -1,0 +1,152 @@
+"""python.tdma.errors: every bad argument of minimodel.tdma.solve raises
+TypeError or ValueError with a message, before the library is called, and
+leaves rhs and out untouched: wrong shapes, dtypes (also between the
+arrays), non-contiguous and Fortran-ordered arrays, depths out of range or of
+a wrong dtype or shape, unknown backends, bad thread counts, read-only or
+aliasing out."""
+import numpy as np
+import pytest
+
+import minimodel.tdma as tdma
+from conftest import system
+
+
+@pytest.fixture
+def sys4():
+    lower, diag, upper, rhs, depth = system((6, 5), 8, np.float64, seed=1, depths=False, nan_unused=False)
+    return lower, diag, upper, rhs, depth
+
+
+def raises(exc, match, *args, **kw):
+    lower, diag, upper, rhs = args
+    saved = [np.array(a, copy=True) if isinstance(a, np.ndarray) else None for a in args]
+    out = kw.get("out")
+    out_saved = np.array(out, copy=True) if isinstance(out, np.ndarray) else None
+    with pytest.raises(exc, match=match):
+        tdma.solve(*args, **kw)
+    for a, s in zip(args, saved):
+        if s is not None:
+            np.testing.assert_array_equal(a, s)
+    if out_saved is not None:
+        np.testing.assert_array_equal(out, out_saved)
+
+
+def test_shapes(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    raises(ValueError, "lower has shape", lower[:, :4], diag, upper, rhs)
+    raises(ValueError, "upper has shape", lower, diag, upper[..., :7].copy(), rhs)
+    raises(ValueError, "diag has shape", lower, diag.reshape(5, 6, 8), upper, rhs)
+    s = np.float64(1.0)
+    raises(ValueError, "at least one dimension", np.array(s), np.array(s), np.array(s), np.array(s))
+    z = np.zeros((4, 0))
+    raises(ValueError, "at least 1", z, z, z, z)
+    z = np.zeros((0,))
+    raises(ValueError, "at least 1", z, z, z, z)
+
+
+def test_dtypes(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    raises(TypeError, "lower has dtype float32", lower.astype(np.float32), diag, upper, rhs)
+    raises(TypeError, "upper has dtype float32, rhs float64", lower, diag, upper.astype(np.float32), rhs)
+    f = [a.astype(np.float32) for a in (lower, diag, upper)]
+    raises(TypeError, "diag has dtype float64, rhs float32", f[0], diag, f[2], rhs.astype(np.float32))
+    for dt in (np.int64, np.int32, np.float16, np.complex128, np.longdouble, object, bool):
+        a = [x.astype(dt) for x in (lower, diag, upper, rhs)]
+        raises(TypeError, "dtype", *a)
+    big = [x.astype(">f8") for x in (lower, diag, upper, rhs)]
+    raises(TypeError, "native byte order", *big)
+    raises(TypeError, "numpy.ndarray", lower.tolist(), diag, upper, rhs)
+    raises(TypeError, "numpy.ndarray", lower, diag, upper, rhs.tolist())
+    raises(TypeError, "numpy.ndarray", lower, diag, upper, None)
+    raises(TypeError, "numpy.ndarray", lower, diag, np.ma.masked_array(upper), rhs)
+
+
+def test_layout(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    raises(ValueError, "rhs is not C-contiguous", lower, diag, upper, np.asfortranarray(rhs))
+    raises(ValueError, "lower is not C-contiguous", np.asfortranarray(lower), diag, upper, rhs)
+    wide = np.repeat(diag, 2, axis=-1)
+    raises(ValueError, "diag is not C-contiguous", lower, wide[..., ::2], upper, rhs)
+    t = np.ascontiguousarray(np.swapaxes(upper, 0, 1))
+    raises(ValueError, "upper is not C-contiguous", lower, diag, np.swapaxes(t, 0, 1), rhs)
+    # unaligned: float64 at an odd byte offset
+    buf = np.zeros(rhs.nbytes + 1, np.uint8)
+    una = buf[1:].view(np.float64).reshape(rhs.shape)
+    una[...] = rhs
+    raises(ValueError, "not aligned", lower, diag, upper, una)
+
+
+def test_depth(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    for bad in (9, 2**31, 2**40):
+        d = depth.astype(np.int64)
+        d[2, 3] = bad
+        raises(ValueError, r"depth must be within 0\.\.8", lower, diag, upper, rhs, depth=d)
+    d = depth.astype(np.int64)
+    d[0, 0] = -1
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs, depth=d)
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs,
+           depth=np.full(depth.shape, 2**64 - 1, np.uint64))
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs,
+           depth=np.full(depth.shape, -2**63, np.int64))
+    raises(TypeError, "depth has dtype float64", lower, diag, upper, rhs, depth=depth.astype(float))
+    raises(TypeError, "depth has dtype bool", lower, diag, upper, rhs, depth=depth > 0)
+    raises(TypeError, "depth has dtype object", lower, diag, upper, rhs, depth=depth.astype(object))
+    raises(TypeError, "depth has dtype <U", lower, diag, upper, rhs, depth=depth.astype(str))
+    raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth.T)
+    raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth[:, :4])
+    raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=8)
+    raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth.reshape(-1))
+    raises(TypeError, "depth", lower, diag, upper, rhs, depth=[[1, 2], [3]])
+
+
+def test_backend_and_threads(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    raises(ValueError, "unknown backend 'nope'; known: auto", lower, diag, upper, rhs, backend="nope")
+    raises(ValueError, "unknown backend ''", lower, diag, upper, rhs, backend="")
+    raises(TypeError, "backend must be a str", lower, diag, upper, rhs, backend=b"simd")
+    raises(TypeError, "backend must be a str", lower, diag, upper, rhs, backend=None)
+    for name in tdma.backends(device=True):
+        raises(ValueError, "GPU memory", lower, diag, upper, rhs, backend=name)
+    for bad in (0, -1, 10**6):
+        raises(ValueError, "threads must be within", lower, diag, upper, rhs, threads=bad)
+    for bad in (True, 2.0, "2"):
+        raises(TypeError, "threads must be an int", lower, diag, upper, rhs, threads=bad)
+    assert tdma.solve(lower, diag, upper, rhs, threads=np.int64(2)).shape == rhs.shape
+
+
+def test_out(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    ro = rhs.copy()
+    ro.flags.writeable = False
+    raises(ValueError, "out is read-only", lower, diag, upper, ro, out=ro)
+    raises(ValueError, "out is read-only", lower, diag, upper, rhs, out=ro)
+    # a read-only rhs is fine without out
+    assert tdma.solve(lower, diag, upper, ro).shape == rhs.shape
+    raises(ValueError, "out has shape", lower, diag, upper, rhs, out=np.zeros((6, 5, 7)))
+    raises(TypeError, "out has dtype float32", lower, diag, upper, rhs, out=np.zeros(rhs.shape, np.float32))
+    raises(TypeError, "out must be a numpy.ndarray", lower, diag, upper, rhs, out=[0.0])
+    raises(ValueError, "out is not C-contiguous", lower, diag, upper, rhs,
+           out=np.zeros(rhs.shape, order="F"))
+    b = lower.copy()
+    raises(ValueError, "out overlaps lower", b, diag, upper, rhs, out=b)
+    raises(ValueError, "out overlaps upper", lower, diag, b, b, out=b)
+    raises(ValueError, "out overlaps diag", lower, b, upper, rhs, out=b)
+    # out shifted by a level over rhs's memory
+    big = np.zeros(rhs.size + 1)
+    r = big[:-1].reshape(rhs.shape)
+    r[...] = rhs
+    raises(ValueError, "out overlaps rhs without being rhs", lower, diag, upper, r,
+           out=big[1:].reshape(rhs.shape))
+
+
+def test_no_crash_on_hostile_sizes():
+    # nz = 1, one column, zero columns, zero-depth everywhere, huge leading dims of size 0
+    one = np.ones((1,))
+    np.testing.assert_array_equal(tdma.solve(one, 2 * one, one, 3 * one), [1.5])
+    z = np.zeros((0, 0, 3), np.float32)
+    assert tdma.solve(z, z, z, z).shape == (0, 0, 3)
+    lower, diag, upper, rhs, depth = system((4,), 5, np.float64)
+    x = tdma.solve(lower, diag, upper, rhs, depth=np.zeros(4, np.int8))
+    np.testing.assert_array_equal(x, rhs)
+    raises(ValueError, "within 0..5", lower, diag, upper, rhs, depth=np.full(4, 6, np.int8))
