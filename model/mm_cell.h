@@ -44,18 +44,18 @@ MM_CELL_FN int mm_cell_imin(int a, int b) {
  * *fa: advective flux u t_face; *fd: diffusive flux -kh (t_R - t_L).
  * Branch-free, so that the CPU loop over levels vectorises. */
 MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, double t_r, double t_rr,
-                             int wet_ll, int wet_rr, double dt_area, double kh, double *fa,
+                             long wet_ll, long wet_rr, double dt_area, double kh, double *fa,
                              double *fd) {
   double adv = 0.0;
   if (scheme != MM_CELL_ADV_NONE) {
-    const int pos = u >= 0.0;
+    const long pos = u >= 0.0;
     const double tu = pos ? t_l : t_r; /* upwind cell */
     if (scheme == MM_CELL_ADV_UPWIND) {
       adv = u * tu;
     } else {
       const double td = pos ? t_r : t_l;    /* downwind cell */
       const double tuu = pos ? t_ll : t_rr; /* the cell beyond the upwind one */
-      const int wet_uu = pos ? wet_ll : wet_rr;
+      const long wet_uu = pos ? wet_ll : wet_rr;
       const double a = wet_uu ? tu - tuu : 0.0, b = td - tu;
       /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0 if a b <= 0 */
       const double fa_ = fabs(a), fb_ = fabs(b);
