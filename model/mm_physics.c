@@ -32,20 +32,20 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
     fa[k] = fd[k] = 0.0;
 }
 
-/* Both tracers of one wet cell P (kP levels) in one pass over its levels:
- * the fluxes through its east and north faces, and T*, S* from them and
- * the west and south faces already known (passed on from the cells to the
- * west and south). The same mm_face_flux and mm_cell_update per level as
- * face_fluxes and the update of the faces one at a time, so the same bits;
- * one loop instead of six keeps the face values in registers, and the
- * arithmetic that depends only on the face's transport (its direction, its
- * Courant number) is shared by the two tracers. A face value is written up to
- * the deeper of its two cells (zero below the face's own depth, as
- * face_fluxes writes it).
- *   t[v]   tracer v at P (t[v][k +- sx], [k +- sy]: the neighbours)
- *   aw, dw, as, ds  [v][k]: west and south faces (advective, diffusive)
- *   ae, de, an, dn  [v][k]: east and north faces, written
- *   tn[v]  T*, S* of P, written (k < kP) */
+/* One tracer of one wet cell P (kP levels) in one pass over its levels: the
+ * fluxes through its east and north faces, and T* (or S*) from them and the
+ * west and south faces already known (passed on from the cells to the west
+ * and south). The same mm_face_flux and mm_cell_update per level as
+ * face_fluxes and an update loop of its own, so the same bits; one loop
+ * instead of three keeps the east and north face values in registers. A face
+ * value is written up to the deeper of its two cells (zero below the face's
+ * own depth, as face_fluxes writes it). Measured on bench_reference (one
+ * thread, data in cache): 8.1 ns per cell for both tracers, against 8.7 with
+ * both tracers in one loop (too many streams for the registers).
+ *   t      the tracer at P (t[k +- sx], t[k +- sy]: the neighbours)
+ *   aw, dw, as, ds  [k]: west and south faces (advective, diffusive)
+ *   ae, de, an, dn  [k]: east and north faces, written
+ *   tn     the tracer after the horizontal step, written (k < kP) */
 typedef struct {
   int kP, nE, nN;         /* wet levels of P, of its east face, of its north face */
   int nWP, nEE, nSP, nNN; /* of the faces W|P, E|EE, S|P, N|NN */
@@ -53,41 +53,30 @@ typedef struct {
 } column_faces;
 
 static inline __attribute__((always_inline)) void
-column_update(const mm_advection scheme, const column_faces *f, const double *restrict ue,
-              const double *restrict vn, const double *restrict t0, const double *restrict t1,
-              long sx, long sy, double dt_area, double kh_x, double kh_y,
-              const double *restrict aw0, const double *restrict dw0, const double *restrict aw1,
-              const double *restrict dw1, const double *restrict as0, const double *restrict ds0,
-              const double *restrict as1, const double *restrict ds1, double *restrict ae0,
-              double *restrict de0, double *restrict ae1, double *restrict de1,
-              double *restrict an0, double *restrict dn0, double *restrict an1,
-              double *restrict dn1, double *restrict tn0, double *restrict tn1) {
+column_tracer(const mm_advection scheme, const column_faces *f, const double *restrict ue,
+              const double *restrict vn, const double *restrict t, long sx, long sy, double dt_area,
+              double kh_x, double kh_y, const double *restrict aw, const double *restrict dw,
+              const double *restrict as, const double *restrict ds, double *restrict ae,
+              double *restrict de, double *restrict an, double *restrict dn, double *restrict tn) {
   /* levels as 64-bit integers, like the doubles: 4 lanes per vector for
    * both, not 8 for the comparisons and 2 x 4 for the arithmetic */
   const long kP = f->kP, nE = f->nE, nN = f->nN, nWP = f->nWP, nEE = f->nEE, nSP = f->nSP,
              nNN = f->nNN;
   for (long k = 0; k < kP; k++) {
-    const int we = k < nE, wn = k < nN;
-    double fae0, fde0, fae1, fde1, fan0, fdn0, fan1, fdn1;
-    mm_face_flux((int)scheme, ue[k], t0[k - sx], t0[k], t0[k + sx], t0[k + 2 * sx], k < nWP,
-                 k < nEE, dt_area, kh_x, &fae0, &fde0);
-    mm_face_flux((int)scheme, ue[k], t1[k - sx], t1[k], t1[k + sx], t1[k + 2 * sx], k < nWP,
-                 k < nEE, dt_area, kh_x, &fae1, &fde1);
-    mm_face_flux((int)scheme, vn[k], t0[k - sy], t0[k], t0[k + sy], t0[k + 2 * sy], k < nSP,
-                 k < nNN, dt_area, kh_y, &fan0, &fdn0);
-    mm_face_flux((int)scheme, vn[k], t1[k - sy], t1[k], t1[k + sy], t1[k + 2 * sy], k < nSP,
-                 k < nNN, dt_area, kh_y, &fan1, &fdn1);
-    fae0 = we ? fae0 : 0.0, fde0 = we ? fde0 : 0.0, fae1 = we ? fae1 : 0.0, fde1 = we ? fde1 : 0.0;
-    fan0 = wn ? fan0 : 0.0, fdn0 = wn ? fdn0 : 0.0, fan1 = wn ? fan1 : 0.0, fdn1 = wn ? fdn1 : 0.0;
-    ae0[k] = fae0, de0[k] = fde0, ae1[k] = fae1, de1[k] = fde1;
-    an0[k] = fan0, dn0[k] = fdn0, an1[k] = fan1, dn1[k] = fdn1;
-    tn0[k] = mm_cell_update(t0[k], aw0[k], fae0, as0[k], fan0, dw0[k], fde0, ds0[k], fdn0, dt_area);
-    tn1[k] = mm_cell_update(t1[k], aw1[k], fae1, as1[k], fan1, dw1[k], fde1, ds1[k], fdn1, dt_area);
+    double fae, fde, fan, fdn;
+    mm_face_flux((int)scheme, ue[k], t[k - sx], t[k], t[k + sx], t[k + 2 * sx], k < nWP, k < nEE,
+                 dt_area, kh_x, &fae, &fde);
+    mm_face_flux((int)scheme, vn[k], t[k - sy], t[k], t[k + sy], t[k + 2 * sy], k < nSP, k < nNN,
+                 dt_area, kh_y, &fan, &fdn);
+    fae = k < nE ? fae : 0.0, fde = k < nE ? fde : 0.0;
+    fan = k < nN ? fan : 0.0, fdn = k < nN ? fdn : 0.0;
+    ae[k] = fae, de[k] = fde, an[k] = fan, dn[k] = fdn;
+    tn[k] = mm_cell_update(t[k], aw[k], fae, as[k], fan, dw[k], fde, ds[k], fdn, dt_area);
   }
-  for (int k = kP; k < f->kE; k++)
-    ae0[k] = de0[k] = ae1[k] = de1[k] = 0.0;
-  for (int k = kP; k < f->kN; k++)
-    an0[k] = dn0[k] = an1[k] = dn1[k] = 0.0;
+  for (int k = f->kP; k < f->kE; k++)
+    ae[k] = de[k] = 0.0;
+  for (int k = f->kP; k < f->kN; k++)
+    an[k] = dn[k] = 0.0;
 }
 
 /* The horizontal step of one tile: the cells ib <= i < ie (at most
@@ -174,10 +163,10 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
                               mm_cell_imin(kN, kNN),
                               kE,
                               kN};
-      column_update(scheme, &f, ue_e, vn_n, state[0] + p, state[1] + p, sx, sy, dt_area, kh_x, kh_y,
-                    fa_w[0], fd_w[0], fa_w[1], fd_w[1], ga[0][slot], gd[0][slot], ga[1][slot],
-                    gd[1][slot], fa_e[0], fd_e[0], fa_e[1], fd_e[1], ga[0][MM_HTILE],
-                    gd[0][MM_HTILE], ga[1][MM_HTILE], gd[1][MM_HTILE], next[0] + p, next[1] + p);
+      for (int v = 0; v < 2; v++)
+        column_tracer(scheme, &f, ue_e, vn_n, state[v] + p, sx, sy, dt_area, kh_x, kh_y, fa_w[v],
+                      fd_w[v], ga[v][slot], gd[v][slot], fa_e[v], fd_e[v], ga[v][MM_HTILE],
+                      gd[v][MM_HTILE], next[v] + p);
       /* the east face becomes the next cell's west face, the north face the
        * south face of the cell above */
       for (int v = 0; v < 2; v++) {
