@@ -52,27 +52,49 @@ typedef struct {
   int kE, kN;             /* wet levels of the east and north cells */
 } column_faces;
 
+/* Levels k0 <= k < k1 of column_tracer. all_wet (a constant at each call):
+ * every face the levels involve is wet there, so the masks are known to be
+ * all ones and drop out of the loop. */
+static inline __attribute__((always_inline)) void
+column_levels(const mm_advection scheme, const int all_wet, long k0, long k1, const column_faces *f,
+              const double *restrict ue, const double *restrict vn, const double *restrict t,
+              long sx, long sy, double dt_area, double kh_x, double kh_y, const double *restrict aw,
+              const double *restrict dw, const double *restrict as, const double *restrict ds,
+              double *restrict ae, double *restrict de, double *restrict an, double *restrict dn,
+              double *restrict tn) {
+  /* levels as 64-bit integers, like the doubles: 4 lanes per vector for
+   * both, not 8 for the comparisons and 2 x 4 for the arithmetic */
+  const long nE = f->nE, nN = f->nN, nWP = f->nWP, nEE = f->nEE, nSP = f->nSP, nNN = f->nNN;
+  for (long k = k0; k < k1; k++) {
+    double fae, fde, fan, fdn;
+    mm_face_flux((int)scheme, ue[k], t[k - sx], t[k], t[k + sx], t[k + 2 * sx], all_wet || k < nWP,
+                 all_wet || k < nEE, dt_area, kh_x, &fae, &fde);
+    mm_face_flux((int)scheme, vn[k], t[k - sy], t[k], t[k + sy], t[k + 2 * sy], all_wet || k < nSP,
+                 all_wet || k < nNN, dt_area, kh_y, &fan, &fdn);
+    if (!all_wet) {
+      fae = k < nE ? fae : 0.0, fde = k < nE ? fde : 0.0;
+      fan = k < nN ? fan : 0.0, fdn = k < nN ? fdn : 0.0;
+    }
+    ae[k] = fae, de[k] = fde, an[k] = fan, dn[k] = fdn;
+    tn[k] = mm_cell_update(t[k], aw[k], fae, as[k], fan, dw[k], fde, ds[k], fdn, dt_area);
+  }
+}
+
 static inline __attribute__((always_inline)) void
 column_tracer(const mm_advection scheme, const column_faces *f, const double *restrict ue,
               const double *restrict vn, const double *restrict t, long sx, long sy, double dt_area,
               double kh_x, double kh_y, const double *restrict aw, const double *restrict dw,
               const double *restrict as, const double *restrict ds, double *restrict ae,
               double *restrict de, double *restrict an, double *restrict dn, double *restrict tn) {
-  /* levels as 64-bit integers, like the doubles: 4 lanes per vector for
-   * both, not 8 for the comparisons and 2 x 4 for the arithmetic */
-  const long kP = f->kP, nE = f->nE, nN = f->nN, nWP = f->nWP, nEE = f->nEE, nSP = f->nSP,
-             nNN = f->nNN;
-  for (long k = 0; k < kP; k++) {
-    double fae, fde, fan, fdn;
-    mm_face_flux((int)scheme, ue[k], t[k - sx], t[k], t[k + sx], t[k + 2 * sx], k < nWP, k < nEE,
-                 dt_area, kh_x, &fae, &fde);
-    mm_face_flux((int)scheme, vn[k], t[k - sy], t[k], t[k + sy], t[k + 2 * sy], k < nSP, k < nNN,
-                 dt_area, kh_y, &fan, &fdn);
-    fae = k < nE ? fae : 0.0, fde = k < nE ? fde : 0.0;
-    fan = k < nN ? fan : 0.0, fdn = k < nN ? fdn : 0.0;
-    ae[k] = fae, de[k] = fde, an[k] = fan, dn[k] = fdn;
-    tn[k] = mm_cell_update(t[k], aw[k], fae, as[k], fan, dw[k], fde, ds[k], fdn, dt_area);
-  }
+  /* the levels where all six faces are wet (all of them under a flat
+   * bottom), then the rest with masks */
+  int n_all = f->nE < f->nN ? f->nE : f->nN;
+  const int n_ll = mm_cell_imin(mm_cell_imin(f->nWP, f->nEE), mm_cell_imin(f->nSP, f->nNN));
+  if (n_ll < n_all) n_all = n_ll;
+  column_levels(scheme, 1, 0, n_all, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, aw, dw, as, ds, ae,
+                de, an, dn, tn);
+  column_levels(scheme, 0, n_all, f->kP, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, aw, dw, as, ds,
+                ae, de, an, dn, tn);
   for (int k = f->kP; k < f->kE; k++)
     ae[k] = de[k] = 0.0;
   for (int k = f->kP; k < f->kN; k++)
