@@ -3,16 +3,19 @@
  *
  * Bytes per wet cell (8-byte values) each phase must move at least, as the
  * step is built:
- *   horizontal   read T, S, ue, vn; write T*, S* (48); on the CPU also
- *                kappa_w, which it computes per column (56)
+ *   horizontal   read T, S, ue, vn; write T*, S* (48); on the CPU with a
+ *                solver without mm_tdma_fused_mixing also kappa_w, which
+ *                it then computes per column (56)
  *   mixing       GPU: read T*, S*, write kappa_w (24); CPU: 0 (part of
- *                horizontal)
- *   solve        read kappa_w, T*, S*; write T, S (40)
+ *                horizontal or of the solve)
+ *   solve        read T*, S*; write T, S (32) where the solver builds kappa
+ *                inside the solve (kappa_in_solve, mm_model.h); else also
+ *                read kappa_w (40)
  *   diagnostics  read T, S (16), per call
  *   step         the floor of the whole step: read T, S, ue, vn and write
  *                T*, S* in the horizontal part, read T*, S* and write T, S
- *                in the vertical part (80); kappa_w computed inside the
- *                solve would reach it
+ *                in the vertical part (80): what the CPU step with kappa
+ *                inside the solve moves
  *   halo, output no floor (messages and files, not memory) */
 #ifndef MM_BANDWIDTH_H
 #define MM_BANDWIDTH_H
@@ -24,8 +27,9 @@
 #include "mm_timer.h"
 
 /* Bytes per wet cell per step (diagnostics: per call) of phase p; 0 for the
- * phases without a floor. gpu: the GPU step's phases. */
-double mm_phase_bytes_per_cell(mm_phase p, bool gpu);
+ * phases without a floor. gpu: the GPU step's phases; kappa_in_solve: the
+ * CPU step with kappa built inside the solve. */
+double mm_phase_bytes_per_cell(mm_phase p, bool gpu, bool kappa_in_solve);
 
 /* A short STREAM-like triad on every rank at once (collective, with the
  * OpenMP threads of each rank): the node's memory bandwidth in GB/s

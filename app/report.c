@@ -95,6 +95,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   json_string(f, mm_model_tdma(m));
   fputs(",\n  \"tdma_requested\": ", f);
   json_string(f, cfg->tdma);
+  fprintf(f, ",\n  \"kappa_in_solve\": %s", mm_model_kappa_in_solve(m) ? "true" : "false");
   if (mm_model_on_device(m)) { /* the device of rank 0, and how the halo crossed */
     fputs(",\n  \"device\": ", f);
     json_string(f, mm_model_device(m));
@@ -236,8 +237,9 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
   double bytes[MM_NPHASES];
   for (int p = 0; p < MM_NPHASES; p++) {
     const double per_call = p == MM_PHASE_DIAGNOSTICS;
-    bytes[p] = mm_phase_bytes_per_cell((mm_phase)p, mm_model_on_device(m)) * cells *
-               (per_call ? (double)t->calls[p] : (double)steps);
+    bytes[p] =
+        mm_phase_bytes_per_cell((mm_phase)p, mm_model_on_device(m), mm_model_kappa_in_solve(m)) *
+        cells * (per_call ? (double)t->calls[p] : (double)steps);
   }
   const double bw = opt->bandwidth_gbps * 1e9;
 

@@ -365,6 +365,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   MM_CHECK(check_tdma_name(cfg));
   if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
+  m->kappa_in_solve = !m->dev && mm_tdma_backend_of(m->solver)->fused_mixing != NULL;
   initial_state(m);
   if (m->dev) MM_CHECK(create_gpu(m));
   return MM_OK;
@@ -550,6 +551,10 @@ const char *mm_model_halo_path(const mm_model *m) {
 
 int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
+}
+
+int mm_model_kappa_in_solve(const mm_model *m) {
+  return m->kappa_in_solve;
 }
 
 mm_err mm_model_diagnostics(const mm_model *m, mm_diag *d) {

@@ -27,6 +27,11 @@ struct mm_model {
   int nthreads;  /* OpenMP threads of every phase (OMP_NUM_THREADS) */
 
   mm_tdma *solver;
+  /* 1: the solver builds kappa from T*, S* and adds the surface heating
+   * inside the solve (mm_tdma_fused_mixing), so the horizontal step writes
+   * neither and kappa_w is not used; 0: the horizontal step computes
+   * kappa_w per column and adds the heating (solvers without the op). */
+  int kappa_in_solve;
   /* solver.backend = cuda or emulated: the GPU-resident step (mm_gpu.h) on
    * that device (mm_device.h). The state then lives on the device; temp and
    * salt above are its host copy, current only after mm_model_fetch_state. */

@@ -203,6 +203,7 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
       }
       have_west = 1;
       south[slot] = 1;
+      if (m->kappa_in_solve) continue;
       /* convective mixing of the new column, then the surface flux */
       double *restrict tn = m->temp_next + p, *restrict kw = m->kappa_w + p;
       const double *restrict sn = m->salt_next + p;
@@ -256,7 +257,19 @@ mm_err mm_vertical_step(mm_model *m) {
   const mm_tdma_batch bt = {.ncol = last - first + 1, .nz = nz, .depth = g->kmt_solve + first};
   const mm_tdma_geometry geo = {.inv_h = m->inv_h, .g = m->g_dt};
   double *const rhs[2] = {m->temp_next + first * nz, m->salt_next + first * nz};
-  int rc = mm_tdma_fused(m->solver, &bt, &geo, m->kappa_w + first * nz, rhs, 2);
+  int rc;
+  if (m->kappa_in_solve) {
+    /* kappa_w and the surface heating inside the solve, from T*, S* */
+    const mm_tdma_mixing mix = {.alpha = m->cfg.alpha,
+                                .beta = m->cfg.beta,
+                                .kappa_v = m->cfg.kappa_v,
+                                .kappa_mix = m->kappa_mix,
+                                .convect = m->cfg.kappa_convect > 0.0,
+                                .top = m->q_top};
+    rc = mm_tdma_fused_mixing(m->solver, &bt, &geo, &mix, rhs);
+  } else {
+    rc = mm_tdma_fused(m->solver, &bt, &geo, m->kappa_w + first * nz, rhs, 2);
+  }
   MM_REQUIRE(rc == MM_TDMA_OK, MM_ERR_RUN, "tridiagonal solve (%s) failed: %s",
              mm_tdma_backend_of(m->solver)->name, mm_tdma_strerror(rc));
   return MM_OK;

@@ -64,12 +64,30 @@ typedef struct {
   const float *g;
 } mm_tdma_geometry_f;
 
+/* The fused solve of two right-hand sides r0, r1 (the model's T*, S*) whose
+ * interface diffusivity comes from r0 and r1 themselves, as they are on
+ * entry (convective mixing with a linear equation of state, docs/physics.md):
+ *   kappa[k] = kappa_mix  if convect and -alpha (r0[k] - r0[k+1])
+ *                                        + beta (r1[k] - r1[k+1]) > 0,
+ *              kappa_v    otherwise,
+ * then r0[0] += top where top != 0 (a surface term added after kappa is
+ * known), then the fused solve with that kappa. No kappa array is read or
+ * written: the solve moves the 32 bytes per level of r0 and r1 alone. */
+typedef struct {
+  double alpha, beta;        /* weights of r0 and r1 in the stability test */
+  double kappa_v, kappa_mix; /* diffusivity where stable / unstable (m2/s) */
+  int convect;               /* 0: kappa_v everywhere */
+  double top;                /* added to r0 at level 0 of every column */
+} mm_tdma_mixing;
+
 /* One backend: a row of the table.
  *
  * Required (never NULL): name, description, create, destroy, solve,
  * solve_f, fused, fused_f. Optional: available (NULL: always usable),
  * fused_async (device backends that can queue the fused solve on a stream;
- * NULL elsewhere). tests/solvers checks this of every compiled-in backend. */
+ * NULL elsewhere), fused_mixing (host backends that build kappa inside the
+ * solve; NULL: the caller computes kappa and calls fused). tests/solvers
+ * checks this of every compiled-in backend. */
 typedef struct mm_tdma_backend {
   const char *name;
   const char *description;
@@ -98,6 +116,10 @@ typedef struct mm_tdma_backend {
    * memory asked for (host or device); 0: never chosen by auto. Only exact
    * backends have a priority, so that auto never changes a result. */
   int priority;
+  /* Optional: the fused solve of rhs[0], rhs[1] with kappa from
+   * mm_tdma_mixing (host backends; NULL: the caller computes kappa). */
+  int (*fused_mixing)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                      const mm_tdma_mixing *mix, double *const rhs[2]);
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */
@@ -122,6 +144,10 @@ int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *g
                   const double *kappa, double *const *rhs, int nrhs);
 int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                     const float *kappa, float *const *rhs, int nrhs);
+/* The backend's fused_mixing (see mm_tdma_mixing); MM_TDMA_ENOTSUP where it
+ * has none. */
+int mm_tdma_fused_mixing(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                         const mm_tdma_mixing *mix, double *const rhs[2]);
 /* The backend's fused_async (see mm_tdma_backend); MM_TDMA_ENOTSUP where it
  * has none. */
 int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,

@@ -135,6 +135,15 @@ int mm_tdma_fused(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *g
   return s->backend->fused(s->ctx, bt, geo, kappa, rhs, nrhs);
 }
 
+int mm_tdma_fused_mixing(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                         const mm_tdma_mixing *mix, double *const rhs[2]) {
+  int rc = check_batch(s, bt, 2);
+  if (rc) return rc;
+  if (!mix) return MM_TDMA_EINVAL;
+  if (!s->backend->fused_mixing) return MM_TDMA_ENOTSUP;
+  return s->backend->fused_mixing(s->ctx, bt, geo, mix, rhs);
+}
+
 int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                         const double *kappa, double *const *rhs, int nrhs, void *stream) {
   int rc = check_batch(s, bt, nrhs);

@@ -225,5 +225,6 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     cuda_fused,
     cuda_fused_f,
     cuda_fused_async,
-    10, /* priority: auto's choice on the device */
+    10,   /* priority: auto's choice on the device */
+    NULL, /* fused_mixing */
 };

@@ -224,4 +224,5 @@ extern "C" const mm_tdma_backend mm_tdma_cusparse = {
     sp_fused_f,
     NULL, /* fused_async: the library call synchronises */
     0,    /* priority: a baseline, never auto's choice */
+    NULL, /* fused_mixing */
 };

@@ -172,6 +172,23 @@ static int simd_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry
   return mm_run_batch_d(ctx, bt, &jb);
 }
 
+static int simd_fused_mixing(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                             const mm_tdma_mixing *mix, double *const rhs[2]) {
+  mm_job_d jb = {.fused = 1,
+                 .g = geo->g,
+                 .inv_h = geo->inv_h,
+                 .rhs = rhs,
+                 .nrhs = 2,
+                 .mixing = 1,
+                 .alpha = mix->alpha,
+                 .beta = mix->beta,
+                 .kappa_v = mix->kappa_v,
+                 .kappa_mix = mix->kappa_mix,
+                 .top = mix->top,
+                 .convect = mix->convect};
+  return mm_run_batch_d(ctx, bt, &jb);
+}
+
 static int simd_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                         const float *kappa, float *const *rhs, int nrhs) {
   mm_job_f jb = {
@@ -191,6 +208,7 @@ const mm_tdma_backend mm_tdma_simd = {
     .solve_f = simd_solve_f,
     .fused = simd_fused,
     .fused_f = simd_fused_f,
+    .fused_mixing = simd_fused_mixing,
     /* auto's choice on the CPU: the fastest for every shape measured
      * (docs/performance.md), 2.5x to 7x faster than omp per core from nz = 8
      * (nz = 4 in double) up, about as fast below, and it threads like omp */

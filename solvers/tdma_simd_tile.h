@@ -85,6 +85,10 @@ typedef struct {
   const MM_T *g, *inv_h; /* fused solve: per-level geometry */
   MM_T *const *rhs;
   int nrhs;
+  /* fused solve with kappa from rhs[0], rhs[1] (mm_tdma_mixing; nrhs = 2) */
+  int mixing;
+  MM_T alpha, beta, kappa_v, kappa_mix, top;
+  int convect;
   long nelem; /* ncol * nz: bound of the prefetches */
   int nz;     /* stride between columns */
 } MM_FN(mm_job);
@@ -189,7 +193,8 @@ static inline __attribute__((always_inline)) void MM_FN(mm_store_lanes)(MM_T *re
  * compiler drops the unused paths and unrolls the right-hand-side loops. */
 static inline __attribute__((always_inline)) void
 MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
-                   MM_V *restrict buf, const int fused, const int uniform, const int nrhs) {
+                   MM_V *restrict buf, const int fused, const int uniform, const int nrhs,
+                   const int mixing) {
   const int nmax = t->nmax;
   const int S = 1 + nrhs; /* buf[(k * S + s) * MM_NV + v]: s = 0 c', s = 1 + r d'_r */
   const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
@@ -215,7 +220,7 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       const long *off = t->off + v * MM_L;
       if (k0 + MM_L <= t->nmin[v]) { /* every lane wet over the whole block */
         if (fused) {
-          MM_FN(mm_load_block)(jb->kappa, off, k0, A[v]);
+          if (!mixing) MM_FN(mm_load_block)(jb->kappa, off, k0, A[v]);
         } else {
           MM_FN(mm_load_block)(jb->a, off, k0, A[v]);
           MM_FN(mm_load_block)(jb->b, off, k0, B[v]);
@@ -225,7 +230,7 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
           MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
       } else if (uniform && nmax >= MM_L) { /* the last, partial block of a uniform tile */
         if (fused) {
-          MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
+          if (!mixing) MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
         } else {
           MM_FN(mm_load_tail)(jb->a, off, k0, nl, A[v]);
           MM_FN(mm_load_tail)(jb->b, off, k0, nl, B[v]);
@@ -236,7 +241,7 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       } else { /* some lane ends in or above this block: identity rows past it */
         const int *dep = t->dep + v * MM_L;
         if (fused) {
-          MM_FN(mm_load_lanes)(jb->kappa, off, dep, k0, 0, A[v]);
+          if (!mixing) MM_FN(mm_load_lanes)(jb->kappa, off, dep, k0, 0, A[v]);
         } else {
           MM_FN(mm_load_lanes)(jb->a, off, dep, k0, 0, A[v]);
           MM_FN(mm_load_lanes)(jb->b, off, dep, k0, 1, B[v]);
@@ -245,12 +250,36 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
         for (int r = 0; r < nrhs; r++)
           MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
       }
+      if (mixing) {
+        /* kappa of levels k0..k0+nl-1 from rhs[0], rhs[1] at those levels
+         * (D) and the levels below them (N: D shifted up by one level, and
+         * the first level of the next block), as mm_cell_kappa computes
+         * it; then the surface term, once kappa of level 0 is known */
+        MM_V N0[MM_L], N1[MM_L];
+        for (int j = 0; j + 1 < nl; j++)
+          N0[j] = D[0][v][j + 1], N1[j] = D[1][v][j + 1];
+        /* the level below the block: lane by lane from memory (0 where the
+         * column ends within the block) */
+        const int kb = k0 + nl;
+        for (int l = 0; l < MM_L; l++) {
+          const int wet = kb < t->dep[v * MM_L + l];
+          N0[nl - 1][l] = wet ? jb->rhs[0][off[l] + kb] : 0;
+          N1[nl - 1][l] = wet ? jb->rhs[1][off[l] + kb] : 0;
+        }
+        const MM_V malpha = MM_FN(mm_splat)(-jb->alpha), beta = MM_FN(mm_splat)(jb->beta);
+        const MM_V kv = MM_FN(mm_splat)(jb->kappa_v), kmix = MM_FN(mm_splat)(jb->kappa_mix);
+        for (int j = 0; j < nl; j++) {
+          const MM_V rho = malpha * (D[0][v][j] - N0[j]) + beta * (D[1][v][j] - N1[j]);
+          A[v][j] = jb->convect ? MM_FN(mm_select)(rho > zero, kmix, kv) : kv;
+        }
+        if (k0 == 0 && jb->top != 0) D[0][v][0] = D[0][v][0] + MM_FN(mm_splat)(jb->top);
+      }
     }
     for (int j = 0; j < nl; j++) {
       const int k = k0 + j;
       const MM_V kv = MM_FN(mm_splat)((MM_T)k);
       if (fused) {
-        MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
+        if (!mixing) MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
       } else {
         MM_FN(mm_prefetch)(jb->a, t->next, k, jb->nelem);
         MM_FN(mm_prefetch)(jb->b, t->next, k, jb->nelem);
@@ -370,9 +399,9 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
 /* The variants: fused x uniform x nrhs in {1, 2, any}. */
 #define MM_TILE_VARIANTS(FUSED, UNIFORM)                                                           \
   switch (jb->nrhs) {                                                                              \
-  case 1: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 1); break;                                \
-  case 2: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 2); break;                                \
-  default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs); break;                        \
+  case 1: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 1, 0); break;                             \
+  case 2: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, 2, 0); break;                             \
+  default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs, 0); break;                     \
   }
 
 static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
@@ -386,6 +415,13 @@ static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb, const MM_FN(m
 
 static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
                                  MM_V *restrict buf, int uniform) {
+  if (jb->mixing) { /* two right-hand sides */
+    if (uniform)
+      MM_FN(mm_tile_run)(jb, t, buf, 1, 1, 2, 1);
+    else
+      MM_FN(mm_tile_run)(jb, t, buf, 1, 0, 2, 1);
+    return;
+  }
   if (uniform) {
     MM_TILE_VARIANTS(1, 1)
   } else {
@@ -403,7 +439,16 @@ static void MM_FN(mm_tile_scalar)(const MM_FN(mm_job) *restrict jb,
                                   const MM_FN(mm_tile) *restrict t, MM_V *restrict buf) {
   MM_T *cp = (MM_T *)buf;
   for (int l = 0; l < t->live; l++) {
-    if (jb->fused)
+    if (jb->mixing) { /* kappa of the column, the surface term, then the solve */
+      MM_T kap[MM_MIN_DEPTH];
+      const MM_T *r0 = jb->rhs[0] + t->off[l], *r1 = jb->rhs[1] + t->off[l];
+      for (int k = 0; k + 1 < t->dep[l]; k++) {
+        const MM_T rho = -jb->alpha * (r0[k] - r0[k + 1]) + jb->beta * (r1[k] - r1[k + 1]);
+        kap[k] = jb->convect && rho > 0 ? jb->kappa_mix : jb->kappa_v;
+      }
+      if (jb->top != 0) jb->rhs[0][t->off[l]] += jb->top;
+      MM_COL_FUSED(t->dep[l], kap, jb->g, jb->inv_h, jb->rhs, jb->nrhs, t->off[l], cp);
+    } else if (jb->fused)
       MM_COL_FUSED(t->dep[l], jb->kappa + t->off[l], jb->g, jb->inv_h, jb->rhs, jb->nrhs, t->off[l],
                    cp);
     else

@@ -30,9 +30,11 @@ PHASES_INSIDE = ["halo", "horizontal", "mixing", "solve", "diagnostics", "output
 PHASE_KEYS = ["total_s", "mean_s", "min_rank_s", "max_rank_s", "share"]
 STEP_KEYS = ["step", "step_s", "solve_s"]
 # least bytes per wet cell of each phase with a floor (per step; diagnostics
-# per call), CPU and GPU step
+# per call): the CPU step with kappa_w in memory (a solver without
+# mm_tdma_fused_mixing) or built inside the solve, and the GPU step
 BYTES_PER_CELL = {
     "cpu": {"horizontal": 56, "solve": 40, "diagnostics": 16, "step": 80},
+    "cpu-kappa-in-solve": {"horizontal": 48, "solve": 32, "diagnostics": 16, "step": 80},
     "gpu": {"horizontal": 48, "mixing": 24, "solve": 40, "diagnostics": 16, "step": 80},
 }
 
@@ -49,7 +51,15 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
         return [f"wet_cells = {wet!r}: want > 0"]
     if wet_cells is not None and wet != wet_cells:
         out.append(f"wet_cells = {wet}, the history's kmt adds up to {wet_cells}")
-    table = BYTES_PER_CELL["cpu" if d["backend"] == "cpu" else "gpu"]
+    in_solve = d.get("kappa_in_solve")
+    if not isinstance(in_solve, bool):
+        return [f"kappa_in_solve = {in_solve!r}: want true or false"]
+    if in_solve and d["backend"] != "cpu":
+        out.append("kappa_in_solve on a GPU step")
+    if d["backend"] != "cpu":
+        table = BYTES_PER_CELL["gpu"]
+    else:
+        table = BYTES_PER_CELL["cpu-kappa-in-solve" if in_solve else "cpu"]
     if bandwidth is not None:
         if bandwidth == "probe":
             if d.get("bandwidth_source") != "probe" or not (d.get("bandwidth_gbps") or 0) > 0:
@@ -211,6 +221,8 @@ def main():
     ap.add_argument("--stride", type=int, default=1)
     ap.add_argument("--bandwidth", help="the bandwidth given to minimodel (GB/s), or probe")
     ap.add_argument("--history", help="the run's history file: wet_cells = the sum of its kmt")
+    ap.add_argument("--kappa-in-solve", choices=["true", "false"],
+                    help="the value kappa_in_solve must have (the solver in use)")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
     args.wet_cells = None
@@ -229,6 +241,8 @@ def main():
         return 0 if self_test(d, args) else 1
     found = problems(d, args.ranks, args.decomposition, args.steps, args.stride, args.bandwidth,
                      args.wet_cells)
+    if args.kappa_in_solve and d.get("kappa_in_solve") != (args.kappa_in_solve == "true"):
+        found.append(f"kappa_in_solve = {d.get('kappa_in_solve')!r}, want {args.kappa_in_solve}")
     for p in found:
         print(f"{args.file}: {p}")
     if not found:
