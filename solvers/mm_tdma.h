@@ -85,7 +85,7 @@ typedef struct {
  * Required (never NULL): name, description, create, destroy, solve,
  * solve_f, fused, fused_f. Optional: available (NULL: always usable),
  * fused_async (device backends that can queue the fused solve on a stream;
- * NULL elsewhere), fused_mixing (host backends that build kappa inside the
+ * NULL elsewhere), fused_mixing (exact host backends that build kappa inside the
  * solve; NULL: the caller computes kappa and calls fused). tests/solvers
  * checks this of every compiled-in backend. */
 typedef struct mm_tdma_backend {
