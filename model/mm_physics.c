@@ -117,7 +117,8 @@ column_tracer(const mm_advection scheme, const column_faces *f, const double *re
  * Then, per cell, the convective diffusivity from T*, S* (kappa_w below each
  * level but the last) and the surface flux into the top cell, in that order
  * (docs/physics.md, "Convective mixing"): the column is still in L1, so
- * there is no pass of its own over memory.
+ * there is no pass of its own over memory. Skipped where the solver does
+ * both inside the solve (m->kappa_in_solve, mm_tdma_fused_mixing).
  *
  * ws: the calling thread's workspace of mm_horizontal_ws(nz) doubles. The
  * kernel is inlined once per advection scheme so that the scheme is a

@@ -12,7 +12,8 @@
  * the block, with m->nthreads OpenMP threads: horizontal advection +
  * diffusion of T and S into temp_next and salt_next, then per column the
  * convective diffusivity kappa_w from (temp_next, salt_next) and the
- * surface flux into the top cell. */
+ * surface flux into the top cell, unless the solver does both inside the
+ * solve (m->kappa_in_solve). */
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je);
 /* Doubles of workspace per thread of mm_horizontal_step (m->work). */
 size_t mm_horizontal_ws(int nz);

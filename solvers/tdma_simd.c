@@ -9,7 +9,6 @@
  * columns (no SIMD instructions required). OpenMP threads share the batch in
  * chunks of whole tiles; each thread has its own tile workspace. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "mm_tdma.h"
 #include "mm_tdma_column.h"

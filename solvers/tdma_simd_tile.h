@@ -55,7 +55,7 @@ typedef __typeof__((MM_V){0} < (MM_V){0}) MM_FN(mm_mask);
 /* A vector at any element-aligned address. Loads and stores go through this
  * type, not memcpy: GCC expands a 32-byte memcpy into two 16-byte moves on
  * some targets (znver3: measured), and a 32-byte load of two 16-byte stores
- * cannot be store-forwarded, which made the tile 3x slower. */
+ * cannot be store-forwarded, which made the solve 2.1x slower. */
 typedef MM_V MM_FN(mm_vu) __attribute__((aligned(sizeof(MM_T)), may_alias));
 
 static inline __attribute__((always_inline)) MM_V MM_FN(mm_loadu)(const MM_T *p) {

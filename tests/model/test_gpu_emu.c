@@ -78,7 +78,7 @@ static void check_explicit(mm_model *m, const char *what) {
   TEST_OK(mm_halo_finish(&m->halo));
   /* the CPU step of the whole block, computing kappa_w and the surface flux
    * itself (as with a solver without mm_tdma_fused_mixing; with one they
-   * move into the solve, checked by tests/solvers and model.mixing_in_solve) */
+   * move into the solve, checked by solvers.tdma.mixing and regress.*.mixing_in_solve_bitwise) */
   for (size_t e = 0; e < n; e++)
     m->kappa_w[e] = -1.0;
   const int in_solve = m->kappa_in_solve;
