@@ -1,0 +1,128 @@
+/* phase-bench: one phase of the model's time step, timed alone and
+ * repeatedly on a configuration, for work on a kernel (docs/performance.md).
+ *
+ *   mpirun -np R build/phase-bench [--phase horizontal|solve|step]
+ *          [--repeats N] [--set SECTION.KEY=VALUE]... CONFIG.ini
+ *
+ * The model is created from CONFIG.ini and run 2 steps, so that the state is
+ * a real one; then the phase runs N times over each rank's whole block
+ * (horizontal: mm_horizontal_step, no halo exchange; solve:
+ * mm_vertical_step, in place on T*, S*; step: mm_model_step), every rank
+ * starting together. Prints the smallest and the median time of the slowest
+ * rank, and that time per wet cell. The state it leaves is not a model
+ * state: phase-bench writes no output.
+ *
+ * Exit status: 0, 2 for a usage or configuration error, 1 for a failure
+ * while running. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_model_private.h"
+#include "mm_physics.h"
+
+#define MAX_SETS 32
+
+static int compare_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int usage(int rank, const char *msg) {
+  if (rank == 0) {
+    if (msg) fprintf(stderr, "phase-bench: %s\n", msg);
+    fprintf(stderr, "usage: phase-bench [--phase horizontal|solve|step] [--repeats N] "
+                    "[--set SECTION.KEY=VALUE]... CONFIG.ini\n");
+  }
+  return 2;
+}
+
+static int run(int argc, char **argv, int rank) {
+  const char *phase = "horizontal", *config = NULL;
+  long repeats = 20;
+  mm_config_override sets[MAX_SETS];
+  int nsets = 0;
+  for (int a = 1; a < argc; a++) {
+    if (!strcmp(argv[a], "--phase") && a + 1 < argc) {
+      phase = argv[++a];
+    } else if (!strcmp(argv[a], "--repeats") && a + 1 < argc) {
+      char *end;
+      repeats = strtol(argv[++a], &end, 10);
+      if (*end || repeats < 1 || repeats > 100000) return usage(rank, "--repeats: 1 to 100000");
+    } else if (!strcmp(argv[a], "--set") && a + 1 < argc) {
+      if (nsets == MAX_SETS) return usage(rank, "too many --set");
+      sets[nsets++].text = argv[++a];
+    } else if (argv[a][0] == '-' || config) {
+      return usage(rank, NULL);
+    } else {
+      config = argv[a];
+    }
+  }
+  const int which = !strcmp(phase, "horizontal") ? 0
+                    : !strcmp(phase, "solve")    ? 1
+                    : !strcmp(phase, "step")     ? 2
+                                                 : -1;
+  if (which < 0) return usage(rank, "--phase: horizontal, solve or step");
+  if (!config) return usage(rank, "no configuration file");
+
+  mm_config cfg;
+  mm_model *m = NULL;
+  if (mm_config_load(&cfg, config, sets, nsets) != MM_OK) {
+    if (rank == 0) fprintf(stderr, "phase-bench: %s\n", mm_error_message());
+    return 2;
+  }
+  int status = 1;
+  double *t = malloc((size_t)repeats * sizeof *t);
+  if (!t || mm_model_create(&cfg, MPI_COMM_WORLD, &m) != MM_OK) goto done;
+  if (m->dev) {
+    if (rank == 0) fprintf(stderr, "phase-bench: CPU solvers only (solver.backend = cpu)\n");
+    status = 2;
+    goto done;
+  }
+  for (int s = 0; s < 2; s++)
+    if (mm_model_step(m, NULL) != MM_OK) goto done;
+  const mm_grid *g = &m->grid;
+  for (long r = 0; r < repeats; r++) {
+    MPI_Barrier(g->cart);
+    const double t0 = MPI_Wtime();
+    mm_err err = MM_OK;
+    if (which == 0)
+      mm_horizontal_step(m, 0, g->nxl, 0, g->nyl);
+    else if (which == 1)
+      err = mm_vertical_step(m);
+    else
+      err = mm_model_step(m, NULL);
+    double dt = MPI_Wtime() - t0;
+    if (err != MM_OK) goto done;
+    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, g->cart);
+    t[r] = dt;
+  }
+  qsort(t, (size_t)repeats, sizeof *t, compare_double);
+  long wet = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++)
+      wet += g->kmt[mm_col(g, i, j)];
+  MPI_Allreduce(MPI_IN_PLACE, &wet, 1, MPI_LONG, MPI_SUM, g->cart);
+  if (rank == 0)
+    printf("%s: %s, %d rank(s) x %d thread(s), %ld repeats: min %.3f ms, median %.3f ms, "
+           "%.3f ns per wet cell (min)\n",
+           config, phase, g->nranks, m->nthreads, repeats, 1e3 * t[0], 1e3 * t[repeats / 2],
+           wet ? 1e9 * t[0] / (double)wet : 0.0);
+  status = 0;
+done:
+  if (status == 1 && rank == 0) fprintf(stderr, "phase-bench: %s\n", mm_error_message());
+  mm_model_destroy(m);
+  free(t);
+  return status;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int status = run(argc, argv, rank);
+  int worst = status;
+  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
