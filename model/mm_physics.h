@@ -5,7 +5,8 @@
 
 #include "mm_model_private.h"
 
-/* Columns per tile of the horizontal step. */
+/* Most columns per tile of the horizontal step (mm_horizontal_step splits
+ * the columns evenly into tiles no wider). */
 #define MM_HTILE 32
 
 /* The explicit part of the step for the cells ib <= i < ie, jb <= j < je of
