@@ -71,21 +71,26 @@ static int run(int argc, char **argv, int rank) {
     if (rank == 0) fprintf(stderr, "phase-bench: %s\n", mm_error_message());
     return 2;
   }
-  int status = 1;
+  /* a failure's exit status is its error code: 1 running, 2 input */
+  int status = MM_ERR_RUN;
+  const char *why = "out of memory";
+  mm_err err = MM_OK;
   double *t = malloc((size_t)repeats * sizeof *t);
-  if (!t || mm_model_create(&cfg, MPI_COMM_WORLD, &m) != MM_OK) goto done;
+  if (!t) goto done;
+  why = NULL; /* from here: mm_error_message() */
+  if ((err = mm_model_create(&cfg, MPI_COMM_WORLD, &m)) != MM_OK) goto done;
   if (m->dev) {
-    if (rank == 0) fprintf(stderr, "phase-bench: CPU solvers only (solver.backend = cpu)\n");
-    status = 2;
+    why = "CPU solvers only (solver.backend = cpu)";
+    err = MM_ERR_INPUT;
     goto done;
   }
-  for (int s = 0; s < 2; s++)
-    if (mm_model_step(m, NULL) != MM_OK) goto done;
+  for (int s = 0; s < 2 && err == MM_OK; s++)
+    err = mm_model_step(m, NULL);
+  if (err != MM_OK) goto done;
   const mm_grid *g = &m->grid;
   for (long r = 0; r < repeats; r++) {
     MPI_Barrier(g->cart);
     const double t0 = MPI_Wtime();
-    mm_err err = MM_OK;
     if (which == 0)
       mm_horizontal_step(m, 0, g->nxl, 0, g->nyl);
     else if (which == 1)
@@ -110,7 +115,9 @@ static int run(int argc, char **argv, int rank) {
            wet ? 1e9 * t[0] / (double)wet : 0.0);
   status = 0;
 done:
-  if (status == 1 && rank == 0) fprintf(stderr, "phase-bench: %s\n", mm_error_message());
+  if (err != MM_OK) status = (int)err;
+  if (status != 0 && rank == 0)
+    fprintf(stderr, "phase-bench: %s\n", why ? why : mm_error_message());
   mm_model_destroy(m);
   free(t);
   return status;
