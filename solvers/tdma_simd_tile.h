@@ -107,11 +107,12 @@ static inline __attribute__((always_inline)) void MM_FN(mm_prefetch)(const MM_T 
     if (i + q < nelem) __builtin_prefetch(base + i + q, 0, 2);
 }
 
+/* x in every lane. Written as x - 0 (the scalar operand of a vector
+ * operation is broadcast; x - (+0) is x, -0 and NaN included, and the
+ * compiler drops it), which compiles to one broadcast where the loop over
+ * the lanes took three instructions. */
 static inline MM_V MM_FN(mm_splat)(MM_T x) {
-  MM_V v;
-  for (int i = 0; i < MM_L; i++)
-    v[i] = x;
-  return v;
+  return x - (MM_V){0};
 }
 
 /* m ? x : y, lane by lane (bit select, so it is exact for any x, y). */
@@ -188,6 +189,222 @@ static inline __attribute__((always_inline)) void MM_FN(mm_store_lanes)(MM_T *re
   }
 }
 
+/* One block of MM_L levels (nl of them: fewer only in the last block) of
+ * the forward sweep of mm_tile_run. A function of its own so that the full
+ * blocks, nl = MM_L, are compiled with the block size a constant: their
+ * loops over the levels unroll and their arrays need no index arithmetic
+ * (with nl at run time, most of the instructions of a block went to
+ * addresses, counters and stack traffic). */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
+                    MM_V *restrict buf, const int fused, const int uniform, const int nrhs,
+                    const int mixing, const int k0, const int nl, const MM_V *dm1, MM_V *cpv,
+                    MM_V (*dpv)[MM_NV], MM_V *prodv) {
+  const int nmax = t->nmax;
+  const int S = 1 + nrhs; /* buf[(k * S + s) * MM_NV + v]: s = 0 c', s = 1 + r d'_r */
+  const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
+  /* A: a (plain) or kappa (fused); B, C: b, c (plain); D: right-hand sides. */
+  MM_V A[MM_NV][MM_L], B[MM_NV][MM_L], C[MM_NV][MM_L], D[MM_TDMA_MAX_RHS][MM_NV][MM_L];
+  for (int v = 0; v < MM_NV; v++) {
+    const long *off = t->off + v * MM_L;
+    if (k0 + MM_L <= t->nmin[v]) { /* every lane wet over the whole block */
+      if (fused) {
+        if (!mixing) MM_FN(mm_load_block)(jb->kappa, off, k0, A[v]);
+      } else {
+        MM_FN(mm_load_block)(jb->a, off, k0, A[v]);
+        MM_FN(mm_load_block)(jb->b, off, k0, B[v]);
+        MM_FN(mm_load_block)(jb->c, off, k0, C[v]);
+      }
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
+    } else if (uniform && nmax >= MM_L) { /* the last, partial block of a uniform tile */
+      if (fused) {
+        if (!mixing) MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
+      } else {
+        MM_FN(mm_load_tail)(jb->a, off, k0, nl, A[v]);
+        MM_FN(mm_load_tail)(jb->b, off, k0, nl, B[v]);
+        MM_FN(mm_load_tail)(jb->c, off, k0, nl, C[v]);
+      }
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_load_tail)(jb->rhs[r], off, k0, nl, D[r][v]);
+    } else { /* some lane ends in or above this block: identity rows past it */
+      const int *dep = t->dep + v * MM_L;
+      if (fused) {
+        if (!mixing) MM_FN(mm_load_lanes)(jb->kappa, off, dep, k0, 0, A[v]);
+      } else {
+        MM_FN(mm_load_lanes)(jb->a, off, dep, k0, 0, A[v]);
+        MM_FN(mm_load_lanes)(jb->b, off, dep, k0, 1, B[v]);
+        MM_FN(mm_load_lanes)(jb->c, off, dep, k0, 0, C[v]);
+      }
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
+    }
+    if (mixing) {
+      /* kappa of levels k0..k0+nl-1 from rhs[0], rhs[1] at those levels
+       * (D) and the levels below them (D one level down, and the first
+       * level of the next block), as mm_cell_kappa computes it; then the
+       * surface term, once kappa of level 0 is known */
+      /* the level below the block: where every lane is wet over the
+       * next block, the first vector of that block, loaded and transposed
+       * in registers (built lane by lane, the vector would be written to
+       * memory element by element and read back whole, a load that
+       * store forwarding cannot serve: measured 20% of the solve);
+       * otherwise lane by lane from memory, 0 where the column ends
+       * within the block */
+      const int kb = k0 + nl;
+      MM_V below0, below1;
+      if (kb + MM_L <= t->nmin[v]) {
+        MM_V next0[MM_L], next1[MM_L];
+        MM_FN(mm_load_block)(jb->rhs[0], off, kb, next0);
+        MM_FN(mm_load_block)(jb->rhs[1], off, kb, next1);
+        below0 = next0[0], below1 = next1[0];
+      } else {
+        for (int l = 0; l < MM_L; l++) {
+          const int wet = kb < t->dep[v * MM_L + l];
+          below0[l] = wet ? jb->rhs[0][off[l] + kb] : 0;
+          below1[l] = wet ? jb->rhs[1][off[l] + kb] : 0;
+        }
+      }
+      const MM_V malpha = MM_FN(mm_splat)(-jb->alpha), beta = MM_FN(mm_splat)(jb->beta);
+      const MM_V kv = MM_FN(mm_splat)(jb->kappa_v), kmix = MM_FN(mm_splat)(jb->kappa_mix);
+/* the level below level j of the block is D at j + 1, read in
+ * place (copied into an array of its own, the shift became two
+ * calls of memcpy per block: 15 of the 136 instructions per vector
+ * and level, counted by callgrind) */
+#pragma GCC unroll 16
+      for (int j = 0; j < nl; j++) {
+        const MM_V n0 = j + 1 < nl ? D[0][v][j + 1] : below0;
+        const MM_V n1 = j + 1 < nl ? D[1][v][j + 1] : below1;
+        const MM_V rho = malpha * (D[0][v][j] - n0) + beta * (D[1][v][j] - n1);
+        A[v][j] = jb->convect ? MM_FN(mm_select)(rho > zero, kmix, kv) : kv;
+      }
+      if (k0 == 0 && jb->top != 0) D[0][v][0] = D[0][v][0] + MM_FN(mm_splat)(jb->top);
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < nl; j++) {
+    const int k = k0 + j;
+    const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+    if (fused) {
+      if (!mixing) MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
+    } else {
+      MM_FN(mm_prefetch)(jb->a, t->next, k, jb->nelem);
+      MM_FN(mm_prefetch)(jb->b, t->next, k, jb->nelem);
+      MM_FN(mm_prefetch)(jb->c, t->next, k, jb->nelem);
+    }
+    for (int r = 0; r < nrhs; r++)
+      MM_FN(mm_prefetch)(jb->rhs[r], t->next, k, jb->nelem);
+    for (int v = 0; v < MM_NV; v++) {
+      MM_V a, b, c;
+      if (fused) {
+        /* mm_col_coeffs: cond_up = kappa[k-1]*g[k-1] (k > 0), cond_dn =
+         * kappa[k]*g[k] (k < n-1); a = -cond_up*inv_h[k], c = -cond_dn*inv_h[k],
+         * b = (1 - a) - c. kappa[k-1]*g[k-1] is the previous level's product. */
+        const MM_V prod = A[v][j] * MM_FN(mm_splat)(jb->g[k]);
+        const MM_V h = MM_FN(mm_splat)(jb->inv_h[k]);
+        MM_V cond_dn;
+        if (uniform)
+          cond_dn = k < nmax - 1 ? prod : zero;
+        else
+          cond_dn = MM_FN(mm_select)(kv < dm1[v], prod, zero);
+        const MM_V cond_up = k > 0 ? prodv[v] : zero;
+        prodv[v] = prod;
+        a = -cond_up * h;
+        c = -cond_dn * h;
+        b = (one - a) - c;
+      } else {
+        a = A[v][j];
+        b = B[v][j];
+        c = C[v][j];
+      }
+      MM_V *row = buf + (long)k * S * MM_NV + v;
+      if (k == 0) {
+        const MM_V m = one / b;
+        cpv[v] = c * m;
+        for (int r = 0; r < nrhs; r++)
+          dpv[r][v] = D[r][v][j] * m;
+      } else {
+        const MM_V m = one / (b - a * cpv[v]);
+        cpv[v] = c * m;
+        for (int r = 0; r < nrhs; r++)
+          dpv[r][v] = (D[r][v][j] - a * dpv[r][v]) * m;
+      }
+      row[0] = cpv[v];
+      for (int r = 0; r < nrhs; r++)
+        row[(1 + r) * MM_NV] = dpv[r][v];
+    }
+  }
+}
+
+/* One block of the back substitution of mm_tile_run, bottom block first
+ * (nl levels; a constant MM_L for the full blocks, as mm_fwd_block). */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_bwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
+                    const MM_V *restrict buf, const int uniform, const int nrhs, const int k0,
+                    const int nl, const int tail, const MM_V *dm1, MM_V (*xv)[MM_NV],
+                    MM_V (*Xtail)[MM_NV][MM_L]) {
+  const int nmax = t->nmax;
+  const int S = 1 + nrhs;
+#if MM_L == 1
+  /* zeroed in the one-lane build only, where GCC cannot see that the levels
+   * fill what is stored (-Wmaybe-uninitialized); elsewhere it would cost */
+  MM_V X[MM_TDMA_MAX_RHS][MM_NV][MM_L] = {{{{0}}}};
+#else
+  MM_V X[MM_TDMA_MAX_RHS][MM_NV][MM_L];
+#endif
+#pragma GCC unroll 16
+  for (int j = nl - 1; j >= 0; j--) {
+    const int k = k0 + j;
+    const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+    for (int v = 0; v < MM_NV; v++) {
+      const MM_V *row = buf + (long)k * S * MM_NV + v;
+      const MM_V cp = row[0];
+      for (int r = 0; r < nrhs; r++) {
+        const MM_V d = row[(1 + r) * MM_NV];
+        MM_V x;
+        if (k == nmax - 1) {
+          x = d;
+        } else {
+          x = d - cp * xv[r][v];
+          if (!uniform) x = MM_FN(mm_select)(kv >= dm1[v], d, x);
+        }
+        xv[r][v] = x;
+        X[r][v][j] = x;
+      }
+    }
+  }
+  if (tail && k0 + MM_L > nmax) { /* the partial last block: store it later */
+    for (int r = 0; r < nrhs; r++)
+      for (int v = 0; v < MM_NV; v++)
+        for (int j = 0; j < tail; j++)
+          Xtail[r][v][j] = X[r][v][j];
+    return;
+  }
+  for (int v = 0; v < MM_NV; v++) {
+    const long *off = t->off + v * MM_L;
+    const int live = t->live - v * MM_L;
+    if (live <= 0) break;
+    if (tail && k0 + 2 * MM_L > nmax) { /* the block above the tail: store both */
+      for (int r = 0; r < nrhs; r++) {
+        MM_V last[MM_L];
+        for (int j = 0; j < MM_L - tail; j++)
+          last[j] = X[r][v][tail + j];
+        for (int j = 0; j < tail; j++)
+          last[MM_L - tail + j] = Xtail[r][v][j];
+        MM_FN(mm_store_block)(jb->rhs[r], off, nmax - MM_L, last, live);
+      }
+    }
+    if (k0 + MM_L <= t->nmin[v]) {
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_store_block)(jb->rhs[r], off, k0, X[r][v], live);
+    } else {
+      const int *dep = t->dep + v * MM_L;
+      for (int r = 0; r < nrhs; r++)
+        MM_FN(mm_store_lanes)(jb->rhs[r], off, dep, k0, X[r][v], live);
+    }
+  }
+}
+
 /* One tile. fused, uniform (all lanes the same depth) and nrhs are
  * compile-time constants at every call site (MM_TILE_VARIANTS), so the
  * compiler drops the unused paths and unrolls the right-hand-side loops. */
@@ -196,8 +413,7 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
                    MM_V *restrict buf, const int fused, const int uniform, const int nrhs,
                    const int mixing) {
   const int nmax = t->nmax;
-  const int S = 1 + nrhs; /* buf[(k * S + s) * MM_NV + v]: s = 0 c', s = 1 + r d'_r */
-  const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
+  const MM_V zero = MM_FN(mm_splat)(0);
   MM_V dm1[MM_NV]; /* depth - 1 of every lane (exact in MM_T), for the masks */
   for (int v = 0; v < MM_NV; v++)
     for (int l = 0; l < MM_L; l++)
@@ -213,132 +429,11 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       dpv[r][v] = zero;
   }
   for (int k0 = 0; k0 < nmax; k0 += MM_L) {
-    const int nl = nmax - k0 < MM_L ? nmax - k0 : MM_L;
-    /* A: a (plain) or kappa (fused); B, C: b, c (plain); D: right-hand sides. */
-    MM_V A[MM_NV][MM_L], B[MM_NV][MM_L], C[MM_NV][MM_L], D[MM_TDMA_MAX_RHS][MM_NV][MM_L];
-    for (int v = 0; v < MM_NV; v++) {
-      const long *off = t->off + v * MM_L;
-      if (k0 + MM_L <= t->nmin[v]) { /* every lane wet over the whole block */
-        if (fused) {
-          if (!mixing) MM_FN(mm_load_block)(jb->kappa, off, k0, A[v]);
-        } else {
-          MM_FN(mm_load_block)(jb->a, off, k0, A[v]);
-          MM_FN(mm_load_block)(jb->b, off, k0, B[v]);
-          MM_FN(mm_load_block)(jb->c, off, k0, C[v]);
-        }
-        for (int r = 0; r < nrhs; r++)
-          MM_FN(mm_load_block)(jb->rhs[r], off, k0, D[r][v]);
-      } else if (uniform && nmax >= MM_L) { /* the last, partial block of a uniform tile */
-        if (fused) {
-          if (!mixing) MM_FN(mm_load_tail)(jb->kappa, off, k0, nl, A[v]);
-        } else {
-          MM_FN(mm_load_tail)(jb->a, off, k0, nl, A[v]);
-          MM_FN(mm_load_tail)(jb->b, off, k0, nl, B[v]);
-          MM_FN(mm_load_tail)(jb->c, off, k0, nl, C[v]);
-        }
-        for (int r = 0; r < nrhs; r++)
-          MM_FN(mm_load_tail)(jb->rhs[r], off, k0, nl, D[r][v]);
-      } else { /* some lane ends in or above this block: identity rows past it */
-        const int *dep = t->dep + v * MM_L;
-        if (fused) {
-          if (!mixing) MM_FN(mm_load_lanes)(jb->kappa, off, dep, k0, 0, A[v]);
-        } else {
-          MM_FN(mm_load_lanes)(jb->a, off, dep, k0, 0, A[v]);
-          MM_FN(mm_load_lanes)(jb->b, off, dep, k0, 1, B[v]);
-          MM_FN(mm_load_lanes)(jb->c, off, dep, k0, 0, C[v]);
-        }
-        for (int r = 0; r < nrhs; r++)
-          MM_FN(mm_load_lanes)(jb->rhs[r], off, dep, k0, 0, D[r][v]);
-      }
-      if (mixing) {
-        /* kappa of levels k0..k0+nl-1 from rhs[0], rhs[1] at those levels
-         * (D) and the levels below them (N: D shifted up by one level, and
-         * the first level of the next block), as mm_cell_kappa computes
-         * it; then the surface term, once kappa of level 0 is known */
-        MM_V N0[MM_L], N1[MM_L];
-        for (int j = 0; j + 1 < nl; j++)
-          N0[j] = D[0][v][j + 1], N1[j] = D[1][v][j + 1];
-        /* the level below the block: where every lane is wet over the
-         * next block, the first vector of that block, loaded and transposed
-         * in registers (built lane by lane, the vector would be written to
-         * memory element by element and read back whole, a load that
-         * store forwarding cannot serve: measured 20% of the solve);
-         * otherwise lane by lane from memory, 0 where the column ends
-         * within the block */
-        const int kb = k0 + nl;
-        if (kb + MM_L <= t->nmin[v]) {
-          MM_V next0[MM_L], next1[MM_L];
-          MM_FN(mm_load_block)(jb->rhs[0], off, kb, next0);
-          MM_FN(mm_load_block)(jb->rhs[1], off, kb, next1);
-          N0[nl - 1] = next0[0], N1[nl - 1] = next1[0];
-        } else {
-          for (int l = 0; l < MM_L; l++) {
-            const int wet = kb < t->dep[v * MM_L + l];
-            N0[nl - 1][l] = wet ? jb->rhs[0][off[l] + kb] : 0;
-            N1[nl - 1][l] = wet ? jb->rhs[1][off[l] + kb] : 0;
-          }
-        }
-        const MM_V malpha = MM_FN(mm_splat)(-jb->alpha), beta = MM_FN(mm_splat)(jb->beta);
-        const MM_V kv = MM_FN(mm_splat)(jb->kappa_v), kmix = MM_FN(mm_splat)(jb->kappa_mix);
-        for (int j = 0; j < nl; j++) {
-          const MM_V rho = malpha * (D[0][v][j] - N0[j]) + beta * (D[1][v][j] - N1[j]);
-          A[v][j] = jb->convect ? MM_FN(mm_select)(rho > zero, kmix, kv) : kv;
-        }
-        if (k0 == 0 && jb->top != 0) D[0][v][0] = D[0][v][0] + MM_FN(mm_splat)(jb->top);
-      }
-    }
-    for (int j = 0; j < nl; j++) {
-      const int k = k0 + j;
-      const MM_V kv = MM_FN(mm_splat)((MM_T)k);
-      if (fused) {
-        if (!mixing) MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
-      } else {
-        MM_FN(mm_prefetch)(jb->a, t->next, k, jb->nelem);
-        MM_FN(mm_prefetch)(jb->b, t->next, k, jb->nelem);
-        MM_FN(mm_prefetch)(jb->c, t->next, k, jb->nelem);
-      }
-      for (int r = 0; r < nrhs; r++)
-        MM_FN(mm_prefetch)(jb->rhs[r], t->next, k, jb->nelem);
-      for (int v = 0; v < MM_NV; v++) {
-        MM_V a, b, c;
-        if (fused) {
-          /* mm_col_coeffs: cond_up = kappa[k-1]*g[k-1] (k > 0), cond_dn =
-           * kappa[k]*g[k] (k < n-1); a = -cond_up*inv_h[k], c = -cond_dn*inv_h[k],
-           * b = (1 - a) - c. kappa[k-1]*g[k-1] is the previous level's product. */
-          const MM_V prod = A[v][j] * MM_FN(mm_splat)(jb->g[k]);
-          const MM_V h = MM_FN(mm_splat)(jb->inv_h[k]);
-          MM_V cond_dn;
-          if (uniform)
-            cond_dn = k < nmax - 1 ? prod : zero;
-          else
-            cond_dn = MM_FN(mm_select)(kv < dm1[v], prod, zero);
-          const MM_V cond_up = k > 0 ? prodv[v] : zero;
-          prodv[v] = prod;
-          a = -cond_up * h;
-          c = -cond_dn * h;
-          b = (one - a) - c;
-        } else {
-          a = A[v][j];
-          b = B[v][j];
-          c = C[v][j];
-        }
-        MM_V *row = buf + (long)k * S * MM_NV + v;
-        if (k == 0) {
-          const MM_V m = one / b;
-          cpv[v] = c * m;
-          for (int r = 0; r < nrhs; r++)
-            dpv[r][v] = D[r][v][j] * m;
-        } else {
-          const MM_V m = one / (b - a * cpv[v]);
-          cpv[v] = c * m;
-          for (int r = 0; r < nrhs; r++)
-            dpv[r][v] = (D[r][v][j] - a * dpv[r][v]) * m;
-        }
-        row[0] = cpv[v];
-        for (int r = 0; r < nrhs; r++)
-          row[(1 + r) * MM_NV] = dpv[r][v];
-      }
-    }
+    if (nmax - k0 >= MM_L)
+      MM_FN(mm_fwd_block)(jb, t, buf, fused, uniform, nrhs, mixing, k0, MM_L, dm1, cpv, dpv, prodv);
+    else
+      MM_FN(mm_fwd_block)
+    (jb, t, buf, fused, uniform, nrhs, mixing, k0, nmax - k0, dm1, cpv, dpv, prodv);
   }
 
   /* Back substitution, bottom block first: x_k = d'_k - c'_k x_{k+1}, and
@@ -353,58 +448,10 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
   const int tail = uniform && nmax >= MM_L ? nmax % MM_L : 0;
   MM_V Xtail[MM_TDMA_MAX_RHS][MM_NV][MM_L];
   for (int k0 = (nmax - 1) / MM_L * MM_L; k0 >= 0; k0 -= MM_L) {
-    const int nl = nmax - k0 < MM_L ? nmax - k0 : MM_L;
-    MM_V X[MM_TDMA_MAX_RHS][MM_NV][MM_L];
-    for (int j = nl - 1; j >= 0; j--) {
-      const int k = k0 + j;
-      const MM_V kv = MM_FN(mm_splat)((MM_T)k);
-      for (int v = 0; v < MM_NV; v++) {
-        const MM_V *row = buf + (long)k * S * MM_NV + v;
-        const MM_V cp = row[0];
-        for (int r = 0; r < nrhs; r++) {
-          const MM_V d = row[(1 + r) * MM_NV];
-          MM_V x;
-          if (k == nmax - 1) {
-            x = d;
-          } else {
-            x = d - cp * xv[r][v];
-            if (!uniform) x = MM_FN(mm_select)(kv >= dm1[v], d, x);
-          }
-          xv[r][v] = x;
-          X[r][v][j] = x;
-        }
-      }
-    }
-    if (tail && k0 + MM_L > nmax) { /* the partial last block: store it later */
-      for (int r = 0; r < nrhs; r++)
-        for (int v = 0; v < MM_NV; v++)
-          for (int j = 0; j < tail; j++)
-            Xtail[r][v][j] = X[r][v][j];
-      continue;
-    }
-    for (int v = 0; v < MM_NV; v++) {
-      const long *off = t->off + v * MM_L;
-      const int live = t->live - v * MM_L;
-      if (live <= 0) break;
-      if (tail && k0 + 2 * MM_L > nmax) { /* the block above the tail: store both */
-        for (int r = 0; r < nrhs; r++) {
-          MM_V last[MM_L];
-          for (int j = 0; j < MM_L - tail; j++)
-            last[j] = X[r][v][tail + j];
-          for (int j = 0; j < tail; j++)
-            last[MM_L - tail + j] = Xtail[r][v][j];
-          MM_FN(mm_store_block)(jb->rhs[r], off, nmax - MM_L, last, live);
-        }
-      }
-      if (k0 + MM_L <= t->nmin[v]) {
-        for (int r = 0; r < nrhs; r++)
-          MM_FN(mm_store_block)(jb->rhs[r], off, k0, X[r][v], live);
-      } else {
-        const int *dep = t->dep + v * MM_L;
-        for (int r = 0; r < nrhs; r++)
-          MM_FN(mm_store_lanes)(jb->rhs[r], off, dep, k0, X[r][v], live);
-      }
-    }
+    if (nmax - k0 >= MM_L)
+      MM_FN(mm_bwd_block)(jb, t, buf, uniform, nrhs, k0, MM_L, tail, dm1, xv, Xtail);
+    else
+      MM_FN(mm_bwd_block)(jb, t, buf, uniform, nrhs, k0, nmax - k0, tail, dm1, xv, Xtail);
   }
 }
 
