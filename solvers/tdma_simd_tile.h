@@ -241,16 +241,14 @@ MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *rest
     }
     if (mixing) {
       /* kappa of levels k0..k0+nl-1 from rhs[0], rhs[1] at those levels
-       * (D) and the levels below them (D one level down, and the first
-       * level of the next block), as mm_cell_kappa computes it; then the
-       * surface term, once kappa of level 0 is known */
-      /* the level below the block: where every lane is wet over the
-       * next block, the first vector of that block, loaded and transposed
-       * in registers (built lane by lane, the vector would be written to
-       * memory element by element and read back whole, a load that
-       * store forwarding cannot serve: measured 20% of the solve);
-       * otherwise lane by lane from memory, 0 where the column ends
-       * within the block */
+       * (D) and the levels below them, as mm_cell_kappa computes it; then
+       * the surface term, once kappa of level 0 is known. The level below
+       * the block: where every lane is wet over the next block, the first
+       * vector of that block, loaded and transposed in registers (built
+       * lane by lane, the vector would be written to memory element by
+       * element and read back whole, a load that store forwarding cannot
+       * serve: measured 20% of the solve); otherwise lane by lane from
+       * memory, 0 where the column ends within the block. */
       const int kb = k0 + nl;
       MM_V below0, below1;
       if (kb + MM_L <= t->nmin[v]) {
@@ -267,12 +265,11 @@ MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *rest
       }
       const MM_V malpha = MM_FN(mm_splat)(-jb->alpha), beta = MM_FN(mm_splat)(jb->beta);
       const MM_V kv = MM_FN(mm_splat)(jb->kappa_v), kmix = MM_FN(mm_splat)(jb->kappa_mix);
-/* the level below level j of the block is D at j + 1, read in
- * place (copied into an array of its own, the shift became two
- * calls of memcpy per block: 15 of the 136 instructions per vector
- * and level, counted by callgrind) */
 #pragma GCC unroll 16
       for (int j = 0; j < nl; j++) {
+        /* the level below level j is D at j + 1, read in place (copied to
+         * an array of its own, the shift became two memcpy calls per
+         * block: 15 of 136 instructions per vector and level, callgrind) */
         const MM_V n0 = j + 1 < nl ? D[0][v][j + 1] : below0;
         const MM_V n1 = j + 1 < nl ? D[1][v][j + 1] : below1;
         const MM_V rho = malpha * (D[0][v][j] - n0) + beta * (D[1][v][j] - n1);
@@ -429,11 +426,11 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
       dpv[r][v] = zero;
   }
   for (int k0 = 0; k0 < nmax; k0 += MM_L) {
-    if (nmax - k0 >= MM_L)
+    const int rest = nmax - k0;
+    if (rest >= MM_L) /* a full block: its size a constant */
       MM_FN(mm_fwd_block)(jb, t, buf, fused, uniform, nrhs, mixing, k0, MM_L, dm1, cpv, dpv, prodv);
     else
-      MM_FN(mm_fwd_block)
-    (jb, t, buf, fused, uniform, nrhs, mixing, k0, nmax - k0, dm1, cpv, dpv, prodv);
+      MM_FN(mm_fwd_block)(jb, t, buf, fused, uniform, nrhs, mixing, k0, rest, dm1, cpv, dpv, prodv);
   }
 
   /* Back substitution, bottom block first: x_k = d'_k - c'_k x_{k+1}, and
