@@ -36,8 +36,8 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
  * fluxes through its east and north faces, and T* (or S*) from them and the
  * west and south faces already known (passed on from the cells to the west
  * and south). The same mm_face_flux and mm_cell_update per level as
- * face_fluxes and an update loop of its own, so the same bits; one loop
- * instead of three keeps the east and north face values in registers. A face
+ * face_fluxes and an update loop of its own, so the same bits; the east and
+ * north faces are computed in one loop, the update in a second. A face
  * value is written up to the deeper of its two cells (zero below the face's
  * own depth, as face_fluxes writes it). Measured on bench_reference (one
  * thread, data in cache): 8.1 ns per cell for both tracers, against 8.7 with
