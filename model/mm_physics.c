@@ -32,12 +32,14 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
     fa[k] = fd[k] = 0.0;
 }
 
-/* One tracer of one wet cell P (kP levels) in one pass over its levels: the
- * fluxes through its east and north faces, and T* (or S*) from them and the
+/* One tracer of one wet cell P (kP levels): the fluxes through its east and
+ * north faces in one loop over its levels, then T* (or S*) from them and the
  * west and south faces already known (passed on from the cells to the west
- * and south). The same mm_face_flux and mm_cell_update per level as
- * face_fluxes and an update loop of its own, so the same bits; the east and
- * north faces are computed in one loop, the update in a second. A face
+ * and south) in a second loop that reads them back from L1. One loop for
+ * both made each iteration's dependency chain too long for the out-of-order
+ * window (5 to 6% slower in cache, docs/performance.md). The same
+ * mm_face_flux and mm_cell_update per level as face_fluxes and an update
+ * loop of its own, so the same bits. A face
  * value is written up to the deeper of its two cells (zero below the face's
  * own depth, as face_fluxes writes it). Measured on bench_reference (one
  * thread, data in cache): 8.1 ns per cell for both tracers, against 8.7 with
@@ -55,17 +57,12 @@ typedef struct {
 
 /* Levels k0 <= k < k1 of column_tracer. all_wet (a constant at each call):
  * every face the levels involve is wet there, so the masks are known to be
- * all ones and drop out of the loop. The faces in one loop, the update in a
- * second that reads them back from L1: one loop for both made each
- * iteration's dependency chain too long for the out-of-order window (5 to
- * 6% slower in cache, docs/performance.md). */
+ * all ones and drop out of the loop. */
 static inline __attribute__((always_inline)) void
 column_levels(const mm_advection scheme, const int all_wet, long k0, long k1, const column_faces *f,
               const double *restrict ue, const double *restrict vn, const double *restrict t,
-              long sx, long sy, double dt_area, double kh_x, double kh_y, const double *restrict aw,
-              const double *restrict dw, const double *restrict as, const double *restrict ds,
-              double *restrict ae, double *restrict de, double *restrict an, double *restrict dn,
-              double *restrict tn) {
+              long sx, long sy, double dt_area, double kh_x, double kh_y, double *restrict ae,
+              double *restrict de, double *restrict an, double *restrict dn) {
   /* levels as 64-bit integers, like the doubles: 4 lanes per vector for
    * both, not 8 for the comparisons and 2 x 4 for the arithmetic */
   const long nE = f->nE, nN = f->nN, nWP = f->nWP, nEE = f->nEE, nSP = f->nSP, nNN = f->nNN;
@@ -81,8 +78,6 @@ column_levels(const mm_advection scheme, const int all_wet, long k0, long k1, co
     }
     ae[k] = fae, de[k] = fde, an[k] = fan, dn[k] = fdn;
   }
-  for (long k = k0; k < k1; k++)
-    tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
 }
 
 static inline __attribute__((always_inline)) void
@@ -96,10 +91,10 @@ column_tracer(const mm_advection scheme, const column_faces *f, const double *re
   int n_all = f->nE < f->nN ? f->nE : f->nN;
   const int n_ll = mm_cell_imin(mm_cell_imin(f->nWP, f->nEE), mm_cell_imin(f->nSP, f->nNN));
   if (n_ll < n_all) n_all = n_ll;
-  column_levels(scheme, 1, 0, n_all, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, aw, dw, as, ds, ae,
-                de, an, dn, tn);
-  column_levels(scheme, 0, n_all, f->kP, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, aw, dw, as, ds,
-                ae, de, an, dn, tn);
+  column_levels(scheme, 1, 0, n_all, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, ae, de, an, dn);
+  column_levels(scheme, 0, n_all, f->kP, f, ue, vn, t, sx, sy, dt_area, kh_x, kh_y, ae, de, an, dn);
+  for (long k = 0; k < f->kP; k++)
+    tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
   for (int k = f->kP; k < f->kE; k++)
     ae[k] = de[k] = 0.0;
   for (int k = f->kP; k < f->kN; k++)
