@@ -131,8 +131,9 @@ static inline __attribute__((always_inline)) void prefetch_for_write(const doubl
  *     it is kept in the column's slot of a row buffer until the next row.
  * The values passed on are those the receiving cell would compute, bit for
  * bit: a face is written to the deeper of its two cells' depths (zero below
- * the face's own depth). A tile's five rows of T and S and its row buffer
- * stay in L2 while the tile's rows go by.
+ * the face's own depth). A tile's rows of T and S are read from memory
+ * once, as the tile reaches them, and from cache (L2 or L3) while the
+ * tile's rows go by.
  *
  * Then, per cell, the convective diffusivity from T*, S* (kappa_w below each
  * level but the last) and the surface flux into the top cell, in that order
