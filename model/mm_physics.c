@@ -26,8 +26,8 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
             const double *restrict U, const double *restrict tLL, const double *restrict tL,
             const double *restrict tR, const double *restrict tRR, double dt_area, double kh,
             double *restrict fa, double *restrict fd) {
-  /* the levels where both neighbouring faces are wet too without the masks,
-   * as in column_levels, then the rest */
+  /* the levels where the faces LL|L and R|RR are wet too run without the
+   * masks, as in column_levels; the rest with them */
   const int n_all = mm_cell_imin(n_face, mm_cell_imin(n_ll, n_rr));
   int k = 0;
   for (; k < n_all; k++)
