@@ -48,6 +48,8 @@ static const char usage[] =
     "  MINIMODEL_MEMORY_LIMIT    bytes a rank may use (default: MemAvailable shared by\n"
     "                            the node's ranks)\n"
     "  MINIMODEL_READ_TIMEOUT    seconds allowed for reading an input file (0: no limit)\n"
+    "  MINIMODEL_PROBE_HELPER    the program that test-reads an input file's metadata\n"
+    "                            (default: minimodel-probe beside minimodel)\n"
     "  MINIMODEL_CUDA_GRAPH      0: the GPU step's kernels one by one, not as a graph\n"
     "  MINIMODEL_CUDA_AWARE_MPI  0: the GPU step's halo through the host even where MPI\n"
     "                            takes device memory; 1: hand the emulated device's memory\n"

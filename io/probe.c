@@ -1,18 +1,11 @@
-/* mm_io_probe: the metadata of an input file read first in a child process
- * (nc_util.h). */
+/* mm_io_probe: the metadata of an input file read first in a process of its
+ * own (nc_util.h). */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
-#if defined(__SANITIZE_ADDRESS__)
-#define MM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MM_SANITIZED 1
-#endif
-#endif
-#ifdef MM_SANITIZED
-#include <sanitizer/common_interface_defs.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +18,12 @@
 
 #include "mm_io.h"
 #include "nc_util.h"
+#include "probe_walk.h"
+#ifdef MM_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+extern char **environ;
 
 double mm_io_read_timeout(const mm_settings *env, const char *path) {
   const char *text = env->read_timeout;
@@ -37,138 +36,138 @@ double mm_io_read_timeout(const mm_settings *env, const char *path) {
   return 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
 }
 
-/* Bytes of one value of an atomic netCDF type; 0 for user-defined types. */
-static size_t type_size(nc_type t) {
-  switch (t) {
-  case NC_BYTE:
-  case NC_UBYTE:
-  case NC_CHAR: return 1;
-  case NC_SHORT:
-  case NC_USHORT: return 2;
-  case NC_INT:
-  case NC_UINT:
-  case NC_FLOAT: return 4;
-  case NC_INT64:
-  case NC_UINT64:
-  case NC_DOUBLE: return 8;
-  case NC_STRING: return sizeof(char *);
-  default: return 0;
-  }
-}
-
-/* Every attribute of variable var (NC_GLOBAL: of the file), values read;
- * one that fails does not stop the others. 1 when any failed. */
-static int walk_atts(int nc, int var, int natts) {
-  int bad = 0;
-  for (int a = 0; a < natts; a++) {
-    char name[NC_MAX_NAME + 1];
-    nc_type type;
-    size_t len;
-    if (nc_inq_attname(nc, var, a, name) || nc_inq_att(nc, var, name, &type, &len)) {
-      bad = 1;
-      continue;
-    }
-    const size_t size = type_size(type);
-    if (!size || len == 0 || len > ((size_t)16 << 20) / size) continue;
-    void *buf = malloc(len * size);
-    if (!buf) return 1;
-    const int s = nc_get_att(nc, var, name, buf);
-    if (s == NC_NOERR && type == NC_STRING) nc_free_string(len, buf);
-    free(buf);
-    bad |= s != NC_NOERR;
-  }
-  return bad;
-}
-
-/* The child: open, every dimension, variable and attribute, close. Every
- * call the reader may make is made, also after one that the library
- * refused (a damaged file can crash the library in the next one, where the
- * reader, which goes on in another order, would meet it). 0 when all of it
- * reads, 3 when the library refuses something (the real read will say
- * what). */
-static int walk(const char *path) {
-  int nc, ndims = 0, nvars = 0, ngatts = 0, unlim;
-  if (nc_open(path, NC_NOWRITE, &nc)) return 3;
-  int bad = nc_inq(nc, &ndims, &nvars, &ngatts, &unlim) != NC_NOERR;
-  for (int d = 0; d < ndims; d++) {
-    char name[NC_MAX_NAME + 1];
-    size_t len;
-    bad |= nc_inq_dim(nc, d, name, &len) != NC_NOERR;
-  }
-  bad |= walk_atts(nc, NC_GLOBAL, ngatts);
-  for (int v = 0; v < nvars; v++) {
-    char name[NC_MAX_NAME + 1];
-    nc_type type;
-    int nd = 0, natts = 0, dims[NC_MAX_VAR_DIMS];
-    if (nc_inq_var(nc, v, name, &type, &nd, dims, &natts) != NC_NOERR) {
-      bad = 1;
-      continue;
-    }
-    /* the reader's own lookups: by name, and the names of its dimensions */
-    int id = -1;
-    bad |= nc_inq_varid(nc, name, &id) != NC_NOERR;
-    for (int d = 0; d < nd && d < NC_MAX_VAR_DIMS; d++) {
-      char dim[NC_MAX_NAME + 1];
-      size_t len;
-      bad |= nc_inq_dim(nc, dims[d], dim, &len) != NC_NOERR;
-    }
-    bad |= walk_atts(nc, v, natts);
-  }
-  return nc_close(nc) || bad ? 3 : 0;
-}
-
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Rank 0's part: fork, wait (with the time limit), judge. */
-static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
-  const double limit = mm_io_read_timeout(env, path);
-  fflush(NULL);
+/* The helper program into out: MINIMODEL_PROBE_HELPER where set, else
+ * minimodel-probe beside the running executable, else the one of the build
+ * (MM_PROBE_HELPER). false when none is an executable file. */
+static bool helper_path(const mm_settings *env, char *out, size_t n) {
+  if (env->probe_helper[0]) {
+    snprintf(out, n, "%s", env->probe_helper);
+    return access(out, X_OK) == 0;
+  }
+#ifdef __linux__
+  char exe[PATH_MAX];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    const char *slash = strrchr(exe, '/');
+    if (slash && snprintf(out, n, "%.*s/minimodel-probe", (int)(slash - exe), exe) < (int)n &&
+        access(out, X_OK) == 0)
+      return true;
+  }
+#endif
+#ifdef MM_PROBE_HELPER
+  snprintf(out, n, "%s", MM_PROBE_HELPER);
+  return access(out, X_OK) == 0;
+#else
+  return false;
+#endif
+}
+
+/* The helper started on path: its pid, or -1 when it cannot be started.
+ * Every signal at its default action and none blocked, whatever the
+ * caller's handlers and mask. */
+static pid_t spawn_helper(const mm_settings *env, const char *path, double limit) {
+  char helper[PATH_MAX + 32], parent[32], seconds[64];
+  if (!helper_path(env, helper, sizeof helper)) return -1;
+  snprintf(parent, sizeof parent, "%ld", (long)getpid());
+  snprintf(seconds, sizeof seconds, "%.17g", limit > 0.0 ? limit : 0.0);
+  char *const argv[] = {helper, (char *)path, parent, seconds, NULL};
+  posix_spawnattr_t attr;
+  if (posix_spawnattr_init(&attr) != 0) return -1;
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  pid_t pid = -1;
+  if (posix_spawnattr_setsigmask(&attr, &none) != 0 ||
+      posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
+      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0 ||
+      posix_spawn(&pid, helper, NULL, &attr, argv, environ) != 0)
+    pid = -1;
+  posix_spawnattr_destroy(&attr);
+  return pid;
+}
+
+/* Without the helper: a forked copy of this process reads the metadata.
+ * Safe only as far as the libraries' fork handlers make it (glibc's malloc
+ * has them; a sanitizer's allocator may not), hence the helper first. */
+static pid_t fork_walker(const char *path, double limit) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) return MM_OK; /* no child to spare: the read itself follows */
-  if (pid == 0) {
-    /* the child never outlives the limit or its parent (whose read
-     * watchdog may end it first): a library that loops must not go on
-     * spinning as an orphan */
+  if (pid != 0) return pid; /* -1: no child to spare */
+                            /* the child never outlives the limit or its parent (whose read watchdog
+                             * may end it first): a library that loops must not go on spinning as an
+                             * orphan */
 #ifdef __linux__
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-    if (getppid() != parent) _exit(3);
-    if (limit > 0.0) alarm((unsigned)ceil(limit) + 1);
-    /* a crash here is the answer, not a finding of the process's own
-     * handlers (a fuzzer's or an MPI library's): the default actions, and
-     * under a sanitizer no death callback */
-    const int deadly[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-    for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
-      signal(deadly[i], SIG_DFL);
+  if (getppid() != parent) _exit(MM_PROBE_REFUSED);
+  if (limit > 0.0) alarm((unsigned)fmin(ceil(limit) + 1.0, 1e9));
+  /* a crash here is the answer, not a finding of the process's own
+   * handlers (a fuzzer's or an MPI library's): the default actions, and
+   * under a sanitizer no death callback */
+  const int deadly[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
+    signal(deadly[i], SIG_DFL);
 #ifdef MM_SANITIZED
-    __sanitizer_set_death_callback(NULL);
+  __sanitizer_set_death_callback(NULL);
 #endif
-    _exit(walk(path));
-  }
+  _exit(mm_io_probe_walk(path));
+}
+
+/* The test read's process, waited for within limit seconds (0: none):
+ * MM_PROBE_READ or MM_PROBE_REFUSED as it exits, -1 when it was ended at
+ * the limit, else its wait status in *status. */
+static int wait_probe(pid_t pid, double limit, int *status) {
   const double t0 = now();
-  int status = 0;
   for (;;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
+    const pid_t w = waitpid(pid, status, WNOHANG);
     if (w == pid) break;
-    if (w < 0) return MM_OK;
+    if (w < 0 && errno != EINTR) return MM_PROBE_READ; /* lost: the read itself follows */
     if (limit > 0.0 && now() - t0 > limit) {
       kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return MM_ERROR(MM_ERR_INPUT,
-                      "%s: still not read after %g s: a damaged file (the netCDF/HDF5 libraries "
-                      "do not finish reading its metadata) or a stalled file system; "
-                      "MINIMODEL_READ_TIMEOUT sets the limit in seconds",
-                      path, limit);
+      while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+      }
+      return -1;
     }
     struct timespec nap = {0, 2000000}; /* 2 ms */
     nanosleep(&nap, NULL);
   }
-  if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) return MM_OK;
+  if (WIFEXITED(*status) &&
+      (WEXITSTATUS(*status) == MM_PROBE_READ || WEXITSTATUS(*status) == MM_PROBE_REFUSED))
+    return WEXITSTATUS(*status);
+  return -2;
+}
+
+/* Rank 0's part: start the test read (the helper, or a fork without it),
+ * wait with the time limit, judge. */
+static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
+  const double limit = mm_io_read_timeout(env, path);
+  fflush(NULL);
+  pid_t pid = spawn_helper(env, path, limit);
+  int status = 0, got = 0;
+  if (pid > 0) {
+    got = wait_probe(pid, limit, &status);
+    /* 127: the helper was found but could not start (its loader failed) */
+    if (got == -2 && WIFEXITED(status) && WEXITSTATUS(status) == 127) pid = -1;
+  }
+  if (pid <= 0) {
+    pid = fork_walker(path, limit);
+    if (pid < 0) return MM_OK; /* no process to spare: the read itself follows */
+    got = wait_probe(pid, limit, &status);
+  }
+  if (got == -1)
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: still not read after %g s: a damaged file (the netCDF/HDF5 libraries "
+                    "do not finish reading its metadata) or a stalled file system; "
+                    "MINIMODEL_READ_TIMEOUT sets the limit in seconds",
+                    path, limit);
+  if (got >= 0) return MM_OK;
   /* a signal, or another exit status: a sanitizer's report, an abort */
   char how[64];
   if (WIFSIGNALED(status))

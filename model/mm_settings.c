@@ -14,15 +14,17 @@ static long env_long(const char *name, long off) {
 }
 
 /* A text setting as written; "" when unset. */
-static MM_NODISCARD mm_err env_text(const char *name, char out[MM_SETTING_MAX]) {
+static MM_NODISCARD mm_err env_text_n(const char *name, char *out, size_t size) {
   const char *v = getenv(name);
   out[0] = '\0';
   if (!v) return MM_OK;
-  MM_REQUIRE(strlen(v) < MM_SETTING_MAX, MM_ERR_INPUT,
-             "%s: a value of %zu characters, at most %d expected", name, strlen(v),
-             MM_SETTING_MAX - 1);
-  snprintf(out, MM_SETTING_MAX, "%s", v);
+  MM_REQUIRE(strlen(v) < size, MM_ERR_INPUT, "%s: a value of %zu characters, at most %zu expected",
+             name, strlen(v), size - 1);
+  snprintf(out, size, "%s", v);
   return MM_OK;
+}
+static MM_NODISCARD mm_err env_text(const char *name, char out[MM_SETTING_MAX]) {
+  return env_text_n(name, out, MM_SETTING_MAX);
 }
 
 mm_err mm_settings_read(mm_settings *s) {
@@ -30,6 +32,7 @@ mm_err mm_settings_read(mm_settings *s) {
   MM_CHECK(env_text("MINIMODEL_PROGRESS", s->progress));
   MM_CHECK(env_text("MINIMODEL_MEMORY_LIMIT", s->memory_limit));
   MM_CHECK(env_text("MINIMODEL_READ_TIMEOUT", s->read_timeout));
+  MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
   s->no_graph = env_long("MINIMODEL_CUDA_GRAPH", 1) == 0;
   const long aware = env_long("MINIMODEL_CUDA_AWARE_MPI", -1);
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
@@ -59,6 +62,9 @@ static const struct {
      "memory a rank may use (default: MemAvailable shared by the node's ranks)"},
     {"MINIMODEL_READ_TIMEOUT", "seconds",
      "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
+    {"MINIMODEL_PROBE_HELPER", "path",
+     "the program that test-reads an input file's metadata first (default: minimodel-probe "
+     "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},
     {"MINIMODEL_CUDA_GRAPH", "0", "the GPU step's kernels launched one by one, not as a graph"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "

@@ -16,6 +16,8 @@
 /* A value as written (text settings are checked where they are used, with
  * a message naming the variable). */
 #define MM_SETTING_MAX 64
+/* A path setting. */
+#define MM_SETTING_PATH_MAX 1024
 
 /* A yes/no setting that may be left to the program. */
 typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
@@ -63,10 +65,12 @@ typedef struct {
   char memory_limit[MM_SETTING_MAX]; /* MINIMODEL_MEMORY_LIMIT: bytes a rank may use; "" unset */
   char read_timeout[MM_SETTING_MAX]; /* MINIMODEL_READ_TIMEOUT: seconds for reading an input
                                         file, 0 = no limit; "" unset */
-  bool no_graph;                     /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
-  mm_ask cuda_aware_mpi;             /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
-  char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
-  bool debug;                            /* MINIMODEL_DEBUG set: where an error was raised */
+  char probe_helper[MM_SETTING_PATH_MAX]; /* MINIMODEL_PROBE_HELPER: the test read's program
+                                             (io/probe.c); "" the default */
+  bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
+  mm_ask cuda_aware_mpi;                  /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
+  char emulated_threads[MM_SETTING_MAX];  /* MINIMODEL_EMULATED_THREADS: forward, reverse */
+  bool debug;                             /* MINIMODEL_DEBUG set: where an error was raised */
   mm_faults fault;
 } mm_settings;
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# probe.sh MINIMODEL MINIMODEL_PROBE SOURCE_DIR WORK
+# The test read of an input file's metadata (io/probe.c) runs in the helper
+# program minimodel-probe, started afresh (posix_spawn), not in a forked copy
+# of a run whose other threads may hold locks; without a helper that starts,
+# a forked copy does it, and a damaged file is refused either way.
+#   - minimodel-probe alone: exit 0 on a good file, 3 on a file netCDF
+#     refuses, 4 for bad arguments, a crash on a file that crashes libhdf5;
+#   - a run starts the helper with (file, its pid, the time limit);
+#   - a helper that is missing, or that cannot start (exit 127, as when its
+#     loader fails), leaves the fork: the crashing file is still refused
+#     with exit 2, and a good one runs.
+set -u
+mm="$1"; helper="$2"; src="$3"; work="$4"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+run() { timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" >"$work/log" 2>&1; }
+rm -rf "$work"; mkdir -p "$work"
+cd "$work" || exit 1
+crash="$src/fuzz/regress/restart/hdf5_global_heap_crash.nc"
+flat="$src/configs/flat.ini"
+
+# a good restart file (12 x 10 x 4, step 2)
+small=(--set grid.nx=12 --set grid.ny=10 --set grid.nz=4 --set output.restart_interval=2)
+run "${small[@]}" --set run.steps=2 --set run.name=input --set output.dir=in "$flat" ||
+  fail "making the input file"
+good="$work/in/input.restart.nc"
+[ -f "$good" ] || fail "no restart file written"
+
+# the helper alone
+"$helper" "$good"; rc=$?
+[ $rc = 0 ] || fail "minimodel-probe on a good file: exit $rc, expected 0"
+printf 'not netcdf\n' >garbage.nc
+"$helper" garbage.nc; rc=$?
+[ $rc = 3 ] || fail "minimodel-probe on a garbage file: exit $rc, expected 3"
+"$helper" >/dev/null 2>&1; rc=$?
+[ $rc = 4 ] || fail "minimodel-probe without a file: exit $rc, expected 4"
+"$helper" "$good" 1 x >/dev/null 2>&1; rc=$?
+[ $rc = 4 ] || fail "minimodel-probe with a bad limit: exit $rc, expected 4"
+timeout -k 5 60 "$helper" "$crash" 2>/dev/null; rc=$?
+# a signal; under a sanitizer, its report on the libraries' overlapping copy
+# ends the helper first, with exit status 1
+case $rc in
+  0 | 3 | 4 | 124 | 137) fail "minimodel-probe on a file that crashes libhdf5: exit $rc, expected a crash" ;;
+esac
+echo "ok: minimodel-probe alone (0 good, 3 refused, 4 usage, exit $rc on a crash)"
+
+# a run starts the helper: a stand-in records its arguments, then reads
+cat >recorder.sh <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$work/probe_args"
+exec "$helper" "\$@"
+EOF
+chmod +x recorder.sh
+restart=(--set initial.restart="$good" --set run.steps=4 --set run.name=cont)
+MINIMODEL_PROBE_HELPER="$work/recorder.sh" run "${small[@]}" "${restart[@]}" --set output.dir=out "$flat" ||
+  fail "a run with the recording helper"
+[ -f probe_args ] || fail "the run did not start the helper"
+mapfile -t args <probe_args
+[ ${#args[@]} = 3 ] || fail "helper arguments: ${args[*]}, expected FILE PID LIMIT"
+[ "${args[0]}" = "$good" ] || fail "helper file argument: ${args[0]}, expected $good"
+[[ ${args[1]} =~ ^[0-9]+$ ]] || fail "helper parent argument: ${args[1]}"
+[[ ${args[2]} =~ ^600(\.[0-9]+)?$ ]] ||
+  fail "helper limit: ${args[2]}, expected 600 s and a little (the default for a small file)"
+echo "ok: the run starts the helper with (file, pid, limit)"
+
+# no helper that starts: a forked copy reads, and still refuses the crash
+printf '#!/bin/sh\nexit 127\n' >broken.sh
+chmod +x broken.sh
+for h in "$work/missing-probe" "$work/broken.sh"; do
+  rm -rf out
+  MINIMODEL_PROBE_HELPER="$h" run "${small[@]}" "${restart[@]}" --set output.dir=out "$flat" ||
+    fail "a good restart with MINIMODEL_PROBE_HELPER=$h"
+  [ -f out/cont.nc ] || fail "MINIMODEL_PROBE_HELPER=$h: no output"
+  MINIMODEL_PROBE_HELPER="$h" MINIMODEL_READ_TIMEOUT=60 \
+    run --set initial.restart="$crash" --set output.dir=out2 "$flat"
+  rc=$?
+  [ $rc = 2 ] || fail "MINIMODEL_PROBE_HELPER=$h: the crashing file gave exit $rc, expected 2"
+  grep -q "damaged file: the netCDF/HDF5 libraries crash" log ||
+    fail "MINIMODEL_PROBE_HELPER=$h: no 'damaged file' message"
+  echo "ok: without a helper that starts ($h), a forked copy reads and refuses the crash"
+done
+# a helper that fails otherwise is the test read's answer: refused
+printf '#!/bin/sh\nkill -SEGV $$\n' >crashing.sh
+chmod +x crashing.sh
+MINIMODEL_PROBE_HELPER="$work/crashing.sh" run "${small[@]}" "${restart[@]}" --set output.dir=out3 "$flat"
+rc=$?
+[ $rc = 2 ] || fail "a helper that dies with SIGSEGV: exit $rc, expected 2"
+grep -q "input.restart.nc: damaged file: .*(signal 11 in a test read)" log ||
+  fail "a helper that dies with SIGSEGV: message"
+echo "ok"
