@@ -9,7 +9,10 @@
 #   - a run starts the helper with (file, its pid, the time limit);
 #   - a helper that is missing, or that cannot start (exit 127, as when its
 #     loader fails), leaves the fork: the crashing file is still refused
-#     with exit 2, and a good one runs.
+#     with exit 2, and a good one runs;
+#   - a helper that crashes refuses the file, one ended by a signal that
+#     someone sent (SIGINT) does not, one ended by its own limit (SIGALRM)
+#     gives the time limit's message.
 set -u
 mm="$1"; helper="$2"; src="$3"; work="$4"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -87,4 +90,17 @@ rc=$?
 [ $rc = 2 ] || fail "a helper that dies with SIGSEGV: exit $rc, expected 2"
 grep -q "input.restart.nc: damaged file: .*(signal 11 in a test read)" log ||
   fail "a helper that dies with SIGSEGV: message"
+# the helper ended by a signal someone sent is no judgement: the run goes
+# on; its own time limit (SIGALRM) is the limit's message
+printf '#!/bin/sh\nkill -INT $$\n' >interrupted.sh
+chmod +x interrupted.sh
+MINIMODEL_PROBE_HELPER="$work/interrupted.sh" run "${small[@]}" "${restart[@]}" --set output.dir=out4 "$flat" ||
+  fail "a helper ended by SIGINT: the run did not go on"
+[ -f out4/cont.nc ] || fail "a helper ended by SIGINT: no output"
+printf '#!/bin/sh\nkill -ALRM $$\n' >alarmed.sh
+chmod +x alarmed.sh
+MINIMODEL_PROBE_HELPER="$work/alarmed.sh" run "${small[@]}" "${restart[@]}" --set output.dir=out5 "$flat"
+rc=$?
+[ $rc = 2 ] || fail "a helper ended by its own limit (SIGALRM): exit $rc, expected 2"
+grep -q "input.restart.nc: still not read after" log || fail "a helper ended by SIGALRM: message"
 echo "ok"
