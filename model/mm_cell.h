@@ -34,6 +34,11 @@ MM_CELL_FN int mm_cell_imin(int a, int b) {
   return a < b ? a : b;
 }
 
+/* The sign of a face's transport where it is known for all the levels of
+ * a loop: then the upwind cell is known without a comparison per level
+ * (mm_face_flux_dir). */
+enum { MM_CELL_DIR_ANY = 0, MM_CELL_DIR_POS = 1, MM_CELL_DIR_NEG = 2 };
+
 /* Fluxes per unit depth through one wet face at one level. The face lies
  * between cells L and R (R towards +x or +y); LL and RR are the cells beyond.
  *   u       transport per unit depth through the face, > 0 towards R (m2/s)
@@ -43,12 +48,14 @@ MM_CELL_FN int mm_cell_imin(int a, int b) {
  *   kh      kappa_h dy/dx (x faces) or kappa_h dx/dy (y faces) (m2/s)
  * *fa: advective flux u t_face; *fd: diffusive flux -kh (t_R - t_L).
  * Branch-free, so that the CPU loop over levels vectorises. */
-MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, double t_r, double t_rr,
-                             long wet_ll, long wet_rr, double dt_area, double kh, double *fa,
-                             double *fd) {
+MM_CELL_FN void mm_face_flux_dir(int scheme, int dir, double u, double t_ll, double t_l, double t_r,
+                                 double t_rr, long wet_ll, long wet_rr, double dt_area, double kh,
+                                 double *fa, double *fd) {
   double adv = 0.0;
   if (scheme != MM_CELL_ADV_NONE) {
-    const long pos = u >= 0.0;
+    /* dir: u >= 0 (MM_CELL_DIR_POS) or u < 0 (MM_CELL_DIR_NEG) known, the
+     * same choice as the comparison */
+    const long pos = dir == MM_CELL_DIR_POS ? 1 : dir == MM_CELL_DIR_NEG ? 0 : u >= 0.0;
     const double tu = pos ? t_l : t_r; /* upwind cell */
     if (scheme == MM_CELL_ADV_UPWIND) {
       adv = u * tu;
@@ -67,6 +74,22 @@ MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, doub
   }
   *fa = adv;
   *fd = -kh * (t_r - t_l);
+}
+MM_CELL_FN void mm_face_flux(int scheme, double u, double t_ll, double t_l, double t_r, double t_rr,
+                             long wet_ll, long wet_rr, double dt_area, double kh, double *fa,
+                             double *fd) {
+  mm_face_flux_dir(scheme, MM_CELL_DIR_ANY, u, t_ll, t_l, t_r, t_rr, wet_ll, wet_rr, dt_area, kh,
+                   fa, fd);
+}
+
+/* The sign of the transport u[k], k < n, of one face: MM_CELL_DIR_POS where
+ * every u[k] >= 0 (n = 0 too), MM_CELL_DIR_NEG where every u[k] < 0,
+ * MM_CELL_DIR_ANY otherwise (NaN included). */
+MM_CELL_FN int mm_face_dir(const double *u, int n) {
+  int pos = 1, neg = 1;
+  for (int k = 0; k < n; k++)
+    pos &= u[k] >= 0.0, neg &= u[k] < 0.0;
+  return pos ? MM_CELL_DIR_POS : neg ? MM_CELL_DIR_NEG : MM_CELL_DIR_ANY;
 }
 
 /* The new value of a cell from its old value t and the fluxes through its

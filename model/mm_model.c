@@ -323,6 +323,8 @@ static MM_NODISCARD mm_err allocate(mm_model *m) {
   MM_ALLOC(m->ue, n);
   MM_ALLOC(m->vn, n);
   MM_ALLOC(m->kappa_w, n);
+  MM_ALLOC(m->ue_dir, g->ncol_h);
+  MM_ALLOC(m->vn_dir, g->ncol_h);
   MM_ALLOC(m->g_dt, g->nz);
   MM_ALLOC(m->inv_h, g->nz);
   MM_ALLOC(m->work, (size_t)m->nthreads * mm_horizontal_ws(g->nz));
@@ -349,6 +351,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = allocate(m);
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
   MM_CHECK(mm_agree(comm, err));
+  mm_flow_directions(m);
   MM_CHECK(check_divergence(m));
   const double dt = cfg->run_dt;
   m->dt_area = dt / (g->dx * g->dy);
@@ -385,6 +388,8 @@ void mm_model_destroy(mm_model *m) {
   free(m->ue);
   free(m->vn);
   free(m->kappa_w);
+  free(m->ue_dir);
+  free(m->vn_dir);
   free(m->g_dt);
   free(m->inv_h);
   free(m->work);

@@ -19,6 +19,9 @@ struct mm_model {
   double *ue;      /* transport per unit depth through the east face (m2/s) */
   double *vn;      /* transport per unit depth through the north face (m2/s) */
   double *kappa_w; /* vertical diffusivity on the interface below level k (m2/s) */
+  /* [ncol_h] the sign of ue (vn) over the wet levels of each column's east
+   * (north) face, MM_CELL_DIR_* of mm_cell.h (mm_flow_directions) */
+  unsigned char *ue_dir, *vn_dir;
   /* Per-level factors of the vertical step [nz]. */
   double *g_dt;  /* dt / distance between centres k and k+1 (s/m) */
   double *inv_h; /* 1 / layer thickness (1/m) */

@@ -18,6 +18,11 @@
  * surface flux into the top cell, unless the solver does both inside the
  * solve (m->kappa_in_solve). */
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je);
+/* m->ue_dir and m->vn_dir from m->ue and m->vn: per column the sign of the
+ * east and north faces' transport over the face's wet levels (mm_face_dir),
+ * so that the horizontal step picks the upwind cells of a whole column at
+ * once where the sign is one. Again after ue or vn change. */
+void mm_flow_directions(mm_model *m);
 /* Doubles of workspace per thread of mm_horizontal_step (m->work). */
 size_t mm_horizontal_ws(int nz);
 

@@ -8,7 +8,9 @@
  *     frame rectangles (every wet cell of the block written exactly once, no
  *     dry cell written), then the mixing kernel (kappa_w, the surface flux),
  *     bitwise equal to the CPU's mm_horizontal_step (which computes kappa_w
- *     and the flux per column), for each advection scheme;
+ *     and the flux per column), for each advection scheme, and for a flow
+ *     whose sign varies per column and per level (the CPU picks the upwind
+ *     cells per column where it can);
  *   - diagnostics: per-thread parts merged in the kernel's tree order and
  *     over blocks, equal to mm_diag_compute (sums, extrema, first NaN,
  *     first value outside the physically possible range);
@@ -277,6 +279,45 @@ static void check_halo(mm_model *m, const char *what) {
   free(direct);
 }
 
+/* A flow whose sign per face varies: per column, by a hash of its global
+ * place, the east and north faces' transport is positive on every level,
+ * negative on every level, of either sign level by level, or zero; then
+ * the CPU step (which picks the upwind cells per column where the sign is
+ * one, mm_flow_directions) against the kernels' per-level choice. Not
+ * divergence-free: the explicit part does not need it. */
+static void check_flow_signs(mm_model *m, const char *what) {
+  const mm_grid *g = &m->grid;
+  const double umax = 0.3 * g->dy; /* m2/s: 0.3 m/s through a face */
+  for (long c = 0; c < (long)g->ncol_h; c++) {
+    const long i = c % g->nxh - MM_HALO + g->i0, j = c / g->nxh - MM_HALO + g->j0;
+    for (int d = 0; d < 2; d++) {
+      double *u = (d ? m->vn : m->ue) + c * g->nz;
+      unsigned h = (unsigned)(i * 7919 + j * 104729 + d * 1299709) * 2654435761u;
+      const unsigned kind = (h >> 7) % 4;
+      for (int k = 0; k < g->nz; k++) {
+        h = h * 1103515245u + 12345u;
+        const double mag = umax * (0.05 + (double)((h >> 8) & 0xffff) / 65536.0);
+        const int neg = kind == 1 || (kind == 2 && ((h >> 28) & 1));
+        u[k] = kind == 3 ? 0.0 : neg ? -mag : mag;
+      }
+    }
+  }
+  mm_flow_directions(m);
+  long count[3] = {0, 0, 0};
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++) {
+      const size_t c = mm_col(g, i, j);
+      if (g->kmt[c] > 1 && g->kmt[c + 1] > 1) count[m->ue_dir[c]]++;
+      if (g->kmt[c] > 1 && g->kmt[c + g->nxh] > 1) count[m->vn_dir[c]]++;
+    }
+  TEST_CHECK(count[MM_CELL_DIR_ANY] > 0 && count[MM_CELL_DIR_POS] > 0 && count[MM_CELL_DIR_NEG] > 0,
+             "%s: faces of each sign class: %ld of either, %ld positive, %ld negative", what,
+             count[MM_CELL_DIR_ANY], count[MM_CELL_DIR_POS], count[MM_CELL_DIR_NEG]);
+  char w[320];
+  snprintf(w, sizeof w, "%s, signs varied per column and level", what);
+  check_explicit(m, w);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *cases[][6] = {
@@ -295,7 +336,8 @@ int main(int argc, char **argv) {
     test_steps(m, 3); /* a state with structure, also convectively unstable in places */
     check_explicit(m, what);
     check_halo(m, what);
-    check_diag(m, what);
+    if (m->cfg.advection != MM_ADV_NONE) check_flow_signs(m, what);
+    check_diag(m, what); /* plants NaNs: last */
     mm_model_destroy(m);
   }
   return test_finish();
