@@ -30,7 +30,8 @@ double mm_io_read_timeout(const mm_settings *env, const char *path) {
   if (*text) {
     char *end = NULL;
     const double s = strtod(text, &end);
-    return *end || !(s > 0.0) ? 0.0 : s; /* 0 or not a number: no limit */
+    /* 0, not a number, or beyond any run (inf, 1e400): no limit */
+    return *end || !(s > 0.0) || !(s < 1e9) ? 0.0 : s;
   }
   struct stat st;
   return 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
@@ -69,24 +70,37 @@ static bool helper_path(const mm_settings *env, char *out, size_t n) {
 #endif
 }
 
-/* The helper started on path: its pid, or -1 when it cannot be started.
- * Every signal at its default action and none blocked, whatever the
- * caller's handlers and mask. */
-static pid_t spawn_helper(const mm_settings *env, const char *path, double limit) {
-  char helper[PATH_MAX + 32], parent[32], seconds[64];
-  if (!helper_path(env, helper, sizeof helper)) return -1;
+/* The signals a library's crash raises. */
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGSYS, SIGTRAP};
+
+/* The helper started on path: its pid, or -1 when it cannot be started;
+ * its path in helper[n].
+ * In a process group of its own, so that a stop signal sent to the run's
+ * group (a terminal's Ctrl-C, Open MPI's signals to a rank) does not end
+ * the test read half-way: the run stops after it, by its own handlers. The
+ * crash signals and SIGALRM at their default actions and none blocked,
+ * whatever the caller's handlers and mask; a signal the run ignores (nohup)
+ * stays ignored. */
+static pid_t spawn_helper(const mm_settings *env, const char *path, double limit, char *helper,
+                          size_t n) {
+  char parent[32], seconds[64];
+  if (!helper_path(env, helper, n)) return -1;
   snprintf(parent, sizeof parent, "%ld", (long)getpid());
   snprintf(seconds, sizeof seconds, "%.17g", limit > 0.0 ? limit : 0.0);
   char *const argv[] = {helper, (char *)path, parent, seconds, NULL};
   posix_spawnattr_t attr;
   if (posix_spawnattr_init(&attr) != 0) return -1;
-  sigset_t none, all;
+  sigset_t none, deflt;
   sigemptyset(&none);
-  sigfillset(&all);
+  sigemptyset(&deflt);
+  for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+    sigaddset(&deflt, crash_signals[i]);
+  sigaddset(&deflt, SIGALRM);
   pid_t pid = -1;
   if (posix_spawnattr_setsigmask(&attr, &none) != 0 ||
-      posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
-      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0 ||
+      posix_spawnattr_setsigdefault(&attr, &deflt) != 0 || posix_spawnattr_setpgroup(&attr, 0) ||
+      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                          POSIX_SPAWN_SETPGROUP) != 0 ||
       posix_spawn(&pid, helper, NULL, &attr, argv, environ) != 0)
     pid = -1;
   posix_spawnattr_destroy(&attr);
@@ -100,9 +114,9 @@ static pid_t fork_walker(const char *path, double limit) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid != 0) return pid; /* -1: no child to spare */
-                            /* the child never outlives the limit or its parent (whose read watchdog
-                             * may end it first): a library that loops must not go on spinning as an
-                             * orphan */
+    /* the child never outlives the limit or its parent (whose read watchdog
+     * may end it first): a library that loops must not go on spinning as an
+     * orphan */
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
@@ -111,9 +125,8 @@ static pid_t fork_walker(const char *path, double limit) {
   /* a crash here is the answer, not a finding of the process's own
    * handlers (a fuzzer's or an MPI library's): the default actions, and
    * under a sanitizer no death callback */
-  const int deadly[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-  for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
-    signal(deadly[i], SIG_DFL);
+  for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+    signal(crash_signals[i], SIG_DFL);
 #ifdef MM_SANITIZED
   __sanitizer_set_death_callback(NULL);
 #endif
@@ -146,8 +159,9 @@ static int wait_probe(pid_t pid, double limit, int *status) {
 
 /* A signal that a library's crash raises. */
 static bool crash_signal(int sig) {
-  return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGFPE || sig == SIGILL ||
-         sig == SIGSYS || sig == SIGTRAP;
+  for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+    if (sig == crash_signals[i]) return true;
+  return false;
 }
 
 /* Rank 0's part: start the test read (the helper, or a fork without it),
@@ -155,7 +169,13 @@ static bool crash_signal(int sig) {
 static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
   const double limit = mm_io_read_timeout(env, path);
   fflush(NULL);
-  pid_t pid = spawn_helper(env, path, limit);
+  /* SIGCHLD at its default meanwhile: ignored (by whoever started the run),
+   * the child would be reaped unseen and its verdict lost */
+  struct sigaction chld_dfl = {.sa_handler = SIG_DFL}, chld_old;
+  sigemptyset(&chld_dfl.sa_mask);
+  const bool chld_set = sigaction(SIGCHLD, &chld_dfl, &chld_old) == 0;
+  char helper[PATH_MAX + 32] = "a forked copy of the run";
+  pid_t pid = spawn_helper(env, path, limit, helper, sizeof helper);
   int status = 0, got = 0;
   if (pid > 0) {
     got = wait_probe(pid, limit, &status);
@@ -163,10 +183,12 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
     if (got == -2 && WIFEXITED(status) && WEXITSTATUS(status) == 127) pid = -1;
   }
   if (pid <= 0) {
+    snprintf(helper, sizeof helper, "a forked copy of the run");
     pid = fork_walker(path, limit);
-    if (pid < 0) return MM_OK; /* no process to spare: the read itself follows */
-    got = wait_probe(pid, limit, &status);
+    got = pid < 0 ? MM_PROBE_READ : wait_probe(pid, limit, &status);
   }
+  if (chld_set) sigaction(SIGCHLD, &chld_old, NULL);
+  if (pid < 0) return MM_OK; /* no process to spare: the read itself follows */
   /* SIGALRM: the test read's own limit (limit + 1 s) came first */
   if (got == -2 && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) got = -1;
   if (got == -1)
@@ -188,8 +210,8 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
     snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
   return MM_ERROR(MM_ERR_INPUT,
                   "%s: damaged file: the netCDF/HDF5 libraries crash reading its metadata (%s "
-                  "in a test read); refused",
-                  path, how);
+                  "in a test read by %s); refused",
+                  path, how, helper);
 }
 
 mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path) {
