@@ -135,4 +135,13 @@ echo "ok: SIGTERM to rank 0's group during the test read: exit $rc, the file not
 # MINIMODEL_READ_TIMEOUT=inf is no limit, not a hang
 MINIMODEL_READ_TIMEOUT=inf run "${small[@]}" "${restart[@]}" --set output.dir=out7 "$flat" ||
   fail "MINIMODEL_READ_TIMEOUT=inf: the run failed or hung"
+
+# a wrapper that runs the helper as its own child (no exec): the helper's
+# parent is then the wrapper, and the check still runs and refuses
+printf '#!/bin/sh\n"%s" "$@"\nexit $?\n' "$helper" >wrapper.sh
+chmod +x wrapper.sh
+MINIMODEL_PROBE_HELPER="$work/wrapper.sh" MINIMODEL_READ_TIMEOUT=60 \
+  run --set initial.restart="$crash" --set output.dir=out8 "$flat"
+rc=$?
+[ $rc = 2 ] || fail "a wrapper around the helper: the crashing file gave exit $rc, expected 2"
 echo "ok"
