@@ -113,10 +113,10 @@ static pid_t spawn_helper(const mm_settings *env, const char *path, double limit
 static pid_t fork_walker(const char *path, double limit) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid != 0) return pid; /* -1: no child to spare */
-    /* the child never outlives the limit or its parent (whose read watchdog
-     * may end it first): a library that loops must not go on spinning as an
-     * orphan */
+  /* the child never outlives the limit or its parent (whose read watchdog
+   * may end it first): a library that loops must not go on spinning as an
+   * orphan; -1: no child to spare */
+  if (pid != 0) return pid;
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif

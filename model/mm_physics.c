@@ -68,7 +68,7 @@ typedef struct {
  * all ones and drop out of the loop. dir_x, dir_y (constants): the sign of
  * the east and north faces' transport over these levels where known
  * (MM_CELL_DIR_*), so the upwind cells are known without the comparison
- * and the selections per level (17% faster in cache,
+ * and the selections per level (13% faster in cache,
  * docs/performance.md). */
 static inline __attribute__((always_inline)) void
 column_levels(const mm_advection scheme, const int all_wet, const int dir_x, const int dir_y,
