@@ -94,9 +94,14 @@ static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env
 double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
   const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
   /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
-   * and S), 2 int maps, one output record of T and S in file order, solver
+   * and S), each rounded up to whole 2 MB pages from 4 MB on
+   * (mm_calloc_aligned), 2 int maps, the 2 byte maps of the flow's
+   * directions, one output record of T and S in file order, solver
    * workspace */
-  return cols * (double)nz * 8.0 * 9.0 + cols * 8.0 + (double)nxl * nyl * nz * 8.0 +
+  double field = cols * (double)nz * 8.0;
+  const double huge = (double)MM_HUGE_PAGE;
+  if (field >= 2.0 * huge) field = ceil(field / huge) * huge;
+  return field * 9.0 + cols * 8.0 + cols * 2.0 + (double)nxl * nyl * nz * 8.0 +
          64.0 * nz * 8.0 * 64.0;
 }
 
