@@ -249,6 +249,22 @@ static MM_NODISCARD mm_err open_device(mm_model *m) {
   return MM_OK;
 }
 
+/* Bytes of the last-level cache that one core sees (Linux's
+ * /sys/devices/system/cpu/cpu0/cache/index3/size, "32768K"); 32 MiB where
+ * that cannot be read. */
+static double llc_bytes(void) {
+  double bytes = 32.0 * 1024 * 1024;
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+  if (f) {
+    double v;
+    char unit = 0;
+    if (fscanf(f, "%lf%c", &v, &unit) >= 1 && v > 0)
+      bytes = v * (unit == 'K' ? 1024.0 : unit == 'M' ? 1024.0 * 1024 : 1.0);
+    fclose(f);
+  }
+  return bytes;
+}
+
 static MM_NODISCARD mm_err create_solver(mm_model *m) {
   const mm_config *cfg = &m->cfg;
   const int on_device = m->dev && m->dev->device_memory;
@@ -369,6 +385,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
   m->kappa_in_solve = !m->dev && mm_tdma_backend_of(m->solver)->fused_mixing != NULL;
+  m->stream_next = m->kappa_in_solve && 2.0 * g->ncol_h * g->nz * sizeof(double) > llc_bytes();
   initial_state(m);
   if (m->dev) MM_CHECK(create_gpu(m));
   return MM_OK;

@@ -2,6 +2,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -56,6 +60,8 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
  *   t      the tracer at P (t[k +- sx], t[k +- sy]: the neighbours)
  *   aw, dw, as, ds  [k]: west and south faces (advective, diffusive)
  *   ae, de, an, dn  [k]: east and north faces, written
+ *   stream  1: tn is written through tmp [kP] with non-temporal stores
+ *           (store_stream; m->stream_next)
  *   tn     the tracer after the horizontal step, written (k < kP) */
 typedef struct {
   int kP, nE, nN;         /* wet levels of P, of its east face, of its north face */
@@ -93,12 +99,32 @@ column_levels(const mm_advection scheme, const int all_wet, const int dir_x, con
   }
 }
 
+/* dst[k] = src[k], k < n, with non-temporal stores: the lines are written
+ * to memory without being read into the caches first (store_stream in
+ * horizontal_tile). */
+static inline __attribute__((always_inline)) void store_stream(double *restrict dst,
+                                                               const double *restrict src, long n) {
+#if defined(__AVX__)
+  long k = 0;
+  long long x;
+  for (; k < n && ((uintptr_t)(dst + k) & 31u) != 0; k++)
+    memcpy(&x, src + k, sizeof x), _mm_stream_si64((long long *)(dst + k), x);
+  for (; k + 4 <= n; k += 4)
+    _mm256_stream_pd(dst + k, _mm256_loadu_pd(src + k));
+  for (; k < n; k++)
+    memcpy(&x, src + k, sizeof x), _mm_stream_si64((long long *)(dst + k), x);
+#else
+  memcpy(dst, src, (size_t)n * sizeof *dst);
+#endif
+}
+
 static inline __attribute__((always_inline)) void
 column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const double *restrict ue,
               const double *restrict vn, const double *restrict t, long sx, long sy, double dt_area,
               double kh_x, double kh_y, const double *restrict aw, const double *restrict dw,
               const double *restrict as, const double *restrict ds, double *restrict ae,
-              double *restrict de, double *restrict an, double *restrict dn, double *restrict tn) {
+              double *restrict de, double *restrict an, double *restrict dn, const int stream,
+              double *restrict tmp, double *restrict tn) {
   /* the levels where all six faces are wet (all of them under a flat
    * bottom), then the rest with masks */
   int n_all = f->nE < f->nN ? f->nE : f->nN;
@@ -127,8 +153,15 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
   /* the rest, with masks, comparing the signs per level */
   column_levels(scheme, 0, MM_CELL_DIR_ANY, MM_CELL_DIR_ANY, n_all, f->kP, f, ue, vn, t, sx, sy,
                 dt_area, kh_x, kh_y, ae, de, an, dn);
-  for (long k = 0; k < f->kP; k++)
-    tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
+  if (stream) { /* into L1, then to memory past the caches */
+    for (long k = 0; k < f->kP; k++)
+      tmp[k] =
+          mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
+    store_stream(tn, tmp, f->kP);
+  } else {
+    for (long k = 0; k < f->kP; k++)
+      tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
+  }
   for (int k = f->kP; k < f->kE; k++)
     ae[k] = de[k] = 0.0;
   for (int k = f->kP; k < f->kN; k++)
@@ -190,10 +223,12 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
   for (int v = 0; v < 2; v++)
     for (int q = 0; q <= MM_HTILE; q++, w += 2 * nz)
       ga[v][q] = w, gd[v][q] = w + nz;
+  double *const tmp = w; /* [nz] a column of T* or S* on its way to memory */
   unsigned char south[MM_HTILE] = {0};
   const double alpha = m->cfg.alpha, beta = m->cfg.beta;
   const double kv = m->cfg.kappa_v, kmix = m->kappa_mix, q_top = m->q_top;
   const int convect = m->cfg.kappa_convect > 0.0;
+  const int stream = m->stream_next;
 
   for (int j = jb; j < je; j++) {
     int have_west = 0; /* fa_w, fd_w hold the west face of cell i (east face of i - 1) */
@@ -209,8 +244,9 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
       }
       const int kE = g->kmt[c + 1], kW = g->kmt[c - 1];
       /* T* and S* of the cell to the east, written next */
-      for (int v = 0; v < 2; v++)
-        prefetch_for_write(next[v] + p + nz, kE);
+      if (!stream)
+        for (int v = 0; v < 2; v++)
+          prefetch_for_write(next[v] + p + nz, kE);
       const int kEE = g->kmt[c + 2], kWW = g->kmt[c - 2];
       const int kN = g->kmt[c + g->nxh], kS = g->kmt[c - g->nxh];
       const int kNN = g->kmt[c + 2 * g->nxh], kSS = g->kmt[c - 2 * g->nxh];
@@ -241,7 +277,7 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
       for (int v = 0; v < 2; v++)
         column_tracer(scheme, dirs, &f, ue_e, vn_n, state[v] + p, sx, sy, dt_area, kh_x, kh_y,
                       fa_w[v], fd_w[v], ga[v][slot], gd[v][slot], fa_e[v], fd_e[v], ga[v][MM_HTILE],
-                      gd[v][MM_HTILE], next[v] + p);
+                      gd[v][MM_HTILE], stream, tmp, next[v] + p);
       /* the east face becomes the next cell's west face, the north face the
        * south face of the cell above */
       for (int v = 0; v < 2; v++) {
@@ -281,7 +317,7 @@ void mm_flow_directions(mm_model *m) {
 }
 
 size_t mm_horizontal_ws(int nz) {
-  return (size_t)nz * (8 + 4 * (MM_HTILE + 1));
+  return (size_t)nz * (9 + 4 * (MM_HTILE + 1));
 }
 
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
@@ -320,6 +356,9 @@ void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
     case MM_ADV_UPWIND: horizontal_tile(m, i0, i1, j0, j1, ws, MM_ADV_UPWIND); break;
     case MM_ADV_SUPERBEE: horizontal_tile(m, i0, i1, j0, j1, ws, MM_ADV_SUPERBEE); break;
     }
+#if defined(__AVX__)
+    _mm_sfence(); /* the streamed stores are seen before the threads join */
+#endif
   }
 }
 

@@ -24,6 +24,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dump_state: %s\n", mm_error_message());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  /* DUMP_STATE_STREAM=1: T* and S* written with non-temporal stores, as on
+   * grids larger than the cache (mm_model_private.h, stream_next), which
+   * the test grids are not */
+  const char *stream = getenv("DUMP_STATE_STREAM");
+  if (stream && strcmp(stream, "1") == 0) {
+    if (!m->kappa_in_solve) {
+      fprintf(stderr, "dump_state: DUMP_STATE_STREAM needs a solver with kappa in the solve\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    m->stream_next = 1;
+  }
   for (long s = 0; s < cfg.run_steps; s++)
     if (mm_model_step(m, NULL) != MM_OK) {
       fprintf(stderr, "dump_state: %s\n", mm_error_message());
@@ -88,8 +99,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "dump_state: cannot write %s\n", argv[2]);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    printf("dump_state: %d ranks (%d x %d), heat %.17g salt %.17g\n", g->nranks, g->px, g->py,
-           d.heat_content, d.salt_content);
+    printf("dump_state: %d ranks (%d x %d) x %d threads, heat %.17g salt %.17g\n", g->nranks, g->px,
+           g->py, m->nthreads, d.heat_content, d.salt_content);
     free(glob);
     free(all);
     free(counts);
