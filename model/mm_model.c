@@ -194,11 +194,13 @@ static MM_NODISCARD mm_err check_stability(mm_model *m) {
                   dt / m->dt_stable, use);
 }
 
-/* This rank's index among the ranks of its node (to share out the GPUs). */
-static MM_NODISCARD mm_err node_rank(MPI_Comm comm, int *r) {
+/* This rank's index among the ranks of its node (to share out the GPUs),
+ * and how many ranks the node runs (to share out its cache). */
+static MM_NODISCARD mm_err node_rank(MPI_Comm comm, int *r, int *n) {
   MPI_Comm node;
   MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  const int rc = MPI_Comm_rank(node, r);
+  int rc = MPI_Comm_rank(node, r);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_size(node, n);
   MM_MPI(MPI_Comm_free(&node));
   MM_MPI(rc);
   return MM_OK;
@@ -240,8 +242,8 @@ static MM_NODISCARD mm_err open_device(mm_model *m) {
              dev ? "no CUDA device, or none that runs this build's kernels"
                  : "minimodel was built without CUDA");
   char msg[512];
-  int local_rank = 0;
-  MM_CHECK(node_rank(m->grid.cart, &local_rank));
+  int local_rank = 0, on_node = 1;
+  MM_CHECK(node_rank(m->grid.cart, &local_rank, &on_node));
   if (dev->create(&cfg->env, local_rank, &m->dev_ctx, msg, sizeof msg))
     return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: %s", name, msg);
   m->dev = dev;
@@ -385,7 +387,12 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
   MM_CHECK(create_solver(m));
   m->kappa_in_solve = !m->dev && mm_tdma_backend_of(m->solver)->fused_mixing != NULL;
-  m->stream_next = m->kappa_in_solve && 2.0 * g->ncol_h * g->nz * sizeof(double) > llc_bytes();
+  if (m->kappa_in_solve) {
+    /* T* and S* of the node's ranks against the last-level cache */
+    int local_rank = 0, on_node = 1;
+    MM_CHECK(mm_agree(comm, node_rank(comm, &local_rank, &on_node)));
+    m->stream_next = 2.0 * g->ncol_h * g->nz * sizeof(double) * on_node > llc_bytes();
+  }
   initial_state(m);
   if (m->dev) MM_CHECK(create_gpu(m));
   return MM_OK;

@@ -36,9 +36,10 @@ struct mm_model {
    * kappa_w per column and adds the heating (solvers without the op). */
   int kappa_in_solve;
   /* 1: the horizontal step writes T* and S* with non-temporal stores
-   * (kappa_in_solve, and the two fields larger than the last-level cache,
-   * so that nothing would read them back from it): no read of each line
-   * before it is written, 16 bytes a cell fewer */
+   * (kappa_in_solve, and the two fields of the node's ranks together
+   * larger than the last-level cache, so that nothing would read them back
+   * from it): no read of each line before it is written, 16 bytes a cell
+   * fewer */
   int stream_next;
   /* solver.backend = cuda or emulated: the GPU-resident step (mm_gpu.h) on
    * that device (mm_device.h). The state then lives on the device; temp and
