@@ -99,8 +99,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "dump_state: cannot write %s\n", argv[2]);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    printf("dump_state: %d ranks (%d x %d) x %d threads, heat %.17g salt %.17g\n", g->nranks, g->px,
-           g->py, m->nthreads, d.heat_content, d.salt_content);
+    printf("dump_state: %d ranks (%d x %d) x %d threads, heat %.17g salt %.17g, stores %s\n",
+           g->nranks, g->px, g->py, m->nthreads, d.heat_content, d.salt_content,
+           m->stream_next ? "streamed" : "cached");
     free(glob);
     free(all);
     free(counts);
