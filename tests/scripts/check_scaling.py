@@ -14,6 +14,12 @@ import sys
 
 def main():
     script, model, config, out = sys.argv[1:5]
+    # what an earlier run left must not pass for this run's output
+    for name in ("scaling.json", "scaling.png"):
+        try:
+            os.remove(os.path.join(out, name))
+        except FileNotFoundError:
+            pass
     r = subprocess.run([sys.executable, script, "--config", config, "--max-cores", "2",
                         "--steps", "3", "--out", out, "--model", model],
                        capture_output=True, text=True)
