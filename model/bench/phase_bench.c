@@ -89,7 +89,7 @@ static int run(int argc, char **argv, int rank) {
   if (err != MM_OK) goto done;
   const mm_grid *g = &m->grid;
   for (long r = 0; r < repeats; r++) {
-    MPI_Barrier(g->cart);
+    if ((err = MM_MPI_ERR(MPI_Barrier(g->cart))) != MM_OK) goto done;
     const double t0 = MPI_Wtime();
     if (which == 0)
       mm_horizontal_step(m, 0, g->nxl, 0, g->nyl);
@@ -99,7 +99,8 @@ static int run(int argc, char **argv, int rank) {
       err = mm_model_step(m, NULL);
     double dt = MPI_Wtime() - t0;
     if (err != MM_OK) goto done;
-    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, g->cart);
+    err = MM_MPI_ERR(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, g->cart));
+    if (err != MM_OK) goto done;
     t[r] = dt;
   }
   qsort(t, (size_t)repeats, sizeof *t, compare_double);
@@ -107,7 +108,8 @@ static int run(int argc, char **argv, int rank) {
   for (int j = 0; j < g->nyl; j++)
     for (int i = 0; i < g->nxl; i++)
       wet += g->kmt[mm_col(g, i, j)];
-  MPI_Allreduce(MPI_IN_PLACE, &wet, 1, MPI_LONG, MPI_SUM, g->cart);
+  err = MM_MPI_ERR(MPI_Allreduce(MPI_IN_PLACE, &wet, 1, MPI_LONG, MPI_SUM, g->cart));
+  if (err != MM_OK) goto done;
   if (rank == 0)
     printf("%s: %s, %d rank(s) x %d thread(s), %ld repeats: min %.3f ms, median %.3f ms, "
            "%.3f ns per wet cell (min)\n",
@@ -124,12 +126,23 @@ done:
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    fprintf(stderr, "phase-bench: MPI could not be started (MPI_Init)\n");
+    return MM_ERR_RUN;
+  }
+  /* MPI errors come back as codes (as in minimodel's main), not as an abort */
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS) {
+    fprintf(stderr, "phase-bench: MPI_COMM_WORLD is not usable\n");
+    MPI_Abort(MPI_COMM_WORLD, MM_ERR_RUN); /* unchecked: does not return */
+  }
   const int status = run(argc, argv, rank);
   int worst = status;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
+  if (MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (rank == 0) fprintf(stderr, "phase-bench: MPI error in MPI_Allreduce of the exit status\n");
+    worst = status != 0 ? status : MM_ERR_RUN;
+  }
+  (void)MPI_Finalize(); /* unchecked: ending anyway */
   return worst;
 }

@@ -2,7 +2,13 @@
 """cf_check.py MINIMODEL SOURCE_DIR WORK: the history and restart files of
 several configurations pass the IOOS compliance-checker's CF-1.8 checks with
 no high- or medium-priority finding, and xarray decodes their time axis as
-dates (run.start_date, run.calendar). Exit 0 or 1."""
+dates (run.start_date, run.calendar). Exit 0 or 1.
+
+The checker runs with --criteria normal: its exit status is 0 when no high-
+or medium-priority check fails, 1 when one does, 2 when a check raised an
+exception (or the command line was refused). Its report is deleted before
+each check and must be written anew; a status other than 0 fails, 1 with the
+findings of the report."""
 
 import json
 import os
@@ -46,21 +52,39 @@ def main():
             continue
         for path in (f"{work}/{cfg}.nc", f"{work}/{cfg}.restart.nc"):
             out = f"{path}.cc.json"
-            subprocess.run([checker, "--test", "cf:1.8", "-f", "json", "-o", out, path],
-                           capture_output=True, text=True)
+            try:  # a report of an earlier run must not stand in for this one
+                os.remove(out)
+            except FileNotFoundError:
+                pass
+            r = subprocess.run([checker, "--test", "cf:1.8", "--criteria", "normal",
+                                "-f", "json", "-o", out, path], capture_output=True, text=True)
+            if r.returncode not in (0, 1):
+                bad.append(f"{path}: compliance-checker exit {r.returncode} (a check raised an "
+                           f"exception, or it refused the command line): {r.stderr[-500:]}")
+                continue
             try:
                 with open(out) as f:
                     res = json.load(f)["cf:1.8"]
             except (OSError, ValueError, KeyError) as e:
-                bad.append(f"{path}: no report from the compliance-checker ({e})")
+                bad.append(f"{path}: no report from the compliance-checker (exit "
+                           f"{r.returncode}: {e})")
                 continue
+            found = False
             for level in ("high", "medium"):
                 if res[f"{level}_count"]:
+                    found = True
                     msgs = [m for p in res[f"{level}_priorities"] for m in p["msgs"]]
                     bad.append(f"{path}: {res[level + '_count']} {level}-priority findings: "
                                f"{msgs[:4]}")
-            print(f"ok: {os.path.basename(path)}: no high- or medium-priority CF finding "
-                  f"({res['low_count']} low)")
+            if r.returncode != 0:
+                if not found:
+                    bad.append(f"{path}: compliance-checker exit {r.returncode}: a check failed "
+                               "at the normal criteria, yet the report holds no high- or "
+                               "medium-priority finding")
+                continue
+            if not found:
+                print(f"ok: {os.path.basename(path)}: no high- or medium-priority CF finding "
+                      f"({res['low_count']} low)")
         with xr.open_dataset(f"{work}/{cfg}.nc") as ds:
             # record 0 is the initial state, at run.start_date
             for i, want in enumerate(dates):
