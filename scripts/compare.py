@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compare the variables of two NetCDF files.
 
-    compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--records-of-b] [--quiet]
+    compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--records-of-b]
+               [--allow-missing V,...] [--quiet]
 
 Every variable present in both files (or only those named by --vars) is
 compared element by element; a value passes when
@@ -17,22 +18,39 @@ and where the largest relative difference occurs, as named indices
 - NaN equals NaN at the same place; NaN against a number is a failure.
 - A shape mismatch is a failure.
 - String and character variables are compared for equality.
-- Variables in one file only are listed as a note and are not a failure
-  (unless named with --vars).
+- A state or diagnostic variable of B (the reference or baseline) that A
+  lacks is a failure: `temp`, `salt`, `heat_content`, `salt_content`,
+  `temp_min`, `temp_max`, `salt_min`, `salt_max` (docs/output.md). A history
+  that lost its fields does not pass for its baseline. Other variables in one
+  file only, and any variable in A only, are listed as a note and are not a
+  failure (unless named with --vars). --allow-missing V,... turns the
+  failure for those variables of B back into a note, for an A that
+  legitimately lacks them (say, a NumPy reference compared as A, written
+  without some diagnostics); B may lack any variable of A.
+- Nothing compared (no variable shared, or none of --vars in both files) is
+  a failure, with or without --allow-missing.
 - Global attributes are not compared.
 - With --records-of-b, only A's records (along `time`) of the steps that B
   holds are compared, matched by the `step` variable; a step of B that A
   lacks is a failure. So a history with the initial state as record 0
   (output.initial_record) compares with one written without it.
 
-Exit status: 0 all within tolerance, 1 some difference, 2 usage error or
-unreadable file.
+Exit status: 0 all within tolerance, 1 some difference (also: a state or
+diagnostic variable of B missing from A, or nothing compared), 2 usage error
+or unreadable file.
 """
 
 import argparse
 import sys
 
 import numpy as np
+
+# The variables of a history (docs/output.md) that a comparison is about: the
+# state and the diagnostics. One of B's that A lacks is a failure.
+STATE_VARS = ("temp", "salt")
+DIAGNOSTIC_VARS = ("heat_content", "salt_content", "temp_min", "temp_max", "salt_min",
+                   "salt_max")
+REQUIRED_VARS = STATE_VARS + DIAGNOSTIC_VARS
 
 
 def fmt_index(dims, idx):
@@ -129,7 +147,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="compare.py",
         description="Compare the variables of two NetCDF files within |a-b| <= atol + rtol*|b| "
-                    "(default: bitwise). Exit 0 when all agree, 1 otherwise, 2 on errors.")
+                    "(default: bitwise). Exit 0 when all agree, 1 otherwise (also when A "
+                    "lacks a state or diagnostic variable of B, or nothing is compared), "
+                    "2 on errors.")
     ap.add_argument("a", help="first file")
     ap.add_argument("b", help="second file (the reference of the relative difference)")
     ap.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
@@ -137,6 +157,10 @@ def main(argv=None):
     ap.add_argument("--vars", help="comma-separated variables to compare (default: all shared)")
     ap.add_argument("--records-of-b", action="store_true",
                     help="compare only A's records of the steps B holds (by the step variable)")
+    ap.add_argument("--allow-missing", metavar="V,...", default="",
+                    help="comma-separated state or diagnostic variables of B that A may lack "
+                         "(a note, not a failure); by default each of "
+                         + ", ".join(REQUIRED_VARS) + " in B must be in A")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     args = ap.parse_args(argv)
     if not (args.rtol >= 0 and args.atol >= 0):
@@ -186,10 +210,23 @@ def main(argv=None):
             names = [n for n in names if n in va_all and n in vb_all]
         else:
             names = [n for n in va_all if n in vb_all]
+            allowed = {v for v in args.allow_missing.split(",") if v}
             for path, mine, other in ((args.a, va_all, vb_all), (args.b, vb_all, va_all)):
                 for n in mine:
-                    if n not in other:
+                    if n in other:
+                        continue
+                    if mine is vb_all and n in REQUIRED_VARS and n not in allowed:
+                        kind = "state" if n in STATE_VARS else "diagnostic"
+                        out.append((False, f"{n}: FAIL: only in {path}: {args.a} lacks this "
+                                           f"{kind} variable (--allow-missing {n} to accept)"))
+                        failed = True
+                    else:
                         out.append((True, f"{n}: note: only in {path}"))
+        if not names:
+            out.append((False, f"compare.py: FAIL: no variable compared: {args.a} and {args.b} "
+                               + ("share none of --vars" if args.vars is not None
+                                  else "share no variable")))
+            failed = True
         for name in names:
             va, vb = va_all[name], vb_all[name]
             sel = None

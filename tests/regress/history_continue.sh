@@ -30,8 +30,7 @@ records() {
   "$py" -c 'import sys, netCDF4
 with netCDF4.Dataset(sys.argv[1]) as d: print(" ".join(str(int(s)) for s in d["step"][:]))' "$1"
 }
-rm -rf "$work"
-mkdir -p "$work/new"
+"$src/tests/fresh.sh" "$work" -- mkdir -p "$work/new" || exit 1  # no earlier run's files
 common=(--set output.dir="$work" --set output.interval=4)
 
 run "${common[@]}" --set run.name=straight --set run.steps=24 || fail "straight run"

@@ -14,7 +14,7 @@ set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
 run() { local np="$1"; shift; timeout -k 10 120 mpirun --oversubscribe -np "$np" "$mm" --quiet "$@" >"$work/log" 2>&1; }
-rm -rf "$work"; mkdir -p "$work"
+"$src/tests/fresh.sh" "$work" -- mkdir -p "$work" || exit 1  # no earlier run's files
 gyre="$src/configs/gyre_bowl.ini"
 
 run 2 --set output.dir="$work/a" --set physics.kappa_h=30 --set run.steps=12 \

@@ -7,7 +7,7 @@ ini="$src/configs/gyre_bowl.ini"
 run() { local np="$1"; shift; mpirun --oversubscribe -np "$np" "$mm" --quiet "$@" "$ini" >"$work/log" 2>&1; }
 cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
-rm -rf "$work"; mkdir -p "$work"
+"$src/tests/fresh.sh" "$work" -- mkdir -p "$work" || exit 1  # no earlier run's files
 common=(--set output.dir="$work" --set output.interval=0 --set output.initial_record=false)  # each key once: run.steps per run; the continued runs start histories of their own, so no record of the starting state
 run 2 "${common[@]}" --set run.steps=24 --set run.name=straight --set output.restart_interval=24 ||
   fail "straight run"

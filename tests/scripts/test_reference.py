@@ -243,7 +243,8 @@ def test_compare():
         rc, out, err = run_script(COMPARE, a, b, "--rtol", "1")
         assert rc == 1 and "mask differs" in out, f"mask mismatch: exit {rc}\n{out}"
 
-        # A different number of records: shape mismatch; a missing variable is a note.
+        # A different number of records: shape mismatch; a variable other than
+        # the state and the diagnostics in one file only is a note.
         c = os.path.join(tmp, "c.nc")
         rc, _out, err = run_script(REFERENCE, ini, "--output", c, "--quiet",
                                    "--set", "output.interval=1")
@@ -269,6 +270,78 @@ def test_compare():
         assert rc == 2, f"unreadable file: exit {rc}"
         rc, out, err = run_script(COMPARE, a)
         assert rc == 2, f"usage error: exit {rc}"
+
+
+def copy_without(src, dst, drop):
+    """Copy the NetCDF file src to dst without the variables in drop."""
+    with netCDF4.Dataset(src) as si, netCDF4.Dataset(dst, "w") as so:
+        for name, dim in si.dimensions.items():
+            so.createDimension(name, None if dim.isunlimited() else len(dim))
+        for name, v in si.variables.items():
+            if name in drop:
+                continue
+            v.set_auto_maskandscale(False)
+            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
+            w = so.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
+            w.set_auto_maskandscale(False)
+            w[...] = v[...]
+
+
+def test_compare_missing():
+    """compare.py fails (exit 1, naming the variable) when A lacks a state or
+    diagnostic variable of B (the reference or baseline), unless it is named
+    with --allow-missing; B may lack A's; other variables in one file only
+    are notes; nothing compared fails, even with --allow-missing."""
+    required = ["temp", "salt", "heat_content", "salt_content", "temp_min", "temp_max",
+                "salt_min", "salt_max"]
+    with tempfile.TemporaryDirectory() as tmp:
+        b = os.path.join(tmp, "b.nc")
+        ini = write_ini(tmp, "[run]\nsteps = 2\n[grid]\nnx = 5\nny = 4\nnz = 3\n"
+                             "bathymetry = bowl\n")
+        rc, out, err = run_script(REFERENCE, ini, "--output", b, "--quiet")
+        assert rc == 0, f"reference.py failed: {err}"
+        path = {}
+        for name, drop in (("no_temp", ["temp"]), ("no_state", required),
+                           ("no_kmt", ["kmt"])):
+            path[name] = os.path.join(tmp, name + ".nc")
+            copy_without(b, path[name], drop)
+
+        rc, out, err = run_script(COMPARE, path["no_temp"], b)
+        assert rc == 1 and "temp: FAIL" in out and "lacks this state variable" in out \
+            and "failure(s)" in out, f"A without temp: exit {rc}\n{out}{err}"
+        rc, out, err = run_script(COMPARE, "--quiet", path["no_temp"], b)
+        assert rc == 1 and out.startswith("temp: FAIL"), f"--quiet: exit {rc}\n{out}"
+        rc, out, err = run_script(COMPARE, path["no_state"], b, "--rtol", "1e-12")
+        failing = {ln.split(":")[0] for ln in out.splitlines() if "FAIL" in ln}
+        assert rc == 1 and failing == set(required), \
+            f"A without the state and diagnostics: exit {rc}, failures {sorted(failing)}\n{out}"
+        rc, out, err = run_script(COMPARE, path["no_temp"], b, "--allow-missing", "temp")
+        assert rc == 0 and "temp: note: only in" in out, f"--allow-missing temp: {rc}\n{out}"
+        rc, out, err = run_script(COMPARE, path["no_state"], b, "--allow-missing", "temp,salt")
+        assert rc == 1 and "heat_content: FAIL" in out and "temp: note" in out, \
+            f"--allow-missing temp,salt: exit {rc}\n{out}"
+        # B may lack what A has; a variable other than the state and the
+        # diagnostics in one file only is a note.
+        for a_path, b_path in ((b, path["no_state"]), (b, path["no_kmt"]),
+                               (path["no_kmt"], b)):
+            rc, out, err = run_script(COMPARE, a_path, b_path)
+            assert rc == 0 and "note: only in" in out, f"{a_path} vs {b_path}: {rc}\n{out}"
+
+        # Nothing compared: files that share no variable; --vars naming none
+        # of the shared ones.
+        other = os.path.join(tmp, "other.nc")
+        with netCDF4.Dataset(other, "w") as ds:
+            ds.createDimension("q", 2)
+            ds.createVariable("q_values", "f8", ("q",))[:] = [1.0, 2.0]
+        for quiet in ([], ["--quiet"]):
+            rc, out, err = run_script(COMPARE, *quiet, other, b,
+                                      "--allow-missing", ",".join(required))
+            assert rc == 1 and "no variable compared" in out, \
+                f"no shared variable {quiet}: exit {rc}\n{out}{err}"
+        rc, out, err = run_script(COMPARE, other, b)
+        assert rc == 1 and "0 variable(s) compared" in out, f"no shared variable: {rc}\n{out}"
+        rc, out, err = run_script(COMPARE, path["no_temp"], b, "--vars", "temp")
+        assert rc == 1 and "no variable compared" in out, f"--vars temp: exit {rc}\n{out}"
 
 
 # ---------------------------------------------------------------------------
@@ -368,7 +441,7 @@ def test_range():
 
 TESTS = [test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
-         test_compare, test_command_line, test_stretched_levels, test_range]
+         test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range]
 
 
 def main(argv):
