@@ -41,6 +41,7 @@ struct mm_gpu {
   int registered;                /* host_temp, host_salt are registered: 0, 1 or 2 of them */
   void *graph[2][2];             /* [parity][stage] */
   int parity;                    /* steps done by this object, mod 2 */
+  long graph_launches;           /* graphs launched so far */
   mm_cell_rects interior, frame, whole;
   mm_tdma_batch batch; /* the columns of the block, first to last */
   size_t first;        /* column of batch's first column */
@@ -231,6 +232,10 @@ void mm_gpu_fields(mm_gpu *g, double **temp, double **salt) {
   *salt = g->salt;
 }
 
+long mm_gpu_graph_launches(const mm_gpu *g) {
+  return g->graph_launches;
+}
+
 mm_err mm_gpu_step_begin(mm_gpu *g, int stage) {
   if (stage) {
     MM_CHECK(copy_strips(g, 1));
@@ -259,6 +264,7 @@ mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t) {
       g->graph[p][st] = graph;
     }
     DEV(g->dev->launch(g->ctx, g->graph[p][st]));
+    g->graph_launches++;
   } else {
     MM_CHECK(queue_end(g, stage));
   }

@@ -84,6 +84,8 @@ MM_NODISCARD mm_err mm_gpu_upload(mm_gpu *g);
 MM_NODISCARD mm_err mm_gpu_download(mm_gpu *g);
 /* The device arrays of T and S (for an MPI that takes device memory). */
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt);
+/* The graphs launched so far (0 with use_graph off). */
+long mm_gpu_graph_launches(const mm_gpu *g);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */

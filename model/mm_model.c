@@ -578,6 +578,10 @@ const char *mm_model_halo_path(const mm_model *m) {
   return m->gpu_stage ? "pinned host strips" : "CUDA-aware MPI";
 }
 
+long mm_model_graph_launches(const mm_model *m) {
+  return m->gpu ? mm_gpu_graph_launches(m->gpu) : 0;
+}
+
 int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
 }

@@ -43,6 +43,8 @@ const char *mm_model_backend(const mm_model *m);
 const char *mm_model_tdma(const mm_model *m);
 const char *mm_model_device(const mm_model *m);
 const char *mm_model_halo_path(const mm_model *m);
+/* The GPU step's graph launches so far (0 on the CPU and without graphs). */
+long mm_model_graph_launches(const mm_model *m);
 /* 1 when the step runs on a device (the GPU step). */
 int mm_model_on_device(const mm_model *m);
 /* 1 when the solver builds the convective diffusivity and adds the surface

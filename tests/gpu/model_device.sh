@@ -46,7 +46,11 @@ for np in 2 3 4; do
   same "$work/dev$np/$name.nc" "$work/cpu1/$name.nc" || fail "$np ranks: not the CPU's bits"
 done
 
+grep -Eq '"graph_launches": [1-9]' "$work/dev1/$name.timing.json" ||
+  fail "with graphs (the default): no graph launched"
 MINIMODEL_CUDA_GRAPH=0 run 2 "${dev[@]}" --set output.dir="$work/nograph" || fail "without graphs"
+grep -q '"graph_launches": 0' "$work/nograph/$name.timing.json" ||
+  fail "MINIMODEL_CUDA_GRAPH=0: graphs were launched"
 same "$work/nograph/$name.nc" "$work/cpu1/$name.nc" || fail "kernels one by one: not the CPU's bits"
 for aware in 0 1; do
   MINIMODEL_CUDA_AWARE_MPI=$aware run 2 "${dev[@]}" --set output.dir="$work/aware$aware" ||
@@ -62,6 +66,8 @@ done
 if [ "$backend" = emulated ]; then
   MINIMODEL_EMULATED_THREADS=reverse run 3 "${dev[@]}" --set output.dir="$work/reverse" ||
     fail "threads in reverse order"
+  grep -q '"device": "emulated device (host, threads reversed)"' "$work/reverse/$name.timing.json" ||
+    fail "MINIMODEL_EMULATED_THREADS=reverse: the threads did not run in reverse"
   same "$work/reverse/$name.nc" "$work/cpu1/$name.nc" || fail "threads in reverse: other bits"
 fi
 
