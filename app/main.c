@@ -72,6 +72,15 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
 }
 
 int main(int argc, char **argv) {
+  /* Open MPI's MPI-IO (OMPIO) opens, for every file, a POSIX semaphore named
+   * after the file's base name (/dev/shm/sem.OMPIO_<name>) for its shared
+   * file pointer component `sm`. A rank killed while it holds it (kill -9,
+   * a node lost mid-write) leaves it taken, and every later run that writes
+   * a file of that name, in any directory, then waits on it forever. The
+   * model uses no shared file pointer: that component is left out unless
+   * the user chose the components (OMPI_MCA_sharedfp set). Other MPI
+   * libraries do not read the variable. */
+  setenv("OMPI_MCA_sharedfp", "^sm", 0);
   /* OpenMP threads inside a rank; only the main thread calls MPI */
   int thread_level = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {

@@ -19,6 +19,11 @@
 #               (MINIMODEL_FAULT_NO_RESERVE): the write fails inside HDF5
 #   in_library_restart  as restart, inside HDF5 (1 rank: on 2 ranks HDF5 1.10
 #               hangs when its own flush fails, docs/reliability.md)
+#   disk_full   as history, on a file system that fills up (a tmpfs of
+#               1400 KiB mounted for the test, no file-size limit): the next
+#               write is refused when the free space is checked; exit 77
+#               (skipped) where no tmpfs can be mounted (not root, or a
+#               container that forbids it)
 # A hang is a failure (timeout); "within seconds": at most 20 s more than a
 # run without the limit that goes further.
 set -u
@@ -89,17 +94,31 @@ with netCDF4.Dataset(path) as a, netCDF4.Dataset(ref) as b:
 print(" ".join(str(s) for s in steps))
 EOF
 }
+umount "$work/disk" 2>/dev/null # left mounted by a run that was killed
 rm -rf "$work"
 mkdir -p "$work/ref"
 
 case "$case" in
-history | in_library)
+history | in_library | disk_full)
   ini="$src/configs/flat.ini"
-  set_=(--set output.dir="$work" --set output.initial_record=false --set run.steps=100
+  out="$work" # where the case writes
+  if [ "$case" = disk_full ]; then
+    out="$work/disk"
+    mkdir -p "$out"
+    if ! mount -t tmpfs -o size=1400k tmpfs "$out" 2>/dev/null; then
+      echo "skipped: no tmpfs can be mounted here"
+      exit 77
+    fi
+    trap 'umount "$out"' EXIT
+  fi
+  set_=(--set output.dir="$out" --set output.initial_record=false --set run.steps=100
         --set output.interval=5 --set output.restart_interval=5)
   unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name=straight "$ini" ||
     fail "the run without a limit"
-  if [ "$case" = history ]; then
+  if [ "$case" = disk_full ]; then
+    limited unlimited "${set_[@]}" --set run.name=flat "$ini"
+    ended "$out/flat(\.restart)?\.nc(\.tmp)?" "not enough space on the file system of '$out'"
+  elif [ "$case" = history ]; then
     # a record takes 83 KiB; its room is reserved with 1 MiB for HDF5's metadata
     limited 1400 "${set_[@]}" --set run.name=flat "$ini"
     ended "$work/flat.nc" "cannot reserve [0-9.]+ MiB for the next write: File too large"
@@ -107,18 +126,26 @@ history | in_library)
     MINIMODEL_FAULT_NO_RESERVE=1 limited 200 "${set_[@]}" --set run.name=flat "$ini"
     ended "$work/flat.nc" "NetCDF: HDF error \(file-size limit [0-9]+ bytes, the file has [0-9]+\)"
   fi
-  steps=$(records "$work/flat.nc" "$work/ref/straight.nc") || fail "history: $steps"
+  steps=$(records "$out/flat.nc" "$work/ref/straight.nc") || fail "history: $steps"
   last=${steps##* }
   [ -n "$steps" ] && [ "$last" -lt 100 ] || fail "history: records of steps '$steps'"
   echo "ok: the history holds the records of steps $steps, readable, bit for bit"
-  # the restart file of the last record's step, complete: the state of a run of that many steps
-  [ "$(step_of "$work/flat.restart.nc")" = "$last" ] || fail "the restart file is not of step $last"
-  [ ! -e "$work/flat.restart.nc.tmp" ] || fail "a .tmp restart file is left"
-  unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name="ref$last" \
-    --set run.steps="$last" "$ini" || fail "the run of $last steps"
-  "$py" "$src/scripts/compare.py" --quiet "$work/flat.restart.nc" "$work/ref/ref$last.restart.nc" ||
-    fail "the restart file in place is not the state of step $last"
-  echo "ok: the restart file in place is the complete one of step $last"
+  # the restart file in place: complete, the state of a run of as many steps,
+  # of the last record's step (of an earlier one on a full disk, where the
+  # record was written and the restart file of its step was not)
+  rstep=$(step_of "$out/flat.restart.nc")
+  if [ "$case" = disk_full ]; then
+    [ -n "$rstep" ] && [ "$rstep" -le "$last" ] ||
+      fail "the restart file is of step '$rstep', the history's last record $last"
+  else
+    [ "$rstep" = "$last" ] || fail "the restart file is not of step $last"
+  fi
+  [ ! -e "$out/flat.restart.nc.tmp" ] || fail "a .tmp restart file is left"
+  unlimited "${set_[@]}" --set output.dir="$work/ref" --set run.name="ref$rstep" \
+    --set run.steps="$rstep" "$ini" || fail "the run of $rstep steps"
+  "$py" "$src/scripts/compare.py" --quiet "$out/flat.restart.nc" "$work/ref/ref$rstep.restart.nc" ||
+    fail "the restart file in place is not the state of step $rstep"
+  echo "ok: the restart file in place is the complete one of step $rstep"
   ;;
 restart | in_library_restart)
   ini="$src/configs/default.ini"
