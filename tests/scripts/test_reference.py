@@ -202,16 +202,22 @@ def test_superbee_bounds_gyre():
 # ---------------------------------------------------------------------------
 # (e) compare.py
 # ---------------------------------------------------------------------------
+def reference_history(tmp, name, ini_text):
+    """The history of reference.py for the configuration ini_text, as
+    tmp/name, and the configuration file."""
+    path, ini = os.path.join(tmp, name), write_ini(tmp, ini_text)
+    rc, out, err = run_script(REFERENCE, ini, "--output", path, "--quiet")
+    assert rc == 0, f"reference.py failed: {err}"
+    return path, ini
+
+
 def test_compare():
     """compare.py: 0 on identical files, 1 on a perturbed value (naming its
     place), on a mask mismatch or a shape mismatch, 0 within --rtol, 2 on an
     unreadable file."""
     with tempfile.TemporaryDirectory() as tmp:
-        a = os.path.join(tmp, "a.nc")
-        ini = write_ini(tmp, "[run]\nsteps = 4\n[grid]\nnx = 6\nny = 5\nnz = 4\n"
-                             "bathymetry = bowl\n[output]\ninterval = 2\n")
-        rc, out, err = run_script(REFERENCE, ini, "--output", a, "--quiet")
-        assert rc == 0, f"reference.py failed: {err}"
+        a, ini = reference_history(tmp, "a.nc", "[run]\nsteps = 4\n[grid]\nnx = 6\nny = 5\nnz = 4\n"
+                                           "bathymetry = bowl\n[output]\ninterval = 2\n")
         b = os.path.join(tmp, "b.nc")
         shutil.copy(a, b)
         rc, out, err = run_script(COMPARE, a, b)
@@ -295,11 +301,8 @@ def test_compare_missing():
     required = ["temp", "salt", "heat_content", "salt_content", "temp_min", "temp_max",
                 "salt_min", "salt_max"]
     with tempfile.TemporaryDirectory() as tmp:
-        b = os.path.join(tmp, "b.nc")
-        ini = write_ini(tmp, "[run]\nsteps = 2\n[grid]\nnx = 5\nny = 4\nnz = 3\n"
-                             "bathymetry = bowl\n")
-        rc, out, err = run_script(REFERENCE, ini, "--output", b, "--quiet")
-        assert rc == 0, f"reference.py failed: {err}"
+        b, _ini = reference_history(tmp, "b.nc", "[run]\nsteps = 2\n[grid]\nnx = 5\nny = 4\nnz = 3\n"
+                                           "bathymetry = bowl\n")
         path = {}
         for name, drop in (("no_temp", ["temp"]), ("no_state", required),
                            ("no_kmt", ["kmt"])):
