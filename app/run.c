@@ -20,8 +20,18 @@
  * initial.restart): a damaged NetCDF-4 file can make libhdf5 loop forever
  * (fuzz/regress/hangs/). When the read has not ended after the limit, the
  * rank says so and exits with status 2; mpirun then ends the other ranks.
- * The limit: MINIMODEL_READ_TIMEOUT seconds (0 = no watchdog), by default
- * 600 s plus 1 s per 20 MB of the file (docs/reliability.md). */
+ * The limit: MINIMODEL_READ_TIMEOUT seconds (0 = none), by default 600 s
+ * plus 1 s per 20 MB of the file (docs/reliability.md).
+ *
+ * A stop signal (mm_signal.h) is otherwise seen at the end of a time step;
+ * a read that loops, in the run or in its test read (io/probe.c), would
+ * hold it until the limit. So the watchdog also looks for one every
+ * MM_WATCH_POLL_S: when the read has not ended MM_WATCH_STOP_S after it,
+ * the rank says so and exits with status 128 + N. The reads come before
+ * the case writes anything (run_model, mm_run_check_inputs), so nothing is
+ * lost. */
+#define MM_WATCH_POLL_S 0.05
+#define MM_WATCH_STOP_S 1.0
 typedef struct {
   pthread_t thread;
   pthread_mutex_t lock;
@@ -32,19 +42,45 @@ typedef struct {
   int rank;
 } mm_read_watchdog;
 
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static void *read_watchdog_main(void *arg) {
   mm_read_watchdog *w = arg;
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  const double end = (double)until.tv_sec + 1e-9 * (double)until.tv_nsec + w->seconds;
-  until.tv_sec = (time_t)end;
-  until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+  const double t0 = wall_now();
+  const double end = w->seconds > 0.0 ? t0 + w->seconds : INFINITY;
+  double stop_by = INFINITY; /* MM_WATCH_STOP_S after a stop signal */
+  int signo = 0;
+  bool fire = false, stop = false;
   pthread_mutex_lock(&w->lock);
-  int rc = 0;
-  while (!w->done && rc != ETIMEDOUT)
-    rc = pthread_cond_timedwait(&w->cond, &w->lock, &until);
-  const bool fire = !w->done;
+  while (!w->done) {
+    const double t = wall_now();
+    if (t >= end) {
+      fire = true;
+      break;
+    }
+    if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_WATCH_STOP_S;
+    if (t >= stop_by) {
+      stop = true;
+      break;
+    }
+    const double wake = fmin(fmin(end, stop_by), t + MM_WATCH_POLL_S);
+    struct timespec until = {.tv_sec = (time_t)wake};
+    until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
+    pthread_cond_timedwait(&w->cond, &w->lock, &until);
+  }
   pthread_mutex_unlock(&w->lock);
+  if (stop) {
+    fprintf(stderr,
+            "minimodel: stopped by %s (rank %d) while reading %s: the read had not ended %g s "
+            "after the signal; nothing written; exit status %d\n",
+            mm_signal_name(signo), w->rank, w->path, MM_WATCH_STOP_S, MM_ERR_SIGNAL + signo);
+    fflush(stderr);
+    _exit(MM_ERR_SIGNAL + signo);
+  }
   if (fire) {
     fprintf(stderr,
             "minimodel: error (rank %d): %s: still not read after %g s: a damaged file (libhdf5 "
@@ -62,8 +98,7 @@ static void read_watchdog_start(mm_read_watchdog *w, const mm_settings *env, con
   memset(w, 0, sizeof *w);
   w->path = path;
   w->rank = rank;
-  w->seconds = mm_io_read_timeout(env, path);
-  if (!(w->seconds > 0.0)) return; /* no limit */
+  w->seconds = mm_io_read_timeout(env, path); /* 0: no limit, still a watch for a stop */
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->cond, NULL);
   w->running = pthread_create(&w->thread, NULL, read_watchdog_main, w) == 0;

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# stop_in_read.sh MINIMODEL SOURCE_DIR WORK
+# A stop signal while an input file is read that never finishes (a damaged
+# NetCDF-4 file on which libhdf5 loops) ends the run within seconds, not at
+# the read's time limit (600 s by default, or none): the read watchdog
+# (app/run.c) sees the signal, and 1 s later the rank says so and exits with
+# 128 + N. Nothing is written, and no test read is left running.
+#  1. one process, SIGINT during the test read (the helper loops): 130;
+#  2. one process, the test read passed (MINIMODEL_PROBE_HELPER=true), so
+#     the run's own read loops, with no time limit (MINIMODEL_READ_TIMEOUT=0):
+#     SIGTERM, 143;
+#  3. mpirun -np 2, SIGTERM to rank 1 alone while rank 0 test-reads: 143.
+set -u
+mm="$1"; src="$2"; work="$3"
+job=
+# on failure the run under test is ended too (its own process group: set -m)
+fail() {
+  echo "FAIL: $*"
+  cat "$work/log" 2>/dev/null
+  [ -n "$job" ] && kill -KILL -- "-$job" 2>/dev/null
+  exit 1
+}
+rm -rf "$work"; mkdir -p "$work"
+cd "$work" || exit 1
+set -m # background jobs keep SIGINT
+# a copy: a run ended while the file is open leaves Open MPI's MPI-IO lock
+# file beside it
+cp "$src/fuzz/regress/hangs/restart_hdf5_global_heap_loop.nc" loop.nc || fail "copy"
+flat="$src/configs/flat.ini"
+true_exe="$(command -v true)"
+
+# started PID: the run is past its start and into the read (1.5 s; the
+# read loops for ever)
+settle() {
+  sleep 1.5
+  kill -0 "$1" 2>/dev/null || fail "the run ended before the signal"
+}
+
+# judge NAME RC CODE SIGNAME SECONDS OUTDIR
+judge() {
+  [ "$2" = "$3" ] || fail "$1: exit $2, expected $3"
+  grep -q "stopped by $4 (rank [01]) while reading .*/loop.nc: the read had not ended 1 s after the signal; nothing written; exit status $3" log ||
+    fail "$1: message"
+  [ "$5" -le 15 ] || fail "$1: ended $5 s after the signal, expected within 15 s"
+  [ ! -e "$6" ] || fail "$1: $6 was written"
+  for _ in $(seq 50); do pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || break; sleep 0.1; done
+  ! pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || fail "$1: a test read is left running"
+  echo "ok: $1: exit $2 within $5 s of the signal"
+}
+
+# 1. SIGINT during the test read, the default limit
+timeout -k 5 120 "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out1 "$flat" \
+  >log 2>&1 &
+job=$!
+settle $job
+t0=$(date +%s)
+kill -INT $job
+wait $job
+rc=$?
+judge "SIGINT during the test read" $rc 130 SIGINT $(($(date +%s) - t0)) out1
+
+# 2. SIGTERM during the run's own read, no time limit
+MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
+  "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out2 "$flat" >log 2>&1 &
+job=$!
+settle $job
+t0=$(date +%s)
+kill -TERM $job
+wait $job
+rc=$?
+judge "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" $rc 143 SIGTERM \
+  $(($(date +%s) - t0)) out2
+
+# 3. two ranks, SIGTERM to rank 1 alone (rank 0 holds the test read)
+timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
+  --set output.dir=out3 "$flat" >log 2>&1 &
+job=$!
+settle $job
+ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/loop.nc --set output.dir=out3" | sort -n)
+[ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
+t0=$(date +%s)
+kill -TERM "$(echo "$ranks" | tail -1)"
+wait $job
+rc=$?
+# mpirun passes on the status of the first rank that failed
+judge "SIGTERM to rank 1 of 2" $rc 143 SIGTERM $(($(date +%s) - t0)) out3
