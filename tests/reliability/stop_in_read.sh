@@ -29,9 +29,18 @@ cp "$src/fuzz/regress/hangs/restart_hdf5_global_heap_loop.nc" loop.nc || fail "c
 flat="$src/configs/flat.ini"
 true_exe="$(command -v true)"
 
-# started PID: the run is past its start and into the read (1.5 s; the
-# read loops for ever)
+# settle PID [probe]: the run is into the read (it loops for ever): with
+# "probe", once the test read's helper runs; then 1.5 s more, past the
+# start-up of the run (the signal handlers are installed after MPI_Init)
 settle() {
+  if [ "${2:-}" = probe ]; then
+    local i
+    for ((i = 0; i < 600; i++)); do
+      pgrep -f "minimodel-probe $work/loop.nc" >/dev/null && break
+      sleep 0.1
+    done
+    pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || fail "no test read within 60 s"
+  fi
   sleep 1.5
   kill -0 "$1" 2>/dev/null || fail "the run ended before the signal"
 }
@@ -52,7 +61,7 @@ judge() {
 timeout -k 5 120 "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out1 "$flat" \
   >log 2>&1 &
 job=$!
-settle $job
+settle $job probe
 t0=$(date +%s)
 kill -INT $job
 wait $job
@@ -75,7 +84,7 @@ judge "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" $rc 143 SIGTERM
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
   --set output.dir=out3 "$flat" >log 2>&1 &
 job=$!
-settle $job
+settle $job probe
 ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/loop.nc --set output.dir=out3" | sort -n)
 [ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
 t0=$(date +%s)
