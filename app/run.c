@@ -40,24 +40,28 @@ typedef struct {
   double seconds;
   const char *path;
   int rank;
+  clockid_t clock; /* of the condition variable's timed waits */
 } mm_read_watchdog;
 
-static double wall_now(void) {
+/* Seconds on the clock of the condition variable's waits: monotonic where
+ * it can be, so that a change of the system time neither fires nor delays
+ * the watch. */
+static double clock_now(clockid_t clock) {
   struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
+  clock_gettime(clock, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static void *read_watchdog_main(void *arg) {
   mm_read_watchdog *w = arg;
-  const double t0 = wall_now();
+  const double t0 = clock_now(w->clock);
   const double end = w->seconds > 0.0 ? t0 + w->seconds : INFINITY;
   double stop_by = INFINITY; /* MM_WATCH_STOP_S after a stop signal */
   int signo = 0;
   bool fire = false, stop = false;
   pthread_mutex_lock(&w->lock);
   while (!w->done) {
-    const double t = wall_now();
+    const double t = clock_now(w->clock);
     if (t >= end) {
       fire = true;
       break;
@@ -100,7 +104,16 @@ static void read_watchdog_start(mm_read_watchdog *w, const mm_settings *env, con
   w->rank = rank;
   w->seconds = mm_io_read_timeout(env, path); /* 0: no limit, still a watch for a stop */
   pthread_mutex_init(&w->lock, NULL);
-  pthread_cond_init(&w->cond, NULL);
+  pthread_condattr_t attr;
+  w->clock = CLOCK_MONOTONIC;
+  if (pthread_condattr_init(&attr) != 0) {
+    w->clock = CLOCK_REALTIME;
+    pthread_cond_init(&w->cond, NULL);
+  } else {
+    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0) w->clock = CLOCK_REALTIME;
+    pthread_cond_init(&w->cond, &attr);
+    pthread_condattr_destroy(&attr);
+  }
   w->running = pthread_create(&w->thread, NULL, read_watchdog_main, w) == 0;
 }
 
