@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
   /* the environment's settings, read once (mm_settings.h) */
   mm_settings env;
   mm_err err = mm_settings_read(&env);
+  env.stop_signal = mm_signal_received;
   if (err == MM_OK && (!ovr || !files || !command)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {

@@ -27,11 +27,13 @@
  * a read that loops, in the run or in its test read (io/probe.c), would
  * hold it until the limit. So the watchdog also looks for one every
  * MM_WATCH_POLL_S: when the read has not ended MM_WATCH_STOP_S after it,
- * the rank says so and exits with status 128 + N. The reads come before
- * the case writes anything (run_model, mm_run_check_inputs), so nothing is
- * lost. */
+ * the rank says so and exits with status 128 + N (within the second that
+ * Open MPI leaves a rank between SIGTERM and SIGKILL). A signal that came
+ * before the time limit is the reason to end, not the limit. The reads
+ * come before the case writes its files (run_model, mm_run_check_inputs),
+ * so nothing is lost. */
 #define MM_WATCH_POLL_S 0.05
-#define MM_WATCH_STOP_S 1.0
+#define MM_WATCH_STOP_S 0.5
 typedef struct {
   pthread_t thread;
   pthread_mutex_t lock;
@@ -39,6 +41,7 @@ typedef struct {
   bool done, running;
   double seconds;
   const char *path;
+  const char *run_name; /* the case's run.name */
   int rank;
   clockid_t clock; /* of the condition variable's timed waits */
 } mm_read_watchdog;
@@ -62,12 +65,12 @@ static void *read_watchdog_main(void *arg) {
   pthread_mutex_lock(&w->lock);
   while (!w->done) {
     const double t = clock_now(w->clock);
-    if (t >= end) {
+    if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_WATCH_STOP_S;
+    if (t >= end && !signo) {
       fire = true;
       break;
     }
-    if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_WATCH_STOP_S;
-    if (t >= stop_by) {
+    if (t >= stop_by || t >= end) {
       stop = true;
       break;
     }
@@ -79,9 +82,10 @@ static void *read_watchdog_main(void *arg) {
   pthread_mutex_unlock(&w->lock);
   if (stop) {
     fprintf(stderr,
-            "minimodel: stopped by %s (rank %d) while reading %s: the read had not ended %g s "
-            "after the signal; nothing written; exit status %d\n",
-            mm_signal_name(signo), w->rank, w->path, MM_WATCH_STOP_S, MM_ERR_SIGNAL + signo);
+            "minimodel: stopped by %s (rank %d) in case %s while reading %s: the read had not "
+            "ended %g s after the signal; exit status %d\n",
+            mm_signal_name(signo), w->rank, w->run_name, w->path, MM_WATCH_STOP_S,
+            MM_ERR_SIGNAL + signo);
     fflush(stderr);
     _exit(MM_ERR_SIGNAL + signo);
   }
@@ -97,12 +101,13 @@ static void *read_watchdog_main(void *arg) {
   return NULL;
 }
 
-static void read_watchdog_start(mm_read_watchdog *w, const mm_settings *env, const char *path,
+static void read_watchdog_start(mm_read_watchdog *w, const mm_config *cfg, const char *path,
                                 int rank) {
   memset(w, 0, sizeof *w);
   w->path = path;
+  w->run_name = cfg->run_name;
   w->rank = rank;
-  w->seconds = mm_io_read_timeout(env, path); /* 0: no limit, still a watch for a stop */
+  w->seconds = mm_io_read_timeout(&cfg->env, path); /* 0: no limit, still a watch for a stop */
   pthread_mutex_init(&w->lock, NULL);
   pthread_condattr_t attr;
   w->clock = CLOCK_MONOTONIC;
@@ -134,14 +139,14 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
   mm_read_watchdog dog;
   mm_err err = MM_OK;
   if (file && cfg->initial_file[0]) {
-    read_watchdog_start(&dog, &cfg->env, cfg->initial_file, rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_file, rank);
     err = mm_initial_check(comm, cfg, cfg->initial_file);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
   if (restart && cfg->initial_restart[0]) {
     long step = 0;
-    read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, rank);
     err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -351,7 +356,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_read_watchdog dog;
   if (cfg->initial_file[0]) {
     const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
-    read_watchdog_start(&dog, &cfg->env, path, g->rank);
+    read_watchdog_start(&dog, cfg, path, g->rank);
     err = mm_initial_read(g, &cfg->env, path, mm_model_temp(m), mm_model_salt(m));
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -359,7 +364,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (cfg->initial_restart[0]) {
     long step = 0;
     double time = 0.0;
-    read_watchdog_start(&dog, &cfg->env, cfg->initial_restart, g->rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, g->rank);
     err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step,
                           &time);
     read_watchdog_stop(&dog);

@@ -133,20 +133,31 @@ static pid_t fork_walker(const char *path, double limit) {
   _exit(mm_io_probe_walk(path));
 }
 
+/* The time the test read may go on after a stop signal (env->stop_signal)
+ * before it is ended and the run stops through its errors: shorter than the
+ * read watchdog's MM_WATCH_STOP_S (app/run.c), which ends the process. */
+#define MM_PROBE_STOP_S 0.1
+
 /* The test read's process, waited for within limit seconds (0: none):
  * MM_PROBE_READ or MM_PROBE_REFUSED as it exits, -1 when it was ended at
- * the limit, else its wait status in *status. */
-static int wait_probe(pid_t pid, double limit, int *status) {
+ * the limit, -3 when it was ended MM_PROBE_STOP_S after a stop signal
+ * (*signo), else its wait status in *status. */
+static int wait_probe(const mm_settings *env, pid_t pid, double limit, int *status, int *signo) {
   const double t0 = now();
+  double stop_by = INFINITY;
   for (;;) {
     const pid_t w = waitpid(pid, status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) return MM_PROBE_READ; /* lost: the read itself follows */
-    if (limit > 0.0 && now() - t0 > limit) {
+    const double t = now();
+    if (!*signo && env->stop_signal && (*signo = env->stop_signal()) != 0)
+      stop_by = t + MM_PROBE_STOP_S;
+    const bool stop = t >= stop_by;
+    if (stop || (limit > 0.0 && t - t0 > limit)) {
       kill(pid, SIGKILL);
       while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
       }
-      return -1;
+      return stop ? -3 : -1;
     }
     struct timespec nap = {0, 2000000}; /* 2 ms */
     nanosleep(&nap, NULL);
@@ -176,19 +187,24 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
   const bool chld_set = sigaction(SIGCHLD, &chld_dfl, &chld_old) == 0;
   char helper[PATH_MAX + 32] = "a forked copy of the run";
   pid_t pid = spawn_helper(env, path, limit, helper, sizeof helper);
-  int status = 0, got = 0;
+  int status = 0, got = 0, signo = 0;
   if (pid > 0) {
-    got = wait_probe(pid, limit, &status);
+    got = wait_probe(env, pid, limit, &status, &signo);
     /* 127: the helper was found but could not start (its loader failed) */
     if (got == -2 && WIFEXITED(status) && WEXITSTATUS(status) == 127) pid = -1;
   }
   if (pid <= 0) {
     snprintf(helper, sizeof helper, "a forked copy of the run");
     pid = fork_walker(path, limit);
-    got = pid < 0 ? MM_PROBE_READ : wait_probe(pid, limit, &status);
+    got = pid < 0 ? MM_PROBE_READ : wait_probe(env, pid, limit, &status, &signo);
   }
   if (chld_set) sigaction(SIGCHLD, &chld_old, NULL);
   if (pid < 0) return MM_OK; /* no process to spare: the read itself follows */
+  if (got == -3)
+    return MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo),
+                    "stopped by signal %d (%s) while test-reading %s: the test read had not "
+                    "ended %g s after the signal",
+                    signo, strsignal(signo), path, MM_PROBE_STOP_S);
   /* SIGALRM: the test read's own limit (limit + 1 s) came first */
   if (got == -2 && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) got = -1;
   if (got == -1)

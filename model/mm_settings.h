@@ -72,6 +72,11 @@ typedef struct {
   char emulated_threads[MM_SETTING_MAX];  /* MINIMODEL_EMULATED_THREADS: forward, reverse */
   bool debug;                             /* MINIMODEL_DEBUG set: where an error was raised */
   mm_faults fault;
+  /* set by the program, not the environment: the stop signal received so
+   * far, 0 none (app/mm_signal.h); NULL where nothing records one. The test
+   * read of an input file (io/probe.c) polls it, so that a stop does not
+   * wait for the read's time limit. */
+  int (*stop_signal)(void);
 } mm_settings;
 
 /* Read the environment into *s (every field). MM_ERR_INPUT for a value

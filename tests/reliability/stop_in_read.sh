@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # stop_in_read.sh MINIMODEL SOURCE_DIR WORK
 # A stop signal while an input file is read that never finishes (a damaged
-# NetCDF-4 file on which libhdf5 loops) ends the run within seconds, not at
-# the read's time limit (600 s by default, or none): the read watchdog
-# (app/run.c) sees the signal, and 1 s later the rank says so and exits with
-# 128 + N. Nothing is written, and no test read is left running.
+# NetCDF-4 file on which libhdf5 loops) ends the run within a second, not
+# at the read's time limit (600 s by default, or none), with 128 + N and a
+# line that names the signal and the file. The test read (io/probe.c) is
+# ended 0.1 s after the signal and the run stops through its errors; the
+# run's own read, which cannot be ended, by the read watchdog (app/run.c)
+# 0.5 s after it. The case's outputs are not written, and no test read is
+# left running.
 #  1. one process, SIGINT during the test read (the helper loops): 130;
 #  2. one process, the test read passed (MINIMODEL_PROBE_HELPER=true), so
 #     the run's own read loops, with no time limit (MINIMODEL_READ_TIMEOUT=0):
 #     SIGTERM, 143;
-#  3. mpirun -np 2, SIGTERM to rank 1 alone while rank 0 test-reads: 143.
+#  3. mpirun -np 2, SIGTERM to rank 1 alone while rank 0 test-reads: 143;
+#  4. mpirun -np 2, SIGTERM to mpirun (it sends the ranks SIGTERM, then
+#     SIGKILL 1 s later): the line comes before the SIGKILL;
+#  5. the test read of the history that a continued run appends to (here
+#     the damaged file), SIGTERM: 143.
 set -u
 mm="$1"; src="$2"; work="$3"
 job=
@@ -27,29 +34,35 @@ set -m # background jobs keep SIGINT
 # file beside it
 cp "$src/fuzz/regress/hangs/restart_hdf5_global_heap_loop.nc" loop.nc || fail "copy"
 flat="$src/configs/flat.ini"
-true_exe="$(command -v true)"
+true_exe="$(type -P true)"
+[ -x "$true_exe" ] || fail "no true program"
 
-# settle PID [probe]: the run is into the read (it loops for ever): with
-# "probe", once the test read's helper runs; then 1.5 s more, past the
-# start-up of the run (the signal handlers are installed after MPI_Init)
+# settle PID [FILE]: the run is into the read (it loops for ever): with
+# FILE (a pattern), once the test read's helper runs on it; then 1.5 s
+# more, past the start-up of the run (the signal handlers are installed
+# after MPI_Init)
 settle() {
-  if [ "${2:-}" = probe ]; then
+  if [ -n "${2:-}" ]; then
     local i
     for ((i = 0; i < 600; i++)); do
-      pgrep -f "minimodel-probe $work/loop.nc" >/dev/null && break
+      pgrep -f "minimodel-probe $2" >/dev/null && break
       sleep 0.1
     done
-    pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || fail "no test read within 60 s"
+    pgrep -f "minimodel-probe $2" >/dev/null || fail "no test read of $2 within 60 s"
   fi
   sleep 1.5
   kill -0 "$1" 2>/dev/null || fail "the run ended before the signal"
 }
 
-# judge NAME RC CODE SIGNAME SECONDS OUTDIR
+# the lines of the test read and of the watchdog: probe_line SIGNO NAME
+# [FILE], watch_line SIGNAME
+probe_line() { echo "stopped by signal $1 ($2) while test-reading .*${3:-loop.nc}: the test read had not ended 0.1 s after the signal"; }
+watch_line() { echo "stopped by $1 (rank [01]) in case flat while reading .*/loop.nc: the read had not ended 0.5 s after the signal; exit status"; }
+
+# judge NAME RC CODE LINE SECONDS OUTDIR
 judge() {
   [ "$2" = "$3" ] || fail "$1: exit $2, expected $3"
-  grep -q "stopped by $4 (rank [01]) while reading .*/loop.nc: the read had not ended 1 s after the signal; nothing written; exit status $3" log ||
-    fail "$1: message"
+  grep -q "$4" log || fail "$1: message"
   [ "$5" -le 15 ] || fail "$1: ended $5 s after the signal, expected within 15 s"
   [ ! -e "$6" ] || fail "$1: $6 was written"
   for _ in $(seq 50); do pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || break; sleep 0.1; done
@@ -61,12 +74,12 @@ judge() {
 timeout -k 5 120 "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out1 "$flat" \
   >log 2>&1 &
 job=$!
-settle $job probe
+settle $job "$work/loop.nc"
 t0=$(date +%s)
 kill -INT $job
 wait $job
 rc=$?
-judge "SIGINT during the test read" $rc 130 SIGINT $(($(date +%s) - t0)) out1
+judge "SIGINT during the test read" $rc 130 "$(probe_line 2 Interrupt)" $(($(date +%s) - t0)) out1
 
 # 2. SIGTERM during the run's own read, no time limit
 MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
@@ -77,14 +90,14 @@ t0=$(date +%s)
 kill -TERM $job
 wait $job
 rc=$?
-judge "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" $rc 143 SIGTERM \
+judge "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" $rc 143 "$(watch_line SIGTERM)" \
   $(($(date +%s) - t0)) out2
 
 # 3. two ranks, SIGTERM to rank 1 alone (rank 0 holds the test read)
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
   --set output.dir=out3 "$flat" >log 2>&1 &
 job=$!
-settle $job probe
+settle $job "$work/loop.nc"
 ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/loop.nc --set output.dir=out3" | sort -n)
 [ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
 t0=$(date +%s)
@@ -92,4 +105,35 @@ kill -TERM "$(echo "$ranks" | tail -1)"
 wait $job
 rc=$?
 # mpirun passes on the status of the first rank that failed
-judge "SIGTERM to rank 1 of 2" $rc 143 SIGTERM $(($(date +%s) - t0)) out3
+judge "SIGTERM to rank 1 of 2" $rc 143 "$(watch_line SIGTERM)" $(($(date +%s) - t0)) out3
+
+# 4. two ranks, SIGTERM to mpirun (exit 1: mpirun's own, docs/reliability.md)
+timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
+  --set output.dir=out4 "$flat" >log 2>&1 &
+job=$!
+settle $job "$work/loop.nc"
+launcher=$(pgrep -f -- "^mpirun --oversubscribe -np 2 $mm --set initial.restart=$work/loop.nc --set output.dir=out4")
+[ -n "$launcher" ] || fail "no mpirun"
+t0=$(date +%s)
+kill -TERM "$launcher"
+wait $job
+rc=$?
+judge "SIGTERM to mpirun" $rc 1 "$(probe_line 15 Terminated)" $(($(date +%s) - t0)) out4/flat.nc
+
+# 5. the history's test read: a good restart, and the damaged file where
+# the continued run finds its history
+"$mm" --quiet --set run.steps=2 --set output.restart_interval=2 --set output.dir=out5 "$flat" \
+  >log 2>&1 || fail "making the restart"
+cp loop.nc out5/flat.nc
+timeout -k 5 120 "$mm" --set initial.restart="$work/out5/flat.restart.nc" --set output.dir=out5 \
+  "$flat" >log 2>&1 &
+job=$!
+settle $job "out5/flat.nc"
+t0=$(date +%s)
+kill -TERM $job
+wait $job
+rc=$?
+judge "SIGTERM during the history's test read" $rc 143 "$(probe_line 15 Terminated flat.nc)" \
+  $(($(date +%s) - t0)) out5/flat.lock
+cmp -s loop.nc out5/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
