@@ -70,28 +70,31 @@ judge() {
   echo "ok: $1: exit $2 within $5 s of the signal"
 }
 
+# signal NAME SIG PID CODE LINE OUTPATH: SIG to PID (the run, one of its
+# ranks or mpirun), then the run's job is waited for and judged
+signal() {
+  local t0 rc
+  t0=$(date +%s)
+  kill "-$2" "$3"
+  wait $job
+  rc=$?
+  judge "$1" $rc "$4" "$5" $(($(date +%s) - t0)) "$6"
+}
+
 # 1. SIGINT during the test read, the default limit
 timeout -k 5 120 "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out1 "$flat" \
   >log 2>&1 &
 job=$!
 settle $job "$work/loop.nc"
-t0=$(date +%s)
-kill -INT $job
-wait $job
-rc=$?
-judge "SIGINT during the test read" $rc 130 "$(probe_line 2 Interrupt)" $(($(date +%s) - t0)) out1
+signal "SIGINT during the test read" INT $job 130 "$(probe_line 2 Interrupt)" out1
 
 # 2. SIGTERM during the run's own read, no time limit
 MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
   "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out2 "$flat" >log 2>&1 &
 job=$!
 settle $job
-t0=$(date +%s)
-kill -TERM $job
-wait $job
-rc=$?
-judge "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" $rc 143 "$(watch_line SIGTERM)" \
-  $(($(date +%s) - t0)) out2
+signal "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" TERM $job 143 \
+  "$(watch_line SIGTERM)" out2
 
 # 3. two ranks, SIGTERM to rank 1 alone (rank 0 holds the test read)
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
@@ -100,12 +103,8 @@ job=$!
 settle $job "$work/loop.nc"
 ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/loop.nc --set output.dir=out3" | sort -n)
 [ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
-t0=$(date +%s)
-kill -TERM "$(echo "$ranks" | tail -1)"
-wait $job
-rc=$?
 # mpirun passes on the status of the first rank that failed
-judge "SIGTERM to rank 1 of 2" $rc 143 "$(watch_line SIGTERM)" $(($(date +%s) - t0)) out3
+signal "SIGTERM to rank 1 of 2" TERM "$(echo "$ranks" | tail -1)" 143 "$(watch_line SIGTERM)" out3
 
 # 4. two ranks, SIGTERM to mpirun (exit 1: mpirun's own, docs/reliability.md)
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
@@ -114,11 +113,7 @@ job=$!
 settle $job "$work/loop.nc"
 launcher=$(pgrep -f -- "^mpirun --oversubscribe -np 2 $mm --set initial.restart=$work/loop.nc --set output.dir=out4")
 [ -n "$launcher" ] || fail "no mpirun"
-t0=$(date +%s)
-kill -TERM "$launcher"
-wait $job
-rc=$?
-judge "SIGTERM to mpirun" $rc 1 "$(probe_line 15 Terminated)" $(($(date +%s) - t0)) out4/flat.nc
+signal "SIGTERM to mpirun" TERM "$launcher" 1 "$(probe_line 15 Terminated)" out4/flat.nc
 
 # 5. the history's test read: a good restart, and the damaged file where
 # the continued run finds its history
@@ -129,11 +124,7 @@ timeout -k 5 120 "$mm" --set initial.restart="$work/out5/flat.restart.nc" --set 
   "$flat" >log 2>&1 &
 job=$!
 settle $job "out5/flat.nc"
-t0=$(date +%s)
-kill -TERM $job
-wait $job
-rc=$?
-judge "SIGTERM during the history's test read" $rc 143 "$(probe_line 15 Terminated flat.nc)" \
-  $(($(date +%s) - t0)) out5/flat.lock
+signal "SIGTERM during the history's test read" TERM $job 143 \
+  "$(probe_line 15 Terminated flat.nc)" out5/flat.lock
 cmp -s loop.nc out5/flat.nc || fail "the history was changed"
 echo "ok: the history unchanged"
