@@ -54,6 +54,22 @@ settle() {
   kill -0 "$1" 2>/dev/null || fail "the run ended before the signal"
 }
 
+# opened PATTERN: the run (the process whose command line matches PATTERN)
+# holds loop.nc open, so it is in its own read: its signal handlers are
+# installed (a machine under load can take more than 1.5 s for MPI_Init)
+opened() {
+  local i p f
+  for ((i = 0; i < 600; i++)); do
+    for p in $(pgrep -f -- "$1"); do
+      for f in /proc/"$p"/fd/*; do
+        [ "$(readlink "$f" 2>/dev/null)" = "$work/loop.nc" ] && return 0
+      done
+    done
+    sleep 0.1
+  done
+  fail "the run did not open loop.nc within 60 s"
+}
+
 # the lines of the test read and of the watchdog: probe_line SIGNO NAME
 # [FILE], watch_line SIGNAME
 probe_line() { echo "stopped by signal $1 ($2) while test-reading .*${3:-loop.nc}: the test read had not ended 0.1 s after the signal"; }
@@ -92,6 +108,7 @@ signal "SIGINT during the test read" INT $job 130 "$(probe_line 2 Interrupt)" ou
 MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
   "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out2 "$flat" >log 2>&1 &
 job=$!
+opened "^$mm --set initial.restart=$work/loop.nc --set output.dir=out2"
 settle $job
 signal "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" TERM $job 143 \
   "$(watch_line SIGTERM)" out2
