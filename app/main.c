@@ -36,6 +36,7 @@ static const char usage[] =
     "                move at this memory bandwidth (GB/s), or at one measured at start-up\n"
     "  --config-reference  print the table of every configuration key (markdown)\n"
     "  --version     print the version\n"
+    "  --            what follows is configuration files, also a name that starts with '-'\n"
     "\n"
     "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running,\n"
     "  128+N stopped by signal N: 143 SIGTERM, 130 SIGINT, 129 SIGHUP (every rank stops\n"
@@ -121,9 +122,14 @@ int main(int argc, char **argv) {
   env.stop_signal = mm_signal_received;
   if (err == MM_OK && (!ovr || !files || !command)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
+  bool options = true; /* until "--" */
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {
     const char *arg = argv[a];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+    if (!options) {
+      files[n_files++] = arg;
+    } else if (!strcmp(arg, "--")) {
+      options = false;
+    } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       if (rank == 0) fputs(usage, stdout);
       done = 1;
     } else if (!strcmp(arg, "--version")) {
@@ -162,8 +168,13 @@ int main(int argc, char **argv) {
       files[n_files++] = arg;
     }
   }
-  if (err == MM_OK && !done && n_files == 0)
-    err = MM_ERROR(MM_ERR_INPUT, "no configuration file given (see --help)");
+  if (err == MM_OK && !done && n_files == 0) {
+    /* a --set that took the file for its value says so, rather than that
+     * no file was given */
+    mm_config defaults;
+    err = n_ovr > 0 ? mm_config_load_string(&defaults, "--set", "", ovr, n_ovr) : MM_OK;
+    if (err == MM_OK) err = MM_ERROR(MM_ERR_INPUT, "no configuration file given (see --help)");
+  }
 
   /* every case is validated before any computation */
   mm_config *cfgs = NULL;

@@ -5,6 +5,7 @@
 #define MM_OUTPUTS_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #include "mm_config.h"
 #include "mm_error.h"
@@ -22,9 +23,20 @@
  *    this grid's dimensions; a restart file also this configuration's hash
  *    and a step within run.steps). An input that an earlier case of the
  *    invocation writes is checked when its case reads it.
+ *  - a configuration file that is a file a case writes (its resolved
+ *    configuration run again is allowed where the run would write the same
+ *    text into it: the case reproduced, not changed);
+ *  - an output.dir that cannot be one (mm_output_dir_problem).
  * files[c] names case c in messages. */
 MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n,
                                    MPI_Comm comm);
+
+/* What keeps dir from being an output directory, or NULL: a file that is
+ * not a directory, a symbolic link to nothing (its target named), a loop of
+ * links, a path through something that is not a directory. A dir that does
+ * not exist is fine (the run creates it, not its parents). The message may
+ * be written into buf[size]. */
+const char *mm_output_dir_problem(const char *dir, char *buf, size_t size);
 
 /* An exclusive lock on the outputs of a case: flock(2) on
  * `<output.dir>/<run.name>.lock`, held by rank 0 from before the first file

@@ -32,6 +32,10 @@ typedef struct {
 MM_NODISCARD mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
                                 mm_run_summary *summary);
 
+/* The text of `<output.dir>/<run.name>.resolved.ini`: every key of the case
+ * as resolved, after two comment lines; malloc'd, NULL when out of memory. */
+char *mm_run_resolved_text(const mm_config *cfg);
+
 /* mm_agree (mm_error.h), and in the same reduction *signo = the largest
  * signal number any rank has received (mm_signal_received). */
 static inline MM_NODISCARD mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err, int *signo) {

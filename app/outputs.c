@@ -82,6 +82,66 @@ static bool mm_same_file(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
+  struct stat st, link;
+  if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? NULL : "exists and is not a directory";
+  const int e = errno;
+  if (e == ENOENT && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode)) {
+    char target[PATH_MAX];
+    const ssize_t len = readlink(dir, target, sizeof target - 1);
+    target[len > 0 ? len : 0] = '\0';
+    snprintf(buf, size, "is a symbolic link to '%s', which does not exist", target);
+    return buf;
+  }
+  if (e == ENOENT) return NULL; /* the run creates it */
+  if (e == ELOOP) return "too many levels of symbolic links (a loop of links?)";
+  if (e == ENOTDIR) return "a part of the path before its last name is not a directory";
+  snprintf(buf, size, "cannot be looked at: %s", strerror(e));
+  return buf;
+}
+
+/* The whole text of the file at path into *text (malloc'd, NUL-ended), or
+ * false. */
+static bool mm_read_text(const char *path, char **text) {
+  *text = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (size_t got = 1; buf && got > 0;) {
+    if (len + 1 == cap) {
+      char *more = cap < ((size_t)1 << 24) ? realloc(buf, 2 * cap) : NULL;
+      if (!more) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = more, cap *= 2;
+    }
+    got = fread(buf + len, 1, cap - 1 - len, f);
+    len += got;
+  }
+  const bool ok = buf && !ferror(f);
+  fclose(f);
+  if (!ok) {
+    free(buf);
+    return false;
+  }
+  buf[len] = '\0';
+  *text = buf;
+  return true;
+}
+
+/* The file at path holds the text case cfg writes as its resolved
+ * configuration. */
+static bool mm_same_resolved(const char *path, const mm_config *cfg) {
+  char *have = NULL, *want = mm_run_resolved_text(cfg);
+  const bool same = want && mm_read_text(path, &have) && !strcmp(have, want);
+  free(have);
+  free(want);
+  return same;
+}
+
 /* "<dir>/<name><suffix>" into out. */
 static void mm_output_path(const char *dir, const mm_config *cfg, int which,
                            char out[MM_PATH_TEXT]) {
@@ -143,6 +203,34 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
           if (mm_same_file(in, pa)) later[2 * c + k] = 1;
         }
     }
+  }
+  /* a configuration file that a case writes: its resolved configuration
+   * run again is allowed where the run writes the same text into it */
+  for (int f = 0; f < n && err == MM_OK; f++) {
+    char in[MM_PATH_TEXT];
+    mm_resolve(files[f], in);
+    for (int c = 0; c < n && err == MM_OK; c++)
+      for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+        mm_output_path(dirs[c], &cfgs[c], i, pa);
+        if (!mm_same_file(in, pa)) continue;
+        const bool resolved = !strcmp(mm_output_files[i].suffix, ".resolved.ini");
+        if (resolved && mm_same_resolved(files[f], &cfgs[c])) continue;
+        char whose[64] = "this case's own";
+        if (c != f) snprintf(whose, sizeof whose, "case %d's", c + 1);
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: this configuration file is %s %s (%s), which the run would replace%s: "
+                       "copy it elsewhere first, or give the case another run.name or output.dir",
+                       files[f], whose, mm_output_files[i].what, pa,
+                       resolved ? " with another text (a --set, other files or edited keys)" : "");
+      }
+  }
+
+  /* an output.dir that cannot be one */
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    char why[PATH_MAX + 64];
+    const char *bad = mm_output_dir_problem(cfgs[c].output_dir, why, sizeof why);
+    if (bad)
+      err = MM_ERROR(MM_ERR_INPUT, "%s: output.dir = %s: %s", files[c], cfgs[c].output_dir, bad);
   }
   free(dirs);
   return err;

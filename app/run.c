@@ -1,6 +1,7 @@
 #include "mm_run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -161,6 +162,24 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
  * resolved it (files, defaults, --set), a record beside the output like
  * MOM6's MOM_parameter_doc; running it reproduces the case. Rank 0 writes it
  * to .tmp and renames it; the ranks agree. */
+char *mm_run_resolved_text(const mm_config *cfg) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  fprintf(f,
+          "; the resolved configuration of case %s (minimodel --set overrides, defaults "
+          "and files applied);\n; `minimodel %s/%s.resolved.ini` runs the case again\n",
+          cfg->run_name, cfg->output_dir, cfg->run_name);
+  mm_config_write(cfg, f);
+  const bool bad = ferror(f) != 0;
+  if (fclose(f) != 0 || bad) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
 static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
@@ -169,15 +188,14 @@ static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
     char path[2 * MM_STR_MAX + 32], tmp[2 * MM_STR_MAX + 40];
     snprintf(path, sizeof path, "%s/%s.resolved.ini", cfg->output_dir, cfg->run_name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
+    char *text = mm_run_resolved_text(cfg);
+    FILE *f = text ? fopen(tmp, "w") : NULL;
+    if (!text) {
+      err = MM_ERROR(MM_ERR_RUN, "out of memory");
+    } else if (!f) {
       err = MM_ERROR(MM_ERR_RUN, "%s: cannot create: %s", tmp, strerror(errno));
     } else {
-      fprintf(f,
-              "; the resolved configuration of case %s (minimodel --set overrides, defaults "
-              "and files applied);\n; `minimodel %s` runs the case again\n",
-              cfg->run_name, path);
-      mm_config_write(cfg, f);
+      fputs(text, f);
       const bool bad = ferror(f) != 0;
       if (fclose(f) != 0 || bad)
         err = MM_ERROR(MM_ERR_RUN, "%s: write failed: %s", tmp, strerror(errno));
@@ -185,6 +203,7 @@ static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
         err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
       if (err != MM_OK) remove(tmp);
     }
+    free(text);
   }
   return mm_agree(comm, err);
 }
@@ -196,13 +215,15 @@ static MM_NODISCARD mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) 
   mm_err err = MM_OK;
   if (rank == 0) {
     struct stat st;
-    if (stat(cfg->output_dir, &st) == 0) {
-      if (!S_ISDIR(st.st_mode))
-        err =
-            MM_ERROR(MM_ERR_RUN, "output.dir = %s: exists and is not a directory", cfg->output_dir);
-    } else if (mkdir(cfg->output_dir, 0777) != 0) {
-      err = MM_ERROR(MM_ERR_RUN, "output.dir = %s: cannot create: %s", cfg->output_dir,
-                     strerror(errno));
+    char why[PATH_MAX + 64];
+    const char *bad = mm_output_dir_problem(cfg->output_dir, why, sizeof why);
+    if (bad)
+      err = MM_ERROR(MM_ERR_RUN, "output.dir = %s: %s", cfg->output_dir, bad);
+    else if (stat(cfg->output_dir, &st) != 0 && mkdir(cfg->output_dir, 0777) != 0) {
+      const int e = errno;
+      err =
+          MM_ERROR(MM_ERR_RUN, "output.dir = %s: cannot create: %s%s", cfg->output_dir, strerror(e),
+                   e == ENOENT ? " (minimodel creates output.dir, not its parents)" : "");
     }
   }
   return mm_agree(comm, err);

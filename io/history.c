@@ -107,11 +107,11 @@ static MM_NODISCARD mm_err mm_history_define(mm_history *h, const mm_grid *g, co
   /* CF time: seconds since run.start_date, the model time of step 0 */
   char time_units[MM_STR_MAX + 16];
   snprintf(time_units, sizeof time_units, "seconds since %s", cfg->start_date);
-  DEF("defining time",
-      mm_io_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
-                    (const char *const[]){"units", time_units, "standard_name", "time", "long_name",
-                                          "time", "calendar", mm_io_calendar_name(cfg->calendar),
-                                          "axis", "T", NULL}));
+  DEF("defining time", mm_io_def_var(nc, "time", NC_DOUBLE, 1, &d_time, &h->var_time,
+                                     (const char *const[]){"units", time_units, "standard_name",
+                                                           "time", "long_name", "time", "calendar",
+                                                           mm_config_calendar_name(cfg->calendar),
+                                                           "axis", "T", NULL}));
   DEF("defining x",
       mm_io_def_var(nc, "x", NC_DOUBLE, 1, &d_x, &h->var_x,
                     (const char *const[]){"units", "m", "long_name", "x of cell centres", "axis",

@@ -202,12 +202,6 @@ mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]) {
   return MM_OK;
 }
 
-const char *mm_io_calendar_name(mm_calendar c) {
-  static const char *const names[] = {
-      "standard", "proleptic_gregorian", "noleap", "all_leap", "360_day", "julian"};
-  return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0] ? names[c] : "standard";
-}
-
 const char *mm_io_origin_version(const mm_io_origin *origin) {
   return origin && origin->version && origin->version[0] ? origin->version : "unknown";
 }

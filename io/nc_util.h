@@ -147,8 +147,6 @@ int mm_io_def_var(int nc, const char *name, nc_type type, int ndims, const int *
  * (collective). */
 MM_NODISCARD mm_err mm_io_creation_time(MPI_Comm comm, int rank, char text[32]);
 
-/* The CF name of a calendar (run.calendar). */
-const char *mm_io_calendar_name(mm_calendar c);
 /* origin's version, or "unknown". */
 const char *mm_io_origin_version(const mm_io_origin *origin);
 /* A line of a file's `history` attribute, malloc'd (NULL: out of memory):

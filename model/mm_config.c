@@ -44,8 +44,8 @@ static const mm_key mm_keys[] = {
     {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
     {"run", "start_date", T_STRING, OFF(start_date), "2000-01-01 00:00:00", "", 0, 0, 0, NULL,
      false,
-     "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss: the origin of the output's "
-     "time axis (seconds since this date)"},
+     "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss, a date of run.calendar: the "
+     "origin of the output's time axis (seconds since this date)"},
     {"run", "calendar", T_ENUM, OFF(calendar), "standard", "", 0, 0, 0, MM_CALENDARS, false,
      "calendar of the output's time axis (CF names)"},
     {"grid", "nx", T_INT, OFF(nx), "32", "", 1, 1e6, 0, NULL, true, "cells in x"},
@@ -498,7 +498,8 @@ static MM_NODISCARD mm_err apply_override(mm_config *cfg, const mm_config_overri
                                           int i, int *set_by) {
   const char *text = overrides[i].text;
   const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
-  MM_REQUIRE(dot && eq && dot < eq, MM_ERR_INPUT, "--set %s: expected SECTION.KEY=VALUE", text);
+  MM_REQUIRE(dot && eq && dot < eq && dot > text && eq > dot + 1, MM_ERR_INPUT,
+             "--set %s: expected SECTION.KEY=VALUE", text);
   char section[64], key[64];
   size_t slen = (size_t)(dot - text), klen = (size_t)(eq - dot - 1);
   MM_REQUIRE(slen < sizeof section && klen < sizeof key, MM_ERR_INPUT, "--set %s: unknown key",
@@ -590,16 +591,65 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
   return err;
 }
 
-bool mm_config_date_ok(const char *text) {
-  int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
+const char *mm_config_calendar_name(mm_calendar c) {
+  static const char *const names[] = {
+      "standard", "proleptic_gregorian", "noleap", "all_leap", "360_day", "julian"};
+  _Static_assert(sizeof names / sizeof names[0] == MM_CAL_JULIAN + 1, "a name per calendar");
+  return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0] ? names[c] : "standard";
+}
+
+/* The digits of text[from..to) as a number, or -1 where one is not a digit
+ * (no signs or blanks, unlike scanf). */
+static int date_field(const char *text, int from, int to) {
+  int v = 0;
+  for (int i = from; i < to; i++) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    v = 10 * v + (text[i] - '0');
+  }
+  return v;
+}
+
+/* Days of month mo (1 to 12) of year y in the calendar. */
+static int month_days(mm_calendar cal, int y, int mo) {
+  static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (cal == MM_CAL_360_DAY) return 30;
+  if (mo != 2) return days[mo - 1];
+  const bool julian_leap = y % 4 == 0;
+  const bool gregorian_leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  switch (cal) {
+  case MM_CAL_NOLEAP: return 28;
+  case MM_CAL_ALL_LEAP: return 29;
+  case MM_CAL_JULIAN: return julian_leap ? 29 : 28;
+  case MM_CAL_PROLEPTIC_GREGORIAN: return gregorian_leap ? 29 : 28;
+  default: /* standard: Julian up to 1582-10-04, Gregorian from 1582-10-15 */
+    return (y < 1582 ? julian_leap : gregorian_leap) ? 29 : 28;
+  }
+}
+
+const char *mm_config_date_problem(const char *text, mm_calendar cal, char *buf, size_t size) {
   const size_t n = strlen(text);
-  if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3 || used != 10) return false;
-  if (n > 10 && (sscanf(text + 10, " %2d:%2d:%2d%n", &h, &mi, &s, &used) != 3 ||
-                 (size_t)used != n - 10 || n != 19))
-    return false;
-  static const int days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return y >= 1 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1 && d <= days[mo - 1] && h >= 0 &&
-         h < 24 && mi >= 0 && mi < 60 && s >= 0 && s < 60 && text[4] == '-' && text[7] == '-';
+  const char *form = "expected YYYY-MM-DD or YYYY-MM-DD hh:mm:ss (digits only)";
+  if (n != 10 && n != 19) return form;
+  if (text[4] != '-' || text[7] != '-') return form;
+  if (n == 19 && (text[10] != ' ' || text[13] != ':' || text[16] != ':')) return form;
+  const int y = date_field(text, 0, 4), mo = date_field(text, 5, 7), d = date_field(text, 8, 10);
+  const int h = n == 19 ? date_field(text, 11, 13) : 0;
+  const int mi = n == 19 ? date_field(text, 14, 16) : 0;
+  const int s = n == 19 ? date_field(text, 17, 19) : 0;
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0) return form;
+  if (y < 1) return "the year must be 1 to 9999";
+  if (mo < 1 || mo > 12) return "the month must be 01 to 12";
+  const int last = month_days(cal, y, mo);
+  if (d < 1 || d > last) {
+    snprintf(buf, size, "month %02d of %04d has %d days in the %s calendar", mo, y, last,
+             mm_config_calendar_name(cal));
+    return buf;
+  }
+  if (cal == MM_CAL_STANDARD && y == 1582 && mo == 10 && d > 4 && d < 15)
+    return "1582-10-05 to 1582-10-14 are not dates of the standard calendar (the Julian "
+           "calendar ends on 1582-10-04, the Gregorian one starts on 1582-10-15)";
+  if (h > 23 || mi > 59 || s > 59) return "the time must be 00:00:00 to 23:59:59";
+  return NULL;
 }
 
 /* Checks that involve more than one key. */
@@ -614,10 +664,10 @@ static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
              origin_of(cfg, "run", "name", name), cfg->run_name);
   MM_REQUIRE(cfg->output_dir[0] != '\0', MM_ERR_INPUT, "%s: output.dir: must not be empty",
              origin_of(cfg, "output", "dir", name));
-  MM_REQUIRE(mm_config_date_ok(cfg->start_date), MM_ERR_INPUT,
-             "%s: run.start_date = %s: expected YYYY-MM-DD or YYYY-MM-DD hh:mm:ss (a date of the "
-             "calendar, year 1 to 9999)",
-             origin_of(cfg, "run", "start_date", name), cfg->start_date);
+  char why[160];
+  const char *bad_date = mm_config_date_problem(cfg->start_date, cfg->calendar, why, sizeof why);
+  MM_REQUIRE(bad_date == NULL, MM_ERR_INPUT, "%s: run.start_date = %s: %s",
+             origin_of(cfg, "run", "start_date", name), cfg->start_date, bad_date);
   if (cfg->dz_surface > 0) {
     double uniform = cfg->depth / (double)cfg->nz;
     MM_REQUIRE(cfg->dz_surface <= uniform, MM_ERR_INPUT,

@@ -111,8 +111,16 @@ void mm_config_write_markdown(FILE *out);
  * cannot be read. */
 int mm_config_solution_diff(const mm_config *cfg, const char *text, char *out, size_t len);
 
-/* Whether text is a date run.start_date accepts: "YYYY-MM-DD" or
- * "YYYY-MM-DD hh:mm:ss", year 1 to 9999. */
-bool mm_config_date_ok(const char *text);
+/* The CF name of a calendar (run.calendar). */
+const char *mm_config_calendar_name(mm_calendar c);
+
+/* What is wrong with text as run.start_date in calendar cal, or NULL where
+ * it is a date of the calendar: "YYYY-MM-DD" or "YYYY-MM-DD hh:mm:ss",
+ * digits only, year 1 to 9999, the month's days in that calendar (February
+ * 28 days in noleap, 29 in all_leap, 30 every month in 360_day, the Julian
+ * and Gregorian leap years in julian and proleptic_gregorian, and in
+ * standard the Julian calendar up to 1582-10-04 and the Gregorian from
+ * 1582-10-15). The message may be written into buf[size]. */
+const char *mm_config_date_problem(const char *text, mm_calendar cal, char *buf, size_t size);
 
 #endif

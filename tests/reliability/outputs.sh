@@ -8,6 +8,11 @@
 #     history, restart or crash file (also through a symbolic link) is
 #     refused with exit 2, and nothing is written; continuing in place
 #     (initial.restart = its own restart file) still works;
+#     The case's own resolved configuration as its configuration file is
+#     run where it reproduces the case (the same text written back), and
+#     refused with a --set or as another case's file;
+#  output_dir: an output.dir that is a file, a link to nothing, a loop of
+#     links or under a file is refused with exit 2 before any case runs;
 #  lock: a second run of a case that is running (held with SIGSTOP once it
 #     has written its history file) is refused with exit 2, naming the lock
 #     file and the pid holding it, and the first ends intact (bit for bit a
@@ -67,8 +72,55 @@ own_input)
   expect 2 "a.ini: initial.restart = out/flat.crash.nc is this case's own crash file" \
     --set initial.restart=out/flat.crash.nc a.ini
   [ "$(sums)" = "$before" ] || fail "a refused run changed the files in out/"
+  # the case's own resolved configuration as its configuration file: run
+  # again as it is (the same text written back), it reproduces the case;
+  # with a --set, or as the file of another case, it is refused unchanged
+  rm out/flat.crash.nc
+  cp out/flat.resolved.ini resolved_before.ini
+  before=$(sums)
+  expect 2 "out/flat.resolved.ini: this configuration file is this case's own resolved configuration \($work/out/flat.resolved.ini\), which the run would replace with another text" \
+    --set run.steps=6 out/flat.resolved.ini
+  [ "$(sums)" = "$before" ] || fail "a refused run changed the files in out/"
+  # edited into another case (run.name = other), it is the file case 1
+  # (a.ini) writes
+  sed 's/^name = flat$/name = other/' resolved_before.ini >out/flat.resolved.ini
+  cp out/flat.resolved.ini edited.ini
+  expect 2 "out/flat.resolved.ini: this configuration file is case 1's resolved configuration" \
+    a.ini out/flat.resolved.ini
+  cmp -s edited.ini out/flat.resolved.ini || fail "a refused run changed the edited file"
+  cp resolved_before.ini out/flat.resolved.ini
+  [ "$(sums)" = "$before" ] || fail "a refused run changed the files in out/"
+  cp out/flat.nc first.nc
+  expect 0 "" out/flat.resolved.ini
+  cmp -s resolved_before.ini out/flat.resolved.ini || fail "the resolved configuration run again changed"
+  cmp_nc first.nc out/flat.nc || fail "the case run again from its resolved configuration differs"
   # continuing in place from its own restart file (step 4) to step 6
   expect 0 "" --set initial.restart=out/flat.restart.nc --set run.steps=6 a.ini
+  ;;
+output_dir)
+  # an output.dir that cannot be one is refused with exit 2 before any case
+  # runs, with what is wrong with it
+  case_ini a.ini flat out
+  touch afile
+  ln -s "$work/nothing/here" dangling
+  ln -s loop1 loop2
+  ln -s loop2 loop1
+  case_ini b.ini other afile
+  expect 2 "b.ini: output.dir = afile: exists and is not a directory" a.ini b.ini
+  [ ! -e out ] || fail "case 1 ran before case 2's output.dir was refused"
+  expect 2 "a.ini: output.dir = dangling: is a symbolic link to '$work/nothing/here', which does not exist" \
+    --set output.dir=dangling a.ini
+  expect 2 "a.ini: output.dir = loop1: too many levels of symbolic links" --set output.dir=loop1 a.ini
+  expect 2 "a.ini: output.dir = afile/x: a part of the path before its last name is not a directory" \
+    --set output.dir=afile/x a.ini
+  [ ! -e out ] && [ ! -e "$work/nothing" ] || fail "something was written"
+  # a missing parent: when the case runs (exit 1), not its parents created
+  expect 1 "output.dir = no/x: cannot create: No such file or directory \(minimodel creates output.dir, not its parents\)" \
+    --set output.dir=no/x a.ini
+  # a link to a directory is a directory
+  mkdir real && ln -s real linked
+  expect 0 "" --set output.dir=linked a.ini
+  [ -f real/flat.nc ] || fail "no history through the link"
   ;;
 lock)
   # the reference: the case alone
