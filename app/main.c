@@ -3,6 +3,7 @@
  * Exit status: 0 success; 2 usage, configuration or input error; 1 failure
  * while running; 128 + N stopped by signal N (SIGHUP 129, SIGINT 130,
  * SIGTERM 143). */
+#include <ctype.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -72,6 +73,25 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
   if (env->debug && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
 }
 
+/* text with its control characters written as \n, \t or \xNN (a file name
+ * with a newline must not break the summary's lines or the files' history
+ * line); malloc'd, NULL when out of memory. */
+static char *printable(const char *text) {
+  char *out = malloc(4 * strlen(text) + 1), *o = out;
+  for (const unsigned char *c = (const unsigned char *)text; out && *c; c++) {
+    if (*c == '\n')
+      o += sprintf(o, "\\n");
+    else if (*c == '\t')
+      o += sprintf(o, "\\t");
+    else if (*c < ' ' || *c == 0x7f)
+      o += sprintf(o, "\\x%02x", *c);
+    else
+      *o++ = (char)*c;
+  }
+  if (out) *o = '\0';
+  return out;
+}
+
 int main(int argc, char **argv) {
   /* Open MPI's MPI-IO (OMPIO) opens, for every file, a POSIX semaphore named
    * after the file's base name (/dev/shm/sem.OMPIO_<name>) for its shared
@@ -104,11 +124,13 @@ int main(int argc, char **argv) {
   size_t command_len = 1;
   for (int a = 0; a < argc; a++)
     command_len += strlen(argv[a]) + 1;
-  char *command = calloc(command_len, 1);
-  for (int a = 0; a < argc && command; a++) {
-    if (a) strcat(command, " ");
-    strcat(command, argv[a]);
+  char *joined = calloc(command_len, 1);
+  for (int a = 0; a < argc && joined; a++) {
+    if (a) strcat(joined, " ");
+    strcat(joined, argv[a]);
   }
+  char *command = joined ? printable(joined) : NULL;
+  free(joined);
   opt.command = command;
   const size_t nargs = argc > 0 ? (size_t)argc : 1;
   mm_config_override *ovr = calloc(nargs, sizeof *ovr);
@@ -149,8 +171,9 @@ int main(int argc, char **argv) {
       const double x = v ? strtod(v, &end) : 0.0;
       if (v && !strcmp(v, "probe")) {
         bandwidth_probe = true;
-      } else if (!v || end == v || *end || !(x > 0.0) || !isfinite(x)) {
-        err = MM_ERROR(MM_ERR_INPUT, "--bandwidth %s: expected GB/s > 0, or probe",
+      } else if (!v || end == v || *end || isspace((unsigned char)*v) || !(x >= 1e-3) ||
+                 !(x <= 1e6)) {
+        err = MM_ERROR(MM_ERR_INPUT, "--bandwidth %s: expected GB/s from 0.001 to 1e6, or probe",
                        v ? v : "(nothing)");
       } else {
         opt.bandwidth_gbps = x;
@@ -228,12 +251,16 @@ int main(int argc, char **argv) {
       printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s", nranks,
              nranks == 1 ? "" : "s");
       for (int f = 0; f < n_files; f++) {
+        char *name = printable(files[f]), *history = printable(sums[f].history);
+        const char *shown = name ? name : files[f], *to = history ? history : sums[f].history;
         if (sums[f].steps < 0)
-          printf("  %-32s FAILED (exit %ld)\n", files[f], -sums[f].steps);
+          printf("  %-32s FAILED (exit %ld)\n", shown, -sums[f].steps);
         else
-          printf("  %-32s ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%  -> %s\n", files[f],
+          printf("  %-32s ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%  -> %s\n", shown,
                  sums[f].steps, sums[f].wall_s, sums[f].points_per_s, 100.0 * sums[f].solve_share,
-                 sums[f].history);
+                 to);
+        free(name);
+        free(history);
       }
     }
     err = (mm_err)first_code;

@@ -91,8 +91,9 @@ static int terminal_columns(void) {
 }
 
 /* The bar in at most `width` characters (so that a redraw never wraps; no
- * limit when width < 1): fields are dropped from the right, then the bar
- * itself narrows; returns the length. */
+ * limit when width < 0): fields are dropped from the right, then the bar
+ * itself narrows, then it goes, leaving the percentage and the step; what
+ * still does not fit is cut. Returns the length. */
 static int bar_line(char *line, size_t n, int width, int pct, long done, long planned, long step,
                     long total, const char *model_t, const char *wall_t, const char *eta_t,
                     double rate) {
@@ -104,14 +105,16 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
   snprintf(fields[4], sizeof fields[4], "  %.3g points/s", rate);
   int nfield = 5, bar_width = 30, len = 0;
   for (;;) {
-    len = bar_width + 7; /* "[" bar "] " pct "%" */
+    len = (bar_width > 0 ? bar_width + 3 : 0) + 4; /* "[" bar "] " pct "%" */
     for (int f = 0; f < nfield; f++)
       len += (int)strlen(fields[f]);
-    if (width < 1 || len <= width) break;
+    if (width < 0 || len <= width) break;
     if (nfield > 1)
       nfield--;
     else if (bar_width > 5)
       bar_width = width - 7 - (int)strlen(fields[0]) > 5 ? width - 7 - (int)strlen(fields[0]) : 5;
+    else if (bar_width > 0)
+      bar_width = 0;
     else
       break;
   }
@@ -120,11 +123,12 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
   for (int i = 0; i < bar_width; i++)
     bar[i] = i < fill ? '#' : '.';
   bar[bar_width] = '\0';
-  int at = snprintf(line, n, "[%s] %3d%%", bar, pct);
+  int at =
+      bar_width > 0 ? snprintf(line, n, "[%s] %3d%%", bar, pct) : snprintf(line, n, "%3d%%", pct);
   for (int f = 0; f < nfield && at > 0 && (size_t)at < n; f++)
     at += snprintf(line + at, n - (size_t)at, "%s", fields[f]);
-  /* narrower than the bar and the step: cut */
-  if (width > 0 && at > width) line[at = width] = '\0';
+  /* narrower than the percentage and the step: cut */
+  if (width >= 0 && at > width) line[at = width] = '\0';
   return at;
 }
 

@@ -279,7 +279,7 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
            "time%s)\n",
            bw > 0 ? ";\n   x floor: its time over the time of those bytes at the bandwidth" : "");
     if (bw > 0)
-      printf("  memory bandwidth %.1f GB/s (%s)\n", opt->bandwidth_gbps,
+      printf("  memory bandwidth %.4g GB/s (%s)\n", opt->bandwidth_gbps,
              opt->bandwidth_source ? opt->bandwidth_source : "given");
     printf("  %.4g grid-point updates/s, %.4g column solves/s, solve share %.1f%%",
            sum->points_per_s, col_rate, 100.0 * sum->solve_share);

@@ -21,11 +21,20 @@ case "$kind" in
     [ "$has_cr" -eq 0 ] || fail "carriage returns (a bar) in output that is not a terminal" ;;
   bar)
     [ "$has_cr" -eq 1 ] || fail "no bar (no carriage return)"
-    full="  step $steps/$steps  model .* ETA .* points/s"
-    [ -n "${COLUMNS:-}" ] && full=""  # fitted to the width: fields dropped
-    tr '\r' '\n' <<<"$out" | grep -qE "^\[#+\] 100%$full" || fail "the bar never reaches 100%"
+    # fitted to the width: fields dropped from the right; below 17 columns
+    # no bar, the percentage and as much of the step as fits
+    reach="\[#+\] 100%  step $steps/$steps  model .* ETA .* points/s"
     if [ -n "${COLUMNS:-}" ]; then
-      widest=$(tr '\r' '\n' <<<"$out" | grep -E '^\[' | awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }')
+      reach="\[#+\] 100%"
+      [ "$COLUMNS" -lt 37 ] && reach="(\[#+\] )?100%  step $steps/$steps"
+      [ "$COLUMNS" -lt 17 ] && reach="100%"
+      [ "$COLUMNS" -lt 5 ] && reach=""
+    fi
+    tr '\r' '\n' <<<"$out" | grep -qE "^$reach" || fail "the bar never reaches /$reach/"
+    if [ -n "${COLUMNS:-}" ]; then
+      # every redraw: what follows a carriage return, up to the next one or
+      # the end of the line
+      widest=$(awk 'BEGIN { RS = "\r" } NR > 1 { sub(/\n.*/, ""); if (length($0) > w) w = length($0) } END { print w + 0 }' <<<"$out")
       [ "$widest" -lt "$COLUMNS" ] || fail "a redraw of $widest characters on $COLUMNS columns"
     fi ;;
   none)

@@ -39,4 +39,19 @@ with netCDF4.Dataset(sys.argv[1]) as a, netCDF4.Dataset(sys.argv[2]) as b:
     for v in ("temp", "salt"):  # the last record of the 12 steps, the one record of init
         assert np.ma.allequal(a[v][-1], b[v][0]) and len(b[v]) == 1, v
 EOF
-echo "ok: spaces, '..' and non-ASCII in paths work end to end"
+# a configuration file whose name holds a newline and a tab: the summary
+# keeps one line per case, and the history attribute one line per run
+nl="$work/two"$'\n'"lines"$'\t'"tab.ini"
+cp "$ini" "$nl"
+timeout -k 10 120 "$mm" --quiet --set run.steps=2 --set run.name=nl --set output.dir="$work/plain" \
+  "$nl" >"$work/log" 2>&1 || fail "a file name with a newline"
+grep -qF "  $work/two\nlines\ttab.ini " "$work/log" || fail "the summary line of a name with a newline"
+"$py" - "$work/plain/nl.nc" <<'EOF' || fail "the history attribute of a name with a newline"
+import sys
+
+import netCDF4
+
+with netCDF4.Dataset(sys.argv[1]) as d:
+    assert "\n" not in d.history and "two\\nlines\\ttab.ini" in d.history, repr(d.history)
+EOF
+echo "ok: spaces, '..', non-ASCII and control characters in paths work end to end"
