@@ -93,7 +93,10 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     diag[k] x[k] + upper[k] x[k+1] = rhs[k]; lower[..., 0] and upper[..., -1]
     are not used); returns x, of rhs's shape and dtype.
 
-    threads: OpenMP threads of the CPU solve (None: OMP_NUM_THREADS)."""
+    threads: OpenMP threads of the CPU solve (None: OMP_NUM_THREADS).
+
+    The Thomas algorithm, without pivoting: see minimodel.tdma.solve. A zero
+    pivot gives inf or NaN in its column, not an error."""
     args = []
     for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
         if not hasattr(a, "shape") or not hasattr(a, "dtype"):

@@ -112,6 +112,14 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     out: where to write the solution, an array like rhs (writeable, not
         overlapping lower, diag or upper); out=rhs solves in place. Default:
         a new array.
+
+    The Thomas algorithm, without pivoting (that is what makes it fast):
+    exact to rounding where every pivot stays well away from zero, as in a
+    strictly diagonally dominant matrix (|diag| > |lower| + |upper| in every
+    row), such as implicit vertical diffusion's. Otherwise no
+    error is raised: a zero pivot gives inf or NaN in its column, a tiny one
+    an inaccurate solution; check np.isfinite(x), or use a pivoting solver
+    (scipy.linalg.solve_banded) for such matrices.
     """
     _check_array("rhs", rhs)
     dtype = rhs.dtype

@@ -150,3 +150,19 @@ def test_no_crash_on_hostile_sizes():
     x = tdma.solve(lower, diag, upper, rhs, depth=np.zeros(4, np.int8))
     np.testing.assert_array_equal(x, rhs)
     raises(ValueError, "within 0..5", lower, diag, upper, rhs, depth=np.full(4, 6, np.int8))
+
+
+@pytest.mark.parametrize("backend", tdma.backends())
+def test_zero_pivot_no_error(backend):
+    """The documented limit (README, solve's docstring): the Thomas
+    algorithm does not pivot, so a matrix whose first pivot is 0 (but which
+    is not singular: [[0, 1], [1, 1]]) gives non-finite values in its column
+    and no exception; the other columns are solved."""
+    lower = np.array([[0.0, 1.0], [0.0, -1.0]])
+    diag = np.array([[0.0, 1.0], [4.0, 4.0]])
+    upper = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    rhs = np.array([[1.0, 2.0], [3.0, 3.0]])
+    x = tdma.solve(lower, diag, upper, rhs, backend=backend)
+    assert not np.isfinite(x[0]).all(), x[0]
+    np.testing.assert_allclose(x[1], np.linalg.solve([[4.0, -1.0], [-1.0, 4.0]], rhs[1]),
+                               rtol=1e-15)
