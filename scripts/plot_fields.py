@@ -17,6 +17,10 @@ with matplotlib; both are in the .venv of scripts/setup:
 
     .venv/bin/python scripts/plot_fields.py output/default.nc
 
+-o names a folder (created when missing); PNGs of the same names in it are
+replaced. An -o that is a file, or a folder that cannot be made, is a usage
+error.
+
 Exit status: 0 written, 1 the file cannot be read or lacks the variables,
 2 usage error.
 """
@@ -24,6 +28,18 @@ Exit status: 0 written, 1 the file cannot be read or lacks the variables,
 import argparse
 import os
 import sys
+
+
+def make_output_dir(out):
+    """Create the folder the PNGs go into; None, or what is wrong with it."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        return (f"-o {out}: is a file, not a folder (-o names the folder the PNGs go "
+                "into; they are named after the history file)")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        return f"-o {out}: cannot create the folder: {e.strerror or e}"
+    return None
 
 
 def main(argv=None):
@@ -57,7 +73,10 @@ def main(argv=None):
         print(f"plot_fields: --record {args.record}: the file has {n} records", file=sys.stderr)
         return 2
     out = args.output_dir or os.path.dirname(os.path.abspath(args.history))
-    os.makedirs(out, exist_ok=True)
+    problem = make_output_dir(out)
+    if problem:
+        print(f"plot_fields: {problem}", file=sys.stderr)
+        return 2
     base = os.path.join(out, os.path.basename(args.history).removesuffix(".nc"))
     field = ds[args.var].isel(time=args.record)
     when = str(ds["time"].values[args.record])

@@ -11,12 +11,15 @@ of each phase (phases.NAME.mean_s) stacked into one bar per run, runs side by
 side. Right panel, when a run has the phases' memory traffic: each phase's
 ratio to its memory floor (phases.NAME.x_floor, runs made with --bandwidth),
 or else its achieved GB/s (phases.NAME.gbps), grouped by phase. The default output is the first input with .timing.json replaced by
-.timing.png. Needs matplotlib (scripts/setup puts it in .venv):
+.timing.png; an -o name without an extension gets .png, one with an extension
+names the format (png, pdf, svg, ...: those matplotlib writes). The name
+written is printed. Needs matplotlib (scripts/setup puts it in .venv):
 
     .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
 
-Exit status: 0 written, 1 an input cannot be read or lacks the keys used,
-2 usage error.
+Exit status: 0 written, 1 an input cannot be read or lacks the keys used
+(also: valid JSON that is not a timing file), 2 usage error (also: an -o
+format matplotlib does not write, or an -o that is a folder).
 """
 
 import argparse
@@ -30,6 +33,39 @@ PHASES = [("halo", "#4c72b0"), ("horizontal", "#55a868"), ("mixing", "#8172b2"),
 UNTIMED = "#bbbbbb"
 
 
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def timing_problem(d):
+    """What keeps d (a parsed JSON file) from being a timing file this script
+    can plot, or None: ranks, steps, phases.NAME.mean_s of every phase and
+    the step, per_step records with step, step_s and solve_s."""
+    if not isinstance(d, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false",
+                type(None): "null"}.get(type(d), "a number")
+        return f"the file holds {kind}, not a JSON object"
+    missing = [k for k in ("ranks", "steps", "phases", "per_step") if k not in d]
+    phases = d.get("phases", {})
+    if not isinstance(phases, dict):
+        return "phases is not an object"
+    missing += [f"phases.{p}" for p, _ in PHASES + [("step", None)] if p not in phases]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if not is_number(d["ranks"]):
+        return "ranks is not a number"
+    for p, _ in PHASES + [("step", None)]:
+        if not isinstance(phases[p], dict) or not is_number(phases[p].get("mean_s")):
+            return f"phases.{p}.mean_s is not a number"
+    if not isinstance(d["per_step"], list):
+        return "per_step is not a list"
+    for i, r in enumerate(d["per_step"]):
+        if not isinstance(r, dict) or not all(is_number(r.get(k))
+                                              for k in ("step", "step_s", "solve_s")):
+            return f"per_step[{i}] lacks a number step, step_s or solve_s"
+    return None
+
+
 def load(path):
     """The timing file as a dict; SystemExit(1) with a message when unusable."""
     try:
@@ -37,10 +73,9 @@ def load(path):
             d = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"plot_timing: {path}: {e}")
-    missing = [k for k in ("ranks", "steps", "phases", "per_step") if k not in d]
-    missing += [f"phases.{p}" for p, _ in PHASES + [("step", None)] if p not in d.get("phases", {})]
-    if missing:
-        sys.exit(f"plot_timing: {path}: not a minimodel timing file (missing {', '.join(missing)})")
+    problem = timing_problem(d)
+    if problem:
+        sys.exit(f"plot_timing: {path}: not a minimodel timing file ({problem})")
     return d
 
 
@@ -76,6 +111,20 @@ def default_output(first):
     return base + ".timing.png"
 
 
+def output_name(out, formats):
+    """The file -o names, with .png added when it has no extension (as
+    matplotlib does); SystemExit(2) when its extension is not a format
+    matplotlib writes."""
+    ext = os.path.splitext(out)[1]
+    if not ext:
+        return out + ".png"
+    if ext[1:].lower() not in formats:
+        print(f"plot_timing: -o {out}: matplotlib cannot write {ext} files (it writes "
+              f"{', '.join('.' + f for f in sorted(formats))})", file=sys.stderr)
+        sys.exit(2)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Plot minimodel timing files: the solve's share per step and the phases "
@@ -89,11 +138,17 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     runs = [(p, load(p)) for p in args.files]
-    out = args.output or default_output(args.files[0])
 
     import matplotlib
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    out = output_name(args.output or default_output(args.files[0]),
+                      FigureCanvasBase.get_supported_filetypes())
+    if os.path.isdir(out):
+        print(f"plot_timing: -o {out}: is a folder, not a file", file=sys.stderr)
+        return 2
 
     names = []
     labels = [label(d, p, names) for p, d in runs]

@@ -26,7 +26,6 @@ outside the physically possible range; I/O),
 """
 
 import argparse
-import configparser
 import datetime
 import math
 import os
@@ -166,6 +165,127 @@ def parse_value(section, key, text):
     return v
 
 
+# ---------------------------------------------------------------------------
+# The configuration file, read as model/mm_config.c reads it (its reader()
+# and handler() around inih; docs/reliability.md, "Hostile input"): a line
+# ends at LF, CR LF or CR; a UTF-8 byte-order mark at the start is skipped;
+# leading blanks are dropped, so that an indented key or [section] is a key
+# or a header (there are no multi-line values); ';' or '#' at the start of a
+# line and ';' after a blank start a comment; a key and its value are split
+# at the first '=' or ':'; a section may be given more than once (its keys
+# add up), a key at most once; a section without keys is not looked at.
+# ---------------------------------------------------------------------------
+LINE_MAX = 198  # MM_LINE_MAX: inih's line buffer (200) less the line end and NUL
+_LINE_END_RE = re.compile(r"\r\n|\r|\n")
+# control characters but the tab, and bytes that are not UTF-8 (read with
+# surrogateescape)
+_NOT_TEXT_RE = re.compile("[\x00-\x08\x0a-\x1f\udc80-\udcff]")
+BOM = "\ufeff"
+
+
+def split_lines(text):
+    """The lines of text without their ends (LF, CR LF or a lone CR)."""
+    lines = _LINE_END_RE.split(text)
+    if lines[-1] == "":  # the text ends with a line end, or is empty
+        lines.pop()
+    return lines
+
+
+def until_comment(text, stops):
+    """Index of the first character of text in stops, or of a ';' after a
+    blank (an inline comment), or len(text): inih's find_chars_or_comment."""
+    for i, c in enumerate(text):
+        if c in stops or (c == ";" and i > 0 and text[i - 1] in " \t"):
+            return i
+    return len(text)
+
+
+def header_end(line):
+    """Index of the ']' that closes the [section] header starting line, or
+    None when the line has none before an inline comment."""
+    end = until_comment(line[1:], "]") + 1
+    return end if end < len(line) and line[end] == "]" else None
+
+
+def ini_entries(text, name):
+    """(section, key, value, line, line of the section's header) of each key
+    line of the text, in order, as the model's parse meets them; ConfigError
+    for a line the model refuses. A line that is neither a header nor a key
+    (a syntax error) is reported at the end, after the keys' own errors, as
+    inih does."""
+    section, section_line, syntax_error = "", 0, 0
+    for n, line in enumerate(split_lines(text), 1):
+        if _NOT_TEXT_RE.search(line):
+            raise ConfigError(f"{name}:{n}: not valid UTF-8 text")
+        size = len(line.encode("utf-8", "surrogateescape"))
+        if size > LINE_MAX:
+            raise ConfigError(f"{name}:{n}: line too long ({size} characters, at most "
+                              f"{LINE_MAX})")
+        lead = line.strip(" \t")
+        if lead.startswith("[") and header_end(lead) is None:
+            raise ConfigError(f"{name}:{n}: {lead}: section header without its closing ']'")
+        if n == 1 and line.startswith(BOM):
+            line = line[1:]
+        line = line.strip(" \t")
+        if line == "" or line[0] in ";#":
+            continue
+        if line[0] == "[":
+            end = header_end(line)
+            if end is None:  # only after a byte-order mark: inih's syntax error
+                syntax_error = syntax_error or n
+            else:
+                section, section_line = line[1:end], n
+            continue
+        sep = until_comment(line, "=:")
+        if sep == len(line) or line[sep] not in "=:":
+            syntax_error = syntax_error or n
+            continue
+        key, value = line[:sep].rstrip(" \t"), line[sep + 1:]
+        value = value[:until_comment(value, "")].strip(" \t")
+        if section == "":
+            raise ConfigError(f"{name}:{n}: {key}: key before any [section]")
+        yield section, key, value, n, section_line
+    if syntax_error:
+        raise ConfigError(f"{name}:{syntax_error}: syntax error (expected [section] or "
+                          "key = value)")
+
+
+def read_config_file(path):
+    """The text of the configuration file at path (at most 1 MiB)."""
+    if os.path.isdir(path):
+        raise ConfigError(f"{path}: cannot read (is it a directory?)")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read((1 << 20) + 1)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
+    if len(raw) > 1 << 20:
+        raise ConfigError(f"{path}: larger than {1 << 20} bytes: not a configuration file")
+    if b"\0" in raw:
+        raise ConfigError(f"{path}: contains NUL bytes: not a configuration file")
+    return raw.decode("utf-8", "surrogateescape")  # bytes not UTF-8: refused by line
+
+
+def apply_file(cfg, text, name):
+    """Set the keys of the configuration text in cfg (handler() in
+    model/mm_config.c)."""
+    first_line = {}
+    for section, key, value, n, section_line in ini_entries(text, name):
+        if section not in SECTIONS:
+            raise ConfigError(f"{name}:{section_line}: [{section}]: unknown section (known: "
+                              + ", ".join(SECTIONS) + ")")
+        if (section, key) not in KEY_TABLE:
+            raise ConfigError(f"{name}:{n}: {section}.{key}: unknown key")
+        if (section, key) in first_line:
+            raise ConfigError(f"{name}:{n}: {section}.{key}: duplicate key (first set on line "
+                              f"{first_line[section, key]})")
+        first_line[section, key] = n
+        try:
+            cfg[f"{section}.{key}"] = parse_value(section, key, value)
+        except ValueError as e:
+            raise ConfigError(f"{name}:{n}: {section}.{key} = {value}: {e}") from None
+
+
 def load_config(path=None, overrides=(), text=None):
     """Resolved configuration as a flat dict {"section.key": value}: defaults,
     then the INI file (path or text), then --set overrides, then the checks
@@ -173,36 +293,8 @@ def load_config(path=None, overrides=(), text=None):
     name = path if path is not None else "<string>"
     cfg = {key: parse_value(*key.split("."), value) for key, value in DEFAULTS.items()}
     if text is None:
-        try:
-            with open(path, "rb") as f:
-                raw = f.read((1 << 20) + 1)
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
-        if len(raw) > 1 << 20:
-            raise ConfigError(f"{path}: larger than {1 << 20} bytes: not a configuration file")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not valid UTF-8 text") from None
-    parser = configparser.ConfigParser(
-        interpolation=None, strict=True, empty_lines_in_values=False,
-        inline_comment_prefixes=(";",), default_section="\x00none")
-    parser.optionxform = str  # keys are case-sensitive, as in the C model
-    try:
-        parser.read_string(text, source=name)
-    except configparser.Error as e:
-        raise ConfigError(f"{name}: {e.message if hasattr(e, 'message') else e}") from None
-    for section in parser.sections():
-        if section not in SECTIONS:
-            raise ConfigError(f"{name}: [{section}]: unknown section (known: "
-                              + ", ".join(SECTIONS) + ")")
-        for key, value in parser.items(section):
-            if (section, key) not in KEY_TABLE:
-                raise ConfigError(f"{name}: {section}.{key}: unknown key")
-            try:
-                cfg[f"{section}.{key}"] = parse_value(section, key, value)
-            except ValueError as e:
-                raise ConfigError(f"{name}: {section}.{key} = {value}: {e}") from None
+        text = read_config_file(path)
+    apply_file(cfg, text, name)
     for ov in overrides:
         dot, eq = ov.find("."), ov.find("=")
         if dot < 0 or eq < 0 or dot > eq:
@@ -259,8 +351,11 @@ def format_value(value):
     """A value as format_value() in model/mm_config.c writes it."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return "%.17g" % value
+    if isinstance(value, float):  # the shortest %g text that reads back as the value
+        for digits in range(6, 18):
+            text = "%.*g" % (digits, value)
+            if float(text) == value:
+                return text
     return str(value)
 
 
@@ -939,6 +1034,8 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
         parent = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(parent):
             raise RunError(f"{output}: cannot create: no directory {parent}")
+        if os.path.isdir(output):
+            raise RunError(f"{output}: cannot create: is a directory")
         try:
             history = History(output, cfg, model.grid)
         except OSError as e:
@@ -986,6 +1083,8 @@ def main(argv=None):
         output = args.output
         if output is None:
             outdir = cfg["output.dir"]
+            if os.path.exists(outdir) and not os.path.isdir(outdir):
+                raise RunError(f"output.dir = {outdir}: exists and is not a directory")
             try:  # created if missing, but not its parents (docs/output.md)
                 if not os.path.isdir(outdir):
                     os.mkdir(outdir)

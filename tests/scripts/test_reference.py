@@ -442,9 +442,114 @@ def test_range():
                 f"{var} = {value}: exit {rc}, {err!r}"
 
 
+# ---------------------------------------------------------------------------
+# The configuration file, read as the model reads it (docs/reliability.md,
+# "Hostile input"; model/mm_config.c)
+# ---------------------------------------------------------------------------
+# (name, file bytes, the values the model resolves from it)
+CONFIG_FILES = [
+    ("utf8_bom", b"\xef\xbb\xbf[run]\nsteps = 2\n", {"run.steps": 2}),
+    ("bom_crlf", b"\xef\xbb\xbf[run]\r\nsteps = 2\r\n", {"run.steps": 2}),
+    ("cr_only", b"[run]\rsteps = 3\r[grid]\rnx = 5\r", {"run.steps": 3, "grid.nx": 5}),
+    ("crlf", b"[run]\r\nsteps = 3\r\n[grid]\r\nnx = 5\r\n", {"run.steps": 3, "grid.nx": 5}),
+    ("mixed_line_ends", b"[run]\r\nsteps = 3\r[grid]\nnx = 5", {"run.steps": 3, "grid.nx": 5}),
+    ("indented_key", b"[run]\nsteps = 3\n  dt = 100\n", {"run.steps": 3, "run.dt": 100.0}),
+    ("indented_key_tab", b"[run]\nsteps = 3\n\tdt = 100\n", {"run.steps": 3, "run.dt": 100.0}),
+    ("indented_key_after_blank", b"[run]\nsteps = 3\n\n  dt = 100\n",
+     {"run.steps": 3, "run.dt": 100.0}),
+    ("indented_section", b"[run]\nsteps = 3\n  [grid]\n  nx = 6\n",
+     {"run.steps": 3, "grid.nx": 6}),
+    ("repeated_section", b"[grid]\nnx = 5\n[run]\nsteps = 2\n[grid]\nny = 6\n",
+     {"grid.nx": 5, "grid.ny": 6, "run.steps": 2}),
+    ("empty_unknown_section", b"[bogus]\n[grid]\nnx = 5\n", {"grid.nx": 5}),
+    ("comments_and_colon", b"# a\n; b\n[grid] ; c\nnx : 5 ; five\n  ; d\n", {"grid.nx": 5}),
+]
+# (name, file bytes, the model's message after "FILE")
+REFUSED_FILES = [
+    ("repeated_section_same_key", b"[grid]\nnx = 5\n[grid]\nnx = 6\n",
+     ":4: grid.nx: duplicate key (first set on line 2)"),
+    ("duplicate_key", b"[grid]\nnx = 5\nnx = 6\n",
+     ":3: grid.nx: duplicate key (first set on line 2)"),
+    ("unclosed_section", b"[run\nsteps = 1\n", ":1: [run: section header without its closing ']'"),
+    ("key_before_section", b"nx = 5\n", ":1: nx: key before any [section]"),
+    ("bom_key_before_section", b"\xef\xbb\xbfsteps = 2\n", ":1: steps: key before any [section]"),
+    ("no_equals", b"[grid]\nnx\n", ":2: syntax error (expected [section] or key = value)"),
+    ("unknown_key_after_syntax_error", b"[grid]\nnx\nbogus = 1\n", ":3: grid.bogus: unknown key"),
+    ("long_line", b"[run]\nname = " + b"a" * 200 + b"\n",
+     ":2: line too long (207 characters, at most 198)"),
+    ("control_character", b"[run]\nname = a\x01b\n", ":2: not valid UTF-8 text"),
+    ("not_utf8", b"[run]\nsteps = 2\nname = \xff\n", ":3: not valid UTF-8 text"),
+    ("nul_byte", b"[run]\nname = a\x00b\n", ": contains NUL bytes: not a configuration file"),
+]
+
+
+def test_config_file_syntax():
+    """Byte-order mark, CR, CR LF and mixed line ends, indented keys and
+    headers, a section given twice: read to the values the model resolves
+    (minimodel --dry-run); what the model refuses, refused with its
+    message."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data, want in CONFIG_FILES:
+            path = os.path.join(tmp, name + ".ini")
+            with open(path, "wb") as f:
+                f.write(data)
+            try:
+                cfg = ref.load_config(path)
+            except ref.ConfigError as e:
+                raise AssertionError(f"{name}: refused: {e}") from None
+            got = {key: cfg[key] for key in want}
+            assert got == want, f"{name}: read {got}, want {want}"
+            rest = {k: v for k, v in cfg.items() if k not in want}
+            defaults = {k: v for k, v in config().items() if k not in want}
+            assert rest == defaults, f"{name}: other keys changed"
+        for name, data, message in REFUSED_FILES:
+            path = os.path.join(tmp, name + ".ini")
+            with open(path, "wb") as f:
+                f.write(data)
+            try:
+                ref.load_config(path)
+            except ref.ConfigError as e:
+                assert str(e) == path + message, f"{name}: {e}, want {path}{message}"
+            else:
+                raise AssertionError(f"{name}: read, want refused with {message}")
+        # the command line: read as usual, exit 0; refused with exit 2
+        path = os.path.join(tmp, "utf8_bom.ini")
+        rc, out, err = run_script(REFERENCE, path, "--quiet", "--set", "grid.nx=3",
+                                  "--set", "grid.ny=2", "--set", "grid.nz=2",
+                                  "--output", os.path.join(tmp, "bom.nc"))
+        assert rc == 0 and err == "", f"byte-order mark: exit {rc}, {err!r}"
+        rc, out, err = run_script(REFERENCE, os.path.join(tmp, "unclosed_section.ini"), "--quiet")
+        assert rc == 2 and "section header without its closing ']'" in err, \
+            f"unclosed section: exit {rc}, {err!r}"
+
+
+def test_output_is_directory():
+    """--output naming a directory, output.dir naming a file: exit 1 with the
+    reason (as the model), not "Permission denied" or "File exists"."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, "[run]\nsteps = 1\n[grid]\nnx = 3\nny = 2\nnz = 2\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", tmp)
+        assert rc == 1 and err == f"reference.py: {tmp}: cannot create: is a directory\n", \
+            f"exit {rc}, {err!r}"
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"output.dir={ini}")
+        assert rc == 1 and "exists and is not a directory" in err, f"exit {rc}, {err!r}"
+
+
+def test_config_text():
+    """The resolved configuration is written as the model writes it: reals
+    as the shortest %g text that reads back (1e-05, 0.1, 1025)."""
+    text = ref.config_text(config())
+    for line in ("kappa_v = 1e-05", "flow_speed = 0.1", "rho0 = 1025", "alpha = 0.0002",
+                 "beta = 0.00076", "dt = 600"):
+        assert f"\n{line}\n" in text, f"{line!r} not in the resolved configuration"
+    cfg = config("physics.kappa_v=0.1234567890123")
+    assert "kappa_v = 0.1234567890123\n" in ref.config_text(cfg)
+
+
 TESTS = [test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
-         test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range]
+         test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range,
+         test_config_file_syntax, test_output_is_directory, test_config_text]
 
 
 def main(argv):
