@@ -312,6 +312,25 @@ def load_config(path=None, overrides=(), text=None):
     return cfg
 
 
+def check_start_date(date, calendar, name):
+    """run.start_date must be a date of run.calendar: YYYY-MM-DD or
+    YYYY-MM-DD hh:mm:ss, digits only, year 1 to 9999; the day and time
+    judged by cftime (which netCDF4 brings), the CF calendars' own
+    implementation."""
+    m = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?: ([0-9]{2}):([0-9]{2}):([0-9]{2}))?",
+                     date)
+    ok = m is not None and int(m[1]) >= 1
+    if ok:
+        import cftime
+        try:
+            cftime.datetime(*(int(g or 0) for g in m.groups()), calendar=calendar)
+        except ValueError:
+            ok = False
+    if not ok:
+        raise ConfigError(f"{name}: run.start_date = {date}: not a date of the {calendar} "
+                          "calendar (YYYY-MM-DD or YYYY-MM-DD hh:mm:ss, year 1 to 9999)")
+
+
 def validate_config(cfg, name):
     """Checks across keys (validate() in model/mm_config.c) and the keys the
     reference does not implement."""
@@ -323,6 +342,7 @@ def validate_config(cfg, name):
         raise ConfigError(f"{name}: run.name = '{run_name}': must not be empty or start with '.'")
     if cfg["output.dir"] == "":
         raise ConfigError(f"{name}: output.dir: must not be empty")
+    check_start_date(cfg["run.start_date"], cfg["run.calendar"], name)
     if cfg["grid.dz_surface"] > 0:
         uniform = cfg["grid.depth"] / cfg["grid.nz"]
         if cfg["grid.dz_surface"] > uniform:

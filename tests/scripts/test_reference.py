@@ -546,7 +546,30 @@ def test_config_text():
     assert "kappa_v = 0.1234567890123\n" in ref.config_text(cfg)
 
 
-TESTS = [test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
+def test_start_date():
+    """run.start_date is refused where it is not a date of run.calendar, as
+    the model refuses it (cfg.start_date_calendars checks the model's
+    verdicts against cftime's)."""
+    good = [("standard", "2000-02-29"), ("noleap", "2001-02-28 23:59:59"),
+            ("360_day", "2000-02-30"), ("julian", "1900-02-29"), ("all_leap", "2001-02-29"),
+            ("standard", "1582-10-04"), ("standard", "1582-10-15")]
+    bad = [("standard", "2001-02-29"), ("noleap", "2000-02-29"), ("standard", "1582-10-10"),
+           ("proleptic_gregorian", "1900-02-29"), ("360_day", "2000-02-31"),
+           ("standard", "2000-+1-+1"), ("standard", "2000-01-01 24:00:00"),
+           ("standard", "0000-01-01"), ("standard", "2000-01-01T00:00:00")]
+    for calendar, date in good:
+        ref.load_config(text="", overrides=[f"run.calendar={calendar}", f"run.start_date={date}"])
+    for calendar, date in bad:
+        try:
+            ref.load_config(text="", overrides=[f"run.calendar={calendar}",
+                                                f"run.start_date={date}"])
+        except ref.ConfigError as e:
+            assert f"run.start_date = {date}: not a date of the {calendar} calendar" in str(e), e
+        else:
+            raise AssertionError(f"{calendar} {date}: accepted")
+
+
+TESTS = [test_start_date, test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
          test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range,
          test_config_file_syntax, test_output_is_directory, test_config_text]
