@@ -100,43 +100,15 @@ const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
   return buf;
 }
 
-/* The whole text of the file at path into *text (malloc'd, NUL-ended), or
- * false. */
-static bool mm_read_text(const char *path, char **text) {
-  *text = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return false;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  for (size_t got = 1; buf && got > 0;) {
-    if (len + 1 == cap) {
-      char *more = cap < ((size_t)1 << 24) ? realloc(buf, 2 * cap) : NULL;
-      if (!more) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = more, cap *= 2;
-    }
-    got = fread(buf + len, 1, cap - 1 - len, f);
-    len += got;
-  }
-  const bool ok = buf && !ferror(f);
-  fclose(f);
-  if (!ok) {
-    free(buf);
-    return false;
-  }
-  buf[len] = '\0';
-  *text = buf;
-  return true;
-}
-
 /* The file at path holds the text case cfg writes as its resolved
- * configuration. */
+ * configuration (no more and no less: one byte past it is read). */
 static bool mm_same_resolved(const char *path, const mm_config *cfg) {
-  char *have = NULL, *want = mm_run_resolved_text(cfg);
-  const bool same = want && mm_read_text(path, &have) && !strcmp(have, want);
+  char *want = mm_run_resolved_text(cfg);
+  const size_t n = want ? strlen(want) : 0;
+  char *have = want ? malloc(n + 1) : NULL;
+  FILE *f = have ? fopen(path, "rb") : NULL;
+  const bool same = f && fread(have, 1, n + 1, f) == n && memcmp(have, want, n) == 0;
+  if (f) fclose(f);
   free(have);
   free(want);
   return same;

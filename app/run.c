@@ -158,10 +158,6 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
   return MM_OK;
 }
 
-/* <output.dir>/<run.name>.resolved.ini: every key of the case as the run
- * resolved it (files, defaults, --set), a record beside the output like
- * MOM6's MOM_parameter_doc; running it reproduces the case. Rank 0 writes it
- * to .tmp and renames it; the ranks agree. */
 char *mm_run_resolved_text(const mm_config *cfg) {
   char *text = NULL;
   size_t len = 0;
@@ -180,6 +176,10 @@ char *mm_run_resolved_text(const mm_config *cfg) {
   return text;
 }
 
+/* <output.dir>/<run.name>.resolved.ini: every key of the case as the run
+ * resolved it (files, defaults, --set), a record beside the output like
+ * MOM6's MOM_parameter_doc; running it reproduces the case. Rank 0 writes it
+ * to .tmp and renames it; the ranks agree. */
 static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
