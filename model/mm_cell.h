@@ -64,15 +64,22 @@ MM_CELL_FN void mm_face_flux_dir(int scheme, int dir, double u, double t_ll, dou
       const double tuu = pos ? t_ll : t_rr; /* the cell beyond the upwind one */
       const long wet_uu = pos ? wet_ll : wet_rr;
       const double a = wet_uu ? tu - tuu : 0.0, b = td - tu;
-      /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0 if a b <= 0 */
-      const double fa_ = fabs(a), fb_ = fabs(b);
-      /* max(min(2x, y), min(x, 2y)) = min(2 min(x, y), max(x, y)) for
-       * x, y >= 0: both are min(2x, y) where x <= y, min(x, 2y) where
-       * x > y. min, max and doubling are exact, so these are the same bits,
-       * in four operations instead of five */
-      const double lim = mm_cell_min(2.0 * mm_cell_min(fa_, fb_), mm_cell_max(fa_, fb_));
-      /* lim >= 0, so copysign is (b > 0 ? 1 : -1) lim wherever a b > 0 */
-      const double limited = a * b <= 0.0 ? 0.0 : copysign(lim, b);
+      /* superbee B(a, b) = sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)), 0
+       * if a b <= 0, without the absolute values, the product or a select,
+       * from p = min(2 min(a, b), max(a, b)) and n = max(2 max(a, b), min(a, b)):
+       *   B = max(p, min(n, 0))
+       *   - a, b > 0: p is B, n > 0;
+       *   - a, b < 0: n is B (the same, negated: min, max and doubling are
+       *     exact), and p = 2 min(a, b) < n;
+       *   - a b <= 0: p <= 0 (it is 2a or 2 min(a, b) where a <= 0 or
+       *     b <= 0) and min(n, 0) is +0 (n is 2 max(a, b) >= 0 or a zero),
+       *     so B is +0, never -0.
+       * The same bits as the test of the product wherever a b does not
+       * underflow (|a b| < 1e-308 with a and b of one sign, where B is now
+       * the tiny limiter, not 0); eight or nine operations instead of twelve. */
+      const double mn = mm_cell_min(a, b), mx = mm_cell_max(a, b);
+      const double p = mm_cell_min(2.0 * mn, mx), n = mm_cell_max(2.0 * mx, mn);
+      const double limited = mm_cell_max(p, mm_cell_min(n, 0.0));
       /* 0.5 (1 - c), c = |u| dt_area the Courant number of the face, as
        * 0.5 - |u| (0.5 dt_area): scaling by 0.5 is exact, so these are the
        * same bits; and |u| is u or -u where the sign is known */

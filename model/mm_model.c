@@ -450,11 +450,20 @@ static MM_NODISCARD mm_err gpu_step(mm_model *m, mm_timers *tm) {
 }
 
 /* The explicit part with the halo exchange overlapped: the interior cells
- * (at least MM_HALO from the block edge) need no halo values, so they go
- * while the halo is in flight; the frame follows. */
+ * (at least MM_HALO from each block edge that has a neighbour) need no halo
+ * values, so they go while the halo is in flight; the frame follows. An
+ * edge without a neighbour (a wall: MPI_PROC_NULL) has nothing in flight,
+ * so the interior reaches it: on 1 x 2 ranks the frame is the two strips of
+ * whole rows at the edge between the ranks, not also 2 columns on each
+ * side, which cost more per cell than the rows (short runs in memory, each
+ * cell's west face computed afresh). */
 static MM_NODISCARD mm_err explicit_part(mm_model *m, mm_timers *tm) {
   const int nx = m->grid.nxl, ny = m->grid.nyl, h = MM_HALO;
-  const int inner = nx > 2 * h && ny > 2 * h;
+  const mm_halo *x = &m->halo;
+  /* the interior [ib, ie) x [jb, je) */
+  const int ib = x->west == MPI_PROC_NULL ? 0 : h, ie = x->east == MPI_PROC_NULL ? nx : nx - h;
+  const int jb = x->south == MPI_PROC_NULL ? 0 : h, je = x->north == MPI_PROC_NULL ? ny : ny - h;
+  const int inner = ie > ib && je > jb;
   mm_timer_start(tm, MM_PHASE_HALO);
   double *fields[2] = {m->temp, m->salt};
   const mm_err started = mm_halo_start(&m->halo, fields, 2);
@@ -462,7 +471,7 @@ static MM_NODISCARD mm_err explicit_part(mm_model *m, mm_timers *tm) {
   MM_CHECK(started);
 
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
-  if (inner) mm_horizontal_step(m, h, nx - h, h, ny - h);
+  if (inner) mm_horizontal_step(m, ib, ie, jb, je);
   mm_timer_stop(tm, MM_PHASE_HORIZONTAL);
 
   mm_timer_start(tm, MM_PHASE_HALO);
@@ -470,12 +479,13 @@ static MM_NODISCARD mm_err explicit_part(mm_model *m, mm_timers *tm) {
   mm_timer_stop(tm, MM_PHASE_HALO);
   MM_CHECK(finished);
 
+  /* the frame; mm_horizontal_step does nothing on an empty strip */
   mm_timer_start(tm, MM_PHASE_HORIZONTAL);
   if (inner) {
-    mm_horizontal_step(m, 0, nx, 0, h);           /* south frame */
-    mm_horizontal_step(m, 0, nx, ny - h, ny);     /* north frame */
-    mm_horizontal_step(m, 0, h, h, ny - h);       /* west frame */
-    mm_horizontal_step(m, nx - h, nx, h, ny - h); /* east frame */
+    mm_horizontal_step(m, 0, nx, 0, jb);   /* south frame */
+    mm_horizontal_step(m, 0, nx, je, ny);  /* north frame */
+    mm_horizontal_step(m, 0, ib, jb, je);  /* west frame */
+    mm_horizontal_step(m, ie, nx, jb, je); /* east frame */
   } else {
     mm_horizontal_step(m, 0, nx, 0, ny);
   }

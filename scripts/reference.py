@@ -731,10 +731,15 @@ def read_initial_file(path, grid):
 # docs/physics.md, "Horizontal step"
 # ---------------------------------------------------------------------------
 def superbee_limiter(a, b):
-    """B(a, b) = 0 if a b <= 0, else sign(b) max(min(2|a|, |b|), min(|a|, 2|b|))."""
+    """B(a, b) = 0 if a b <= 0, else sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)).
+
+    "a b <= 0" by the signs, not by the product, which underflows to 0 for
+    tiny a and b of one sign (docs/physics.md).
+    """
     aa, ab = np.abs(a), np.abs(b)
     mag = np.maximum(np.minimum(2 * aa, ab), np.minimum(aa, 2 * ab))
-    return np.where(a * b <= 0, 0.0, np.copysign(mag, b))
+    one_sign = ((a > 0) & (b > 0)) | ((a < 0) & (b < 0))
+    return np.where(one_sign, np.copysign(mag, b), 0.0)
 
 
 def face_fluxes(Tp, wet, Uf, scheme, dt_area, kdiff, axis):

@@ -569,7 +569,21 @@ def test_start_date():
             raise AssertionError(f"{calendar} {date}: accepted")
 
 
-TESTS = [test_start_date, test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
+def test_superbee_limiter_signs():
+    """The limiter B(a, b) by the signs of a and b, as docs/physics.md and
+    the model (model.cell_fluxes) have it: 0 where they differ or one is
+    zero, the limiter where both are tiny and of one sign (their product
+    underflows to 0), sign(b) max(min(2|a|, |b|), min(|a|, 2|b|)) else."""
+    a = np.array([1.0, -1.0, 1.0, 0.0, -0.0, 2.0, -3.0, 1e-200, -1e-200, 0.5])
+    b = np.array([-2.0, 3.0, 0.0, 1.0, -1.0, 1.0, -2.0, 1e-200, -3e-200, 4.0])
+    want = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.0, -3.0, 1e-200, -2e-200, 1.0])
+    got = ref.superbee_limiter(a, b)
+    assert np.array_equal(got, want), f"{got} != {want}"
+    assert not np.signbit(got[:5]).any(), f"a zero limiter is +0: {got[:5]}"
+    assert (a[7:9] * b[7:9] == 0).all(), "the tiny products underflow"
+
+
+TESTS = [test_start_date, test_superbee_limiter_signs, test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
          test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range,
          test_config_file_syntax, test_output_is_directory, test_config_text]
