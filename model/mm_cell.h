@@ -75,8 +75,9 @@ MM_CELL_FN void mm_face_flux_dir(int scheme, int dir, double u, double t_ll, dou
        *     b <= 0) and min(n, 0) is +0 (n is 2 max(a, b) >= 0 or a zero),
        *     so B is +0, never -0.
        * The same bits as the test of the product wherever a b does not
-       * underflow (|a b| < 1e-308 with a and b of one sign, where B is now
-       * the tiny limiter, not 0); eight or nine operations instead of twelve. */
+       * round to 0 (|a b| < 2.5e-324 with a and b of one sign, where B is
+       * now the tiny limiter, not 0); eight or nine operations instead of
+       * twelve. */
       const double mn = mm_cell_min(a, b), mx = mm_cell_max(a, b);
       const double p = mm_cell_min(2.0 * mn, mx), n = mm_cell_max(2.0 * mx, mn);
       const double limited = mm_cell_max(p, mm_cell_min(n, 0.0));
