@@ -62,7 +62,9 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
  *   ae, de, an, dn  [k]: east and north faces, written
  *   stream  1: tn is written through tmp [kP] with non-temporal stores
  *           (store_stream; m->stream_next)
- *   tn     the tracer after the horizontal step, written (k < kP) */
+ *   tn     the tracer after the horizontal step, written (k < kP)
+ *   ahead  columns to prefetch for reading (prefetch_for_read), or NULL:
+ *          [0] after the faces, [1] after T* (or S*) */
 typedef struct {
   int kP, nE, nN;         /* wet levels of P, of its east face, of its north face */
   int nWP, nEE, nSP, nNN; /* of the faces W|P, E|EE, S|P, N|NN */
@@ -118,13 +120,40 @@ static inline __attribute__((always_inline)) void store_stream(double *restrict 
 #endif
 }
 
+/* Prefetch for writing the first n values of a column (col[k], k < n). The
+ * horizontal step writes T* and S* a column at a time into lines that are
+ * not in cache; each store then waits for its line, and the hardware
+ * prefetchers, which follow loads, do not fetch ahead of stores. Asking for
+ * the next cell's output lines while this cell computes made the horizontal
+ * step 6 to 15% faster from memory on one rank (docs/performance.md). */
+static inline __attribute__((always_inline)) void prefetch_for_write(const double *col, int n) {
+  const uintptr_t line = 64;
+  const uintptr_t end = (uintptr_t)(col + n);
+  for (uintptr_t q = (uintptr_t)col & ~(line - 1); q < end; q += line)
+    __builtin_prefetch((const void *)q, 1, 3);
+}
+
+/* Prefetch for reading the first n values of a column. Where the fields
+ * come from memory (m->stream_next), the next cell's new data (its T and S
+ * two rows north, its face transports) are asked for while this cell
+ * computes: the horizontal step 4% faster from memory on 1 and 2 ranks,
+ * and 5% slower in cache, where it is left out (docs/performance.md).
+ * The four columns (52 lines) are asked for at four points of the cell's
+ * work, one at a time (column_tracer's `ahead`), not at once: a burst of
+ * them fills the core's miss buffers, and the prefetches then wait (10%
+ * faster from memory on 2 ranks). */
+static inline __attribute__((always_inline)) void prefetch_for_read(const double *col, long n) {
+  for (long k = 0; k < n; k += 8)
+    __builtin_prefetch(col + k, 0, 3);
+}
+
 static inline __attribute__((always_inline)) void
 column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const double *restrict ue,
               const double *restrict vn, const double *restrict t, long sx, long sy, double dt_area,
               double kh_x, double kh_y, const double *restrict aw, const double *restrict dw,
               const double *restrict as, const double *restrict ds, double *restrict ae,
               double *restrict de, double *restrict an, double *restrict dn, const int stream,
-              double *restrict tmp, double *restrict tn) {
+              double *restrict tmp, double *restrict tn, const double *const ahead[2]) {
   /* the levels where all six faces are wet (all of them under a flat
    * bottom), then the rest with masks */
   int n_all = f->nE < f->nN ? f->nE : f->nN;
@@ -153,7 +182,8 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
   /* the rest, with masks, comparing the signs per level */
   column_levels(scheme, 0, MM_CELL_DIR_ANY, MM_CELL_DIR_ANY, n_all, f->kP, f, ue, vn, t, sx, sy,
                 dt_area, kh_x, kh_y, ae, de, an, dn);
-  if (stream) { /* into L1, then to memory past the caches */
+  if (ahead[0]) prefetch_for_read(ahead[0], sx); /* a column: sx = nz values */
+  if (stream) {                                  /* into L1, then to memory past the caches */
     for (long k = 0; k < f->kP; k++)
       tmp[k] =
           mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
@@ -162,33 +192,11 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
     for (long k = 0; k < f->kP; k++)
       tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
   }
+  if (ahead[1]) prefetch_for_read(ahead[1], sx);
   for (int k = f->kP; k < f->kE; k++)
     ae[k] = de[k] = 0.0;
   for (int k = f->kP; k < f->kN; k++)
     an[k] = dn[k] = 0.0;
-}
-
-/* Prefetch for writing the first n values of a column (col[k], k < n). The
- * horizontal step writes T* and S* a column at a time into lines that are
- * not in cache; each store then waits for its line, and the hardware
- * prefetchers, which follow loads, do not fetch ahead of stores. Asking for
- * the next cell's output lines while this cell computes made the horizontal
- * step 6 to 15% faster from memory on one rank (docs/performance.md). */
-static inline __attribute__((always_inline)) void prefetch_for_write(const double *col, int n) {
-  const uintptr_t line = 64;
-  const uintptr_t end = (uintptr_t)(col + n);
-  for (uintptr_t q = (uintptr_t)col & ~(line - 1); q < end; q += line)
-    __builtin_prefetch((const void *)q, 1, 3);
-}
-
-/* Prefetch for reading the first n values of a column. Where the fields
- * come from memory (m->stream_next), the next cell's new data (its T and S
- * two rows north, its face transports) are asked for while this cell
- * computes: the horizontal step 4% faster from memory on 1 and 2 ranks,
- * and 5% slower in cache, where it is left out (docs/performance.md). */
-static inline __attribute__((always_inline)) void prefetch_for_read(const double *col, long n) {
-  for (long k = 0; k < n; k += 8)
-    __builtin_prefetch(col + k, 0, 3);
 }
 
 /* The horizontal step of one tile: the cells ib <= i < ie (at most
@@ -259,13 +267,9 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
           prefetch_for_write(next[v] + p + nz, kE);
       /* from memory (the fields larger than the last-level cache): what
        * the next cell reads first, its T and S two rows north and its own
-       * face transports */
-      if (stream) {
-        for (int v = 0; v < 2; v++)
-          prefetch_for_read(state[v] + p + sx + 2 * sy, nz);
-        prefetch_for_read(m->ue + p + sx, nz);
-        prefetch_for_read(m->vn + p + sx, nz);
-      }
+       * face transports, one column here and three while this cell
+       * computes (`ahead` below) */
+      if (stream) prefetch_for_read(state[0] + p + sx + 2 * sy, nz);
       const int kEE = g->kmt[c + 2], kWW = g->kmt[c - 2];
       const int kN = g->kmt[c + g->nxh], kS = g->kmt[c - g->nxh];
       const int kNN = g->kmt[c + 2 * g->nxh], kSS = g->kmt[c - 2 * g->nxh];
@@ -293,10 +297,13 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
                               kE,
                               kN};
       const int dirs = 3 * m->ue_dir[c] + m->vn_dir[c];
+      const double *const ahead[2][2] = {
+          {stream ? m->ue + p + sx : NULL, stream ? state[1] + p + sx + 2 * sy : NULL},
+          {stream ? m->vn + p + sx : NULL, NULL}};
       for (int v = 0; v < 2; v++)
         column_tracer(scheme, dirs, &f, ue_e, vn_n, state[v] + p, sx, sy, dt_area, kh_x, kh_y,
                       fa_w[v], fd_w[v], ga[v][slot], gd[v][slot], fa_e[v], fd_e[v], ga[v][MM_HTILE],
-                      gd[v][MM_HTILE], stream, tmp, next[v] + p);
+                      gd[v][MM_HTILE], stream, tmp, next[v] + p, ahead[v]);
       /* the east face becomes the next cell's west face, the north face the
        * south face of the cell above */
       for (int v = 0; v < 2; v++) {
