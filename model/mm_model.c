@@ -459,10 +459,12 @@ static MM_NODISCARD mm_err gpu_step(mm_model *m, mm_timers *tm) {
  * cell's west face computed afresh). */
 static MM_NODISCARD mm_err explicit_part(mm_model *m, mm_timers *tm) {
   const int nx = m->grid.nxl, ny = m->grid.nyl, h = MM_HALO;
-  const mm_halo *x = &m->halo;
+  const mm_halo *halo = &m->halo;
   /* the interior [ib, ie) x [jb, je) */
-  const int ib = x->west == MPI_PROC_NULL ? 0 : h, ie = x->east == MPI_PROC_NULL ? nx : nx - h;
-  const int jb = x->south == MPI_PROC_NULL ? 0 : h, je = x->north == MPI_PROC_NULL ? ny : ny - h;
+  const int ib = halo->west == MPI_PROC_NULL ? 0 : h;
+  const int ie = halo->east == MPI_PROC_NULL ? nx : nx - h;
+  const int jb = halo->south == MPI_PROC_NULL ? 0 : h;
+  const int je = halo->north == MPI_PROC_NULL ? ny : ny - h;
   const int inner = ie > ib && je > jb;
   mm_timer_start(tm, MM_PHASE_HALO);
   double *fields[2] = {m->temp, m->salt};

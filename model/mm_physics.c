@@ -140,8 +140,8 @@ static inline __attribute__((always_inline)) void prefetch_for_write(const doubl
  * and 5% slower in cache, where it is left out (docs/performance.md).
  * The four columns (52 lines) are asked for at four points of the cell's
  * work, one at a time (column_tracer's `ahead`), not at once: a burst of
- * them fills the core's miss buffers, and the prefetches then wait (10%
- * faster from memory on 2 ranks). */
+ * them fills the core's miss buffers, and the prefetches then wait (7 to
+ * 9% faster from memory on 2 ranks). */
 static inline __attribute__((always_inline)) void prefetch_for_read(const double *col, long n) {
   for (long k = 0; k < n; k += 8)
     __builtin_prefetch(col + k, 0, 3);
