@@ -113,13 +113,16 @@ MM_CELL_FN int mm_face_dir(const double *u, int n) {
 
 /* The new value of a cell from its old value t and the fluxes through its
  * west, east, south and north faces: T* = T + dt/(dx dy) (advective +
- * diffusive convergence). */
+ * diffusive convergence). MM_CELL_UPDATE is the expression itself, for
+ * operands of any arithmetic type: doubles in mm_cell_update, vectors of
+ * doubles in the CPU kernel that streams its stores (mm_physics.c). */
+#define MM_CELL_UPDATE(t, fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area)                 \
+  ((t) + (dt_area) *                                                                               \
+             ((((fa_w) - (fa_e)) + ((ga_s) - (ga_n))) + (((fd_w) - (fd_e)) + ((gd_s) - (gd_n)))))
 MM_CELL_FN double mm_cell_update(double t, double fa_w, double fa_e, double ga_s, double ga_n,
                                  double fd_w, double fd_e, double gd_s, double gd_n,
                                  double dt_area) {
-  const double adv = (fa_w - fa_e) + (ga_s - ga_n);
-  const double dif = (fd_w - fd_e) + (gd_s - gd_n);
-  return t + dt_area * (adv + dif);
+  return MM_CELL_UPDATE(t, fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area);
 }
 
 /* Diffusivity of the interface between levels k and k+1 from the linear

@@ -60,8 +60,8 @@ face_fluxes(const mm_advection scheme, int n_face, int n_ll, int n_rr, int n_cel
  *   t      the tracer at P (t[k +- sx], t[k +- sy]: the neighbours)
  *   aw, dw, as, ds  [k]: west and south faces (advective, diffusive)
  *   ae, de, an, dn  [k]: east and north faces, written
- *   stream  1: tn is written through tmp [kP] with non-temporal stores
- *           (store_stream; m->stream_next)
+ *   stream  1: tn is written with non-temporal stores (stream_update;
+ *           m->stream_next)
  *   tn     the tracer after the horizontal step, written (k < kP)
  *   ahead  columns to prefetch for reading (prefetch_for_read), or NULL:
  *          [0] after the faces, [1] after T* (or S*) */
@@ -101,22 +101,89 @@ column_levels(const mm_advection scheme, const int all_wet, const int dir_x, con
   }
 }
 
-/* dst[k] = src[k], k < n, with non-temporal stores: the lines are written
- * to memory without being read into the caches first (store_stream in
- * horizontal_tile). */
-static inline __attribute__((always_inline)) void store_stream(double *restrict dst,
-                                                               const double *restrict src, long n) {
 #if defined(__AVX__)
-  long k = 0;
-  long long x;
-  for (; k < n && ((uintptr_t)(dst + k) & 31u) != 0; k++)
-    memcpy(&x, src + k, sizeof x), _mm_stream_si64((long long *)(dst + k), x);
-  for (; k + 4 <= n; k += 4)
-    _mm256_stream_pd(dst + k, _mm256_loadu_pd(src + k));
-  for (; k < n; k++)
-    memcpy(&x, src + k, sizeof x), _mm_stream_si64((long long *)(dst + k), x);
+/* The last 32 bytes of a column of T* or S* where they end in the middle of
+ * a 64-byte line (nz = 100: every other column), held back and streamed
+ * just before the first 32 bytes of the next column, the other half of that
+ * line, so that the line goes to memory whole rather than as two halves:
+ * 6% faster per cell from memory with nz = 100, where half the columns
+ * end mid-line, and no change with nz = 96, where none does
+ * (docs/performance.md). dst is NULL where nothing is held. */
+typedef struct {
+  double *dst;
+  __m256d val;
+} half_line;
+static inline __attribute__((always_inline)) void half_line_flush(half_line *h) {
+  if (h->dst) _mm256_stream_pd(h->dst, h->val), h->dst = NULL;
+}
 #else
-  memcpy(dst, src, (size_t)n * sizeof *dst);
+typedef struct {
+  double *dst;
+} half_line;
+static inline void half_line_flush(half_line *h) {
+  (void)h;
+}
+#endif
+
+/* tn[k] = T* (or S*) of the cell, k < n, from its old values t and its
+ * faces' fluxes (mm_cell_update), written with non-temporal stores: the
+ * lines go to memory without being read into the caches first (the fields
+ * are larger than the last-level cache, m->stream_next). Whole 32-byte
+ * vectors are computed and streamed as they are (MM_CELL_UPDATE on vectors
+ * of 4 doubles: the same operations per level, so the same bits); the
+ * levels before the first 32-byte boundary of tn and after the last one go
+ * one at a time. *held is streamed first, just before the column's first
+ * vector, and takes the column's last vector where that ends mid-line.
+ * Computing the column into a buffer and streaming a copy of it took 9 more
+ * instructions per vector, 8% of the horizontal step's instructions
+ * (docs/performance.md). */
+static inline __attribute__((always_inline)) void
+stream_update(long n, const double *restrict t, const double *restrict aw,
+              const double *restrict ae, const double *restrict as, const double *restrict an,
+              const double *restrict dw, const double *restrict de, const double *restrict ds,
+              const double *restrict dn, double dt_area, double *restrict tn, half_line *held) {
+  long k = 0;
+#if defined(__AVX__)
+  typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+  long long x;
+  for (; k < n && ((uintptr_t)(tn + k) & 31u) != 0; k++) {
+    const double y =
+        mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
+    memcpy(&x, &y, sizeof x), _mm_stream_si64((long long *)(tn + k), x);
+  }
+#define MM_V4(a) (*(const v4d *)((a) + k))
+#define MM_Y                                                                                       \
+  MM_CELL_UPDATE(MM_V4(t), MM_V4(aw), MM_V4(ae), MM_V4(as), MM_V4(an), MM_V4(dw), MM_V4(de),       \
+                 MM_V4(ds), MM_V4(dn), dt_area)
+  const long n4 = k + ((n - k) & ~3L);
+  if (k < n4) { /* the first vector, after the held half of its line */
+    const v4d y = MM_Y;
+    half_line_flush(held);
+    _mm256_stream_pd(tn + k, (__m256d)y);
+    k += 4;
+  } else {
+    half_line_flush(held);
+  }
+  const int hold = k < n4 && n4 == n && ((uintptr_t)(tn + n) & 63u) != 0;
+  for (; k < n4 - hold * 4; k += 4) {
+    const v4d y = MM_Y;
+    _mm256_stream_pd(tn + k, (__m256d)y);
+  }
+  if (hold) {
+    held->val = (__m256d)(MM_Y), held->dst = tn + k;
+    k += 4;
+  }
+#undef MM_Y
+#undef MM_V4
+  for (; k < n; k++) {
+    const double y =
+        mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
+    memcpy(&x, &y, sizeof x), _mm_stream_si64((long long *)(tn + k), x);
+  }
+#else
+  (void)held;
+  for (; k < n; k++)
+    tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
 #endif
 }
 
@@ -143,8 +210,10 @@ static inline __attribute__((always_inline)) void prefetch_for_write(const doubl
  * them fills the core's miss buffers, and the prefetches then wait (7 to
  * 9% faster from memory on 2 ranks). */
 static inline __attribute__((always_inline)) void prefetch_for_read(const double *col, long n) {
-  for (long k = 0; k < n; k += 8)
-    __builtin_prefetch(col + k, 0, 3);
+  const double *const end = col + n;
+#pragma GCC unroll 4
+  for (const double *q = col; q < end; q += 8)
+    __builtin_prefetch(q, 0, 3);
 }
 
 static inline __attribute__((always_inline)) void
@@ -153,7 +222,7 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
               double kh_x, double kh_y, const double *restrict aw, const double *restrict dw,
               const double *restrict as, const double *restrict ds, double *restrict ae,
               double *restrict de, double *restrict an, double *restrict dn, const int stream,
-              double *restrict tmp, double *restrict tn, const double *const ahead[2]) {
+              double *restrict tn, half_line *held, const double *const ahead[2]) {
   /* the levels where all six faces are wet (all of them under a flat
    * bottom), then the rest with masks */
   int n_all = f->nE < f->nN ? f->nE : f->nN;
@@ -183,11 +252,8 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
   column_levels(scheme, 0, MM_CELL_DIR_ANY, MM_CELL_DIR_ANY, n_all, f->kP, f, ue, vn, t, sx, sy,
                 dt_area, kh_x, kh_y, ae, de, an, dn);
   if (ahead[0]) prefetch_for_read(ahead[0], sx); /* a column: sx = nz values */
-  if (stream) {                                  /* into L1, then to memory past the caches */
-    for (long k = 0; k < f->kP; k++)
-      tmp[k] =
-          mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
-    store_stream(tn, tmp, f->kP);
+  if (stream) {                                  /* to memory past the caches */
+    stream_update(f->kP, t, aw, ae, as, an, dw, de, ds, dn, dt_area, tn, held);
   } else {
     for (long k = 0; k < f->kP; k++)
       tn[k] = mm_cell_update(t[k], aw[k], ae[k], as[k], an[k], dw[k], de[k], ds[k], dn[k], dt_area);
@@ -241,7 +307,7 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
   for (int v = 0; v < 2; v++)
     for (int q = 0; q <= MM_HTILE; q++, w += 2 * nz)
       ga[v][q] = w, gd[v][q] = w + nz;
-  double *const tmp = w; /* [nz] a column of T* or S* on its way to memory */
+  half_line held[2] = {{NULL}, {NULL}}; /* of T*, of S* */
   unsigned char south[MM_HTILE] = {0};
   const double alpha = m->cfg.alpha, beta = m->cfg.beta;
   const double kv = m->cfg.kappa_v, kmix = m->kappa_mix, q_top = m->q_top;
@@ -303,7 +369,7 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
       for (int v = 0; v < 2; v++)
         column_tracer(scheme, dirs, &f, ue_e, vn_n, state[v] + p, sx, sy, dt_area, kh_x, kh_y,
                       fa_w[v], fd_w[v], ga[v][slot], gd[v][slot], fa_e[v], fd_e[v], ga[v][MM_HTILE],
-                      gd[v][MM_HTILE], stream, tmp, next[v] + p, ahead[v]);
+                      gd[v][MM_HTILE], stream, next[v] + p, &held[v], ahead[v]);
       /* the east face becomes the next cell's west face, the north face the
        * south face of the cell above */
       for (int v = 0; v < 2; v++) {
@@ -327,6 +393,8 @@ static inline __attribute__((always_inline)) void horizontal_tile(mm_model *m, i
       if (q_top != 0.0) tn[0] += q_top;
     }
   }
+  for (int v = 0; v < 2; v++)
+    half_line_flush(&held[v]);
 }
 
 void mm_flow_directions(mm_model *m) {
@@ -343,7 +411,7 @@ void mm_flow_directions(mm_model *m) {
 }
 
 size_t mm_horizontal_ws(int nz) {
-  return (size_t)nz * (9 + 4 * (MM_HTILE + 1));
+  return (size_t)nz * (8 + 4 * (MM_HTILE + 1));
 }
 
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {
