@@ -133,10 +133,12 @@ static inline void half_line_flush(half_line *h) {
  * of 4 doubles: the same operations per level, so the same bits); the
  * levels before the first 32-byte boundary of tn and after the last one go
  * one at a time. *held is streamed first, just before the column's first
- * vector, and takes the column's last vector where that ends mid-line.
- * Computing the column into a buffer and streaming a copy of it took 9 more
- * instructions per vector, 8% of the horizontal step's instructions
- * (docs/performance.md). */
+ * vector, and takes the column's last vector where that ends mid-line
+ * (nothing reads T* or S* back in the horizontal step where they are
+ * streamed, m->kappa_in_solve, so a held half may wait for the next column;
+ * horizontal_tile streams what is still held at its end). Computing the
+ * column into a buffer and streaming a copy of it took 9 more instructions
+ * per vector, about a tenth of the horizontal step's (docs/performance.md). */
 static inline __attribute__((always_inline)) void
 stream_update(long n, const double *restrict t, const double *restrict aw,
               const double *restrict ae, const double *restrict as, const double *restrict an,
