@@ -60,7 +60,12 @@ typedef struct mm_device_backend {
   const char *description;
   int priority;      /* the table lists higher first */
   int device_memory; /* 1: its memory is not the host's: solvers must be device backends */
-  int (*available)(void);
+  /* 1 when the device a rank of node rank `local_rank` would take (its
+   * number mod the number of devices) can run the step. Asked before
+   * create, of that device only: a probe of another device would open a
+   * context there (on device 0 for every rank of a node, which a GPU in
+   * exclusive-process mode refuses to all ranks but one). */
+  int (*available)(int local_rank);
   /* 1 when the halo may cross through its memory: the MPI library can send
    * from and receive into it, given `asked`, MINIMODEL_CUDA_AWARE_MPI (an
    * mm_ask: auto, off or on). */

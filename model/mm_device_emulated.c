@@ -27,7 +27,10 @@
  *     its own host emulation, gpu_tdma_cuda_emu.)
  *   - MPI. Halo strips go through the host, as with an MPI that cannot take
  *     device memory; MINIMODEL_CUDA_AWARE_MPI=1 hands the device arrays to
- *     MPI instead, as with a CUDA-aware MPI. */
+ *     MPI instead, as with a CUDA-aware MPI.
+ *   - Device errors. MINIMODEL_FAULT_DEVICE_OP=N fails the N-th call of a
+ *     fallible operation (injected), so that every error path of the
+ *     orchestration is tested (reliability.device_faults). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +100,8 @@ typedef struct {
   double event_time[MM_DEV_EVENTS]; /* host clock when the record ran (s) */
   int reverse;                      /* run threads in decreasing order */
   int pending_error;                /* an operation failed while running */
+  long fault_op;                    /* MINIMODEL_FAULT_DEVICE_OP on this rank: that call fails */
+  long calls;                       /* calls of the table's fallible operations so far */
   char err[512];
 } emu;
 
@@ -109,6 +114,20 @@ static double now(void) {
 static int fail(emu *e, const char *what) {
   snprintf(e->err, sizeof e->err, "emulated device: %s", what);
   return 1;
+}
+
+/* Fault injection (MINIMODEL_FAULT_DEVICE_OP=N, mm_settings.h): the N-th
+ * call of a fallible operation of the table fails, as a device error would,
+ * so that the tests reach every error path of the GPU step's orchestration
+ * (inside a graph's capture included). A call that queues work fails as a
+ * refused launch: nothing is queued. A wait or synchronize fails as queued
+ * work that hit an error (a fault in a kernel): the work queued before it
+ * is dropped, never run, as on a GPU whose context the error ended. */
+static int injected(emu *e, const char *what) {
+  if (!e->fault_op || ++e->calls != e->fault_op) return 0;
+  char m[128];
+  snprintf(m, sizeof m, "%s failed (call %ld) [injected fault]", what, e->calls);
+  return fail(e, m);
 }
 
 /* Whether [p, p + bytes) lies inside one device allocation (1), outside all
@@ -229,7 +248,8 @@ static int run_until(emu *e, size_t until) {
 
 /* ---- the table's operations ---- */
 
-static int emu_available(void) {
+static int emu_available(int local_rank) {
+  (void)local_rank;
   return 1;
 }
 
@@ -241,7 +261,6 @@ static int emu_mpi_takes_device_memory(int asked) {
 }
 
 static int emu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, size_t len) {
-  (void)local_rank;
   emu *e = calloc(1, sizeof *e);
   if (!e) {
     snprintf(msg, len, "emulated device: out of host memory");
@@ -254,6 +273,7 @@ static int emu_create(const mm_settings *env, int local_rank, void **ctx, char *
     return 1;
   }
   e->reverse = !strcmp(order, "reverse");
+  if (mm_fault_here(env, local_rank)) e->fault_op = env->fault.device_op;
   *ctx = e;
   return 0;
 }
@@ -282,6 +302,7 @@ static void emu_describe(void *ctx, char *out, size_t len) {
 static int emu_alloc(void *ctx, size_t bytes, void **p) {
   emu *e = ctx;
   *p = NULL;
+  if (injected(e, "alloc")) return 1;
   if (e->nmem == e->capmem) {
     const size_t cap = e->capmem ? 2 * e->capmem : 32;
     allocation *m = realloc(e->mem, cap * sizeof *m);
@@ -308,6 +329,8 @@ static void emu_free(void *ctx, void *p) {
 }
 
 static int emu_alloc_host(void *ctx, size_t bytes, void **p) {
+  *p = NULL;
+  if (injected(ctx, "alloc_host")) return 1;
   *p = malloc(bytes ? bytes : 1);
   return *p ? 0 : fail(ctx, "out of host memory");
 }
@@ -318,6 +341,7 @@ static void emu_free_host(void *ctx, void *p) {
 }
 
 static int emu_register_host(void *ctx, void *p, size_t bytes) {
+  if (injected(ctx, "register_host")) return 1;
   return need_host(ctx, p, bytes, "registered host memory");
 }
 
@@ -337,7 +361,7 @@ static int check_copy(emu *e, void *dst, const void *src, size_t span, mm_dev_di
 
 static int emu_copy(void *ctx, void *dst, const void *src, size_t bytes, mm_dev_dir dir) {
   emu *e = ctx;
-  if (check_copy(e, dst, src, bytes, dir)) return 1;
+  if (injected(e, "copy") || check_copy(e, dst, src, bytes, dir)) return 1;
   op o = {.kind = OP_COPY};
   o.u.copy.dst = dst, o.u.copy.src = src, o.u.copy.width = bytes, o.u.copy.height = 1;
   return push(e, &o);
@@ -346,6 +370,7 @@ static int emu_copy(void *ctx, void *dst, const void *src, size_t bytes, mm_dev_
 static int emu_copy_2d(void *ctx, void *dst, size_t dpitch, const void *src, size_t spitch,
                        size_t width, size_t height, mm_dev_dir dir) {
   emu *e = ctx;
+  if (injected(e, "copy_2d")) return 1;
   if (width > dpitch || width > spitch) return fail(e, "2-D copy wider than its pitch");
   if (height == 0 || width == 0) return fail(e, "2-D copy of nothing (0 rows or 0 bytes wide)");
   const size_t dspan = (height - 1) * dpitch + width, sspan = (height - 1) * spitch + width;
@@ -358,6 +383,7 @@ static int emu_copy_2d(void *ctx, void *dst, size_t dpitch, const void *src, siz
 
 static int emu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
   emu *e = ctx;
+  if (injected(e, "horizontal kernel")) return 1;
   const void *arrays[] = {h->kmt, h->ue, h->vn, h->temp, h->salt, h->temp_next, h->salt_next};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
     if (need_device(e, arrays[i], 1, "an operand of the horizontal kernel")) return 1;
@@ -368,6 +394,7 @@ static int emu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects
 
 static int emu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh) {
   emu *e = ctx;
+  if (injected(e, "mixing kernel")) return 1;
   const void *arrays[] = {x->kmt, x->temp_next, x->salt_next, x->kappa_w};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
     if (need_device(e, arrays[i], 1, "an operand of the mixing kernel")) return 1;
@@ -378,6 +405,7 @@ static int emu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, l
 
 static int emu_diagnostics(void *ctx, const mm_dev_diag *d) {
   emu *e = ctx;
+  if (injected(e, "diagnostics kernel")) return 1;
   const void *arrays[] = {d->kmt, d->temp, d->salt, d->vol};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
     if (need_device(e, arrays[i], 1, "an operand of the diagnostics kernel")) return 1;
@@ -392,6 +420,7 @@ static int emu_diagnostics(void *ctx, const mm_dev_diag *d) {
 static int emu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                      const double *kappa, double *const *rhs, int nrhs) {
   emu *e = ctx;
+  if (injected(e, "solve")) return 1;
   if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS) return fail(e, "solve: bad number of right-hand sides");
   const size_t n = bt->ncol * (size_t)bt->nz * sizeof(double);
   if (need_device(e, bt->depth, bt->ncol * sizeof(int), "solve: depths") ||
@@ -411,6 +440,7 @@ static int emu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_td
 
 static int emu_record(void *ctx, int ev) {
   emu *e = ctx;
+  if (injected(e, "record")) return 1;
   if (ev < 0 || ev >= MM_DEV_EVENTS) return fail(e, "no such event");
   op o = {.kind = OP_RECORD};
   o.u.event = ev;
@@ -419,6 +449,10 @@ static int emu_record(void *ctx, int ev) {
 
 static int emu_wait(void *ctx, int ev) {
   emu *e = ctx;
+  if (injected(e, "wait")) {
+    e->head = e->queue.n; /* the queued work is lost */
+    return 1;
+  }
   if (e->capture) return fail(e, "waiting on an event while capturing a graph");
   /* the last record of ev still queued, if any */
   size_t until = e->head;
@@ -433,8 +467,11 @@ static double emu_elapsed(void *ctx, int a, int b) {
   return e->event_time[b] - e->event_time[a];
 }
 
+static void emu_graph_destroy(void *ctx, void *graph);
+
 static int emu_capture_begin(void *ctx) {
   emu *e = ctx;
+  if (injected(e, "capture_begin")) return 1;
   if (e->capture) return fail(e, "a graph is already being captured");
   e->capture = calloc(1, sizeof *e->capture);
   return e->capture ? 0 : fail(e, "out of host memory");
@@ -444,12 +481,18 @@ static int emu_capture_end(void *ctx, void **graph) {
   emu *e = ctx;
   *graph = e->capture;
   e->capture = NULL;
+  if (*graph && injected(e, "capture_end")) { /* the capture ends, with no graph */
+    emu_graph_destroy(e, *graph);
+    *graph = NULL;
+    return 1;
+  }
   return *graph ? 0 : fail(e, "no graph is being captured");
 }
 
 static int emu_launch(void *ctx, void *graph) {
   emu *e = ctx;
   const op_list *g = graph;
+  if (injected(e, "launch")) return 1;
   if (e->capture) return fail(e, "launching a graph while capturing one");
   for (size_t i = 0; i < g->n; i++)
     if (push(e, &g->v[i])) return 1;
@@ -465,6 +508,10 @@ static void emu_graph_destroy(void *ctx, void *graph) {
 
 static int emu_synchronize(void *ctx) {
   emu *e = ctx;
+  if (injected(e, "synchronize")) {
+    e->head = e->queue.n; /* the queued work is lost */
+    return 1;
+  }
   if (e->capture) return fail(e, "synchronising while capturing a graph");
   return e->queue.n > e->head ? run_until(e, e->queue.n - 1) : 0;
 }

@@ -259,6 +259,7 @@ mm_err mm_gpu_step_end(mm_gpu *g, int stage, mm_gpu_times *t) {
       const mm_err failed = queue_end(g, stage);
       void *graph = NULL;
       const int ended = g->dev->capture_end(g->ctx, &graph);
+      if ((failed != MM_OK || ended) && graph) g->dev->graph_destroy(g->ctx, graph);
       MM_CHECK(failed);
       DEV(ended);
       g->graph[p][st] = graph;
@@ -307,6 +308,9 @@ mm_err mm_gpu_keep_good(mm_gpu *g) {
   const size_t bytes = g->n * sizeof(double);
   DEV(g->dev->copy(g->ctx, g->good_temp, g->temp, bytes, MM_DEV_ON_DEVICE));
   DEV(g->dev->copy(g->ctx, g->good_salt, g->salt, bytes, MM_DEV_ON_DEVICE));
+  /* done before the next step: with MPI on device memory, the next step's
+   * halo exchange writes the halo of T and S outside the stream's order */
+  DEV(g->dev->synchronize(g->ctx));
   return MM_OK;
 }
 

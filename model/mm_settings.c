@@ -48,6 +48,7 @@ mm_err mm_settings_read(mm_settings *s) {
   f->mpi_step = env_long("MINIMODEL_FAULT_MPI_STEP", 0);
   f->kill_in_restart = env_long("MINIMODEL_FAULT_KILL_IN_RESTART", 0);
   f->no_reserve = env_long("MINIMODEL_FAULT_NO_RESERVE", 0) == 1;
+  f->device_op = env_long("MINIMODEL_FAULT_DEVICE_OP", 0);
   return MM_OK;
 }
 
@@ -80,6 +81,8 @@ static const struct {
     {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",
      "tests: SIGKILL in the middle of the n-th restart write"},
     {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},
+    {"MINIMODEL_FAULT_DEVICE_OP", "n",
+     "tests: the n-th call of a fallible operation of the emulated device fails"},
 };
 
 void mm_settings_write_markdown(FILE *out) {

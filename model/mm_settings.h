@@ -47,7 +47,11 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *   MINIMODEL_FAULT_NO_RESERVE=1      no file space is reserved before a write
  *                                     (io/nc_util.c, mm_io_reserve), so that a
  *                                     full disk or a file-size limit makes the
- *                                     write itself fail, inside netCDF/HDF5 */
+ *                                     write itself fail, inside netCDF/HDF5
+ *   MINIMODEL_FAULT_DEVICE_OP=N       the N-th call of a fallible operation of the
+ *                                     emulated device (model/mm_device_emulated.c)
+ *                                     fails on rank R (R counted among the ranks
+ *                                     of its node), as a device error would */
 typedef struct {
   int rank;                   /* MINIMODEL_FAULT_RANK */
   long nan_step;              /* MINIMODEL_FAULT_NAN_STEP */
@@ -57,6 +61,7 @@ typedef struct {
   long mpi_step;              /* MINIMODEL_FAULT_MPI_STEP */
   long kill_in_restart;       /* MINIMODEL_FAULT_KILL_IN_RESTART */
   bool no_reserve;            /* MINIMODEL_FAULT_NO_RESERVE=1 */
+  long device_op;             /* MINIMODEL_FAULT_DEVICE_OP */
   bool kill_now;              /* set by the run for the restart write that dies */
 } mm_faults;
 

@@ -86,14 +86,17 @@ cudaMemcpyKind kind_of(mm_dev_dir dir) {
                                  : cudaMemcpyDeviceToDevice;
 }
 
-int cu_available(void) {
+int cu_available(int local_rank) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
+  /* the rank's own device (as cu_create picks it), before anything that
+   * opens a context: cudaFuncGetAttributes opens one on the current device */
   cudaFuncAttributes fa; /* the kernels have an image for this device */
-  if (cudaFuncGetAttributes(&fa, (const void *)mixing_kernel) != cudaSuccess) {
+  if (cudaSetDevice(local_rank % n) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, (const void *)mixing_kernel) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
