@@ -20,6 +20,16 @@ int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int 
   mm_tdma *s;
   int rc = mm_tdma_create(backend, nz, for_device, &s);
   if (rc) return rc;
+  rc = mm_py_solve_with(s, single, ncol, nz, depth, a, b, c, rhs, threads);
+  mm_tdma_destroy(s);
+  return rc;
+}
+
+int mm_py_solve_with(mm_tdma *s, int single, size_t ncol, int nz, const int *depth, const void *a,
+                     const void *b, const void *c, void *rhs, int threads) {
+  if (!s || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !rhs))) return MM_TDMA_EINVAL;
+  if (ncol == 0) return MM_TDMA_OK;
+  int rc;
   const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
 #ifdef _OPENMP
   const int before = omp_get_max_threads();
@@ -37,7 +47,6 @@ int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int 
 #ifdef _OPENMP
   if (threads > 0) omp_set_num_threads(before);
 #endif
-  mm_tdma_destroy(s);
   return rc;
 }
 

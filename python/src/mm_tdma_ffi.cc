@@ -105,13 +105,16 @@ ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer up
 }
 
 #ifdef MINIMODEL_FFI_CUDA
-// Depths of full columns on the current device, grown as needed and kept for
-// the life of the process; the lock is held for the whole solve that uses
-// them (each solve waits for its end).
+// Per device, kept for the life of the process: the depths of full columns,
+// grown as needed, and the solver of the last nz (made once, so that a call
+// does not allocate and free its device workspace). The lock is held for the
+// whole solve that uses them (each solve waits for its end).
 struct DeviceDepth {
   int *p = nullptr;
   size_t n = 0;
   int nz = -1;
+  mm_tdma *solver = nullptr;
+  int solver_nz = -1;
 };
 std::mutex device_lock;
 DeviceDepth device_depths[64];
@@ -146,7 +149,7 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
   if (dd.n < sh.ncol || dd.nz != sh.nz) {
     const size_t n = dd.n > sh.ncol ? dd.n : sh.ncol;
     if (dd.p) cudaFree(dd.p);
-    dd = DeviceDepth();
+    dd.p = nullptr, dd.n = 0, dd.nz = -1;
     int *p = nullptr;
     if ((e = cudaMalloc((void **)&p, n * sizeof(int))) != cudaSuccess)
       return cuda_error("depths", e);
@@ -157,8 +160,15 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
     }
     dd.p = p, dd.n = n, dd.nz = sh.nz;
   }
-  const int rc = mm_py_solve("auto", sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
-                             diag.untyped_data(), upper.untyped_data(), x, 0, 1);
+  if (!dd.solver || dd.solver_nz != sh.nz) {
+    if (dd.solver) mm_tdma_destroy(dd.solver);
+    dd.solver = nullptr;
+    const int rc = mm_tdma_create("auto", sh.nz, 1, &dd.solver);
+    if (rc) return solver_error(rc);
+    dd.solver_nz = sh.nz;
+  }
+  const int rc = mm_py_solve_with(dd.solver, sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
+                                  diag.untyped_data(), upper.untyped_data(), x, 0);
   return rc ? solver_error(rc) : ffi::Error::Success();
 }
 #endif
