@@ -45,6 +45,7 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
   /* the names first: on a cubic grid (x, y, z) has the right lengths */
   static const char *const order[3] = {"z", "y", "x"};
   MM_CHECK(mm_io_check_dim_names(nc, p, var, name, 3, order));
+  MM_CHECK(mm_io_check_unpacked(nc, p, var, name));
   const size_t want[3] = {(size_t)g->nz, (size_t)g->ny, (size_t)g->nx};
   bool same = nd == 3;
   for (int d = 0; same && d < 3; d++) {

@@ -73,6 +73,20 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
   return MM_OK;
 }
 
+mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name) {
+  static const char *const packing[2] = {"scale_factor", "add_offset"};
+  for (int i = 0; i < 2; i++) {
+    const int s = nc_inq_att(nc, var, packing[i], NULL, NULL);
+    if (s == NC_ENOTATT) continue;
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+    return MM_ERROR(MM_ERR_INPUT,
+                    "%s: %s is packed (it has the attribute %s); minimodel reads values as "
+                    "stored: write %s unpacked, as float or double values",
+                    path, name, packing[i], name);
+  }
+  return MM_OK;
+}
+
 mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
                         const char *what, int status) {
   char why[256] = "";

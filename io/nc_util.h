@@ -45,6 +45,12 @@ MM_NODISCARD mm_err mm_io_create_fail(mm_err code, const char *src_file, int src
 MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name,
                                           int nd, const char *const *want);
 
+/* Variable var (called name in messages) of an open file must hold its
+ * values as they are: not packed with the CF attributes scale_factor or
+ * add_offset, which the netCDF library does not apply (the stored integers
+ * would be read as the values). MM_ERR_INPUT naming the attribute. */
+MM_NODISCARD mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name);
+
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
  * "<path>: <what>: <nc_strerror>" recorded at this file and line. */

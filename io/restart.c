@@ -252,6 +252,7 @@ static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const 
              type == NC_DOUBLE ? "double" : "int");
   static const char *const order[3] = {"z", "y", "x"};
   MM_CHECK(mm_io_check_dim_names(nc, p, var, name, ndims, order + (3 - ndims)));
+  MM_CHECK(mm_io_check_unpacked(nc, p, var, name));
   size_t len[3] = {0, 0, 0};
   char differ[64] = "";
   int n_differ = 0;

@@ -2,7 +2,8 @@
  * set to 0), refused with MM_ERR_INPUT on every rank for other dimensions,
  * dimensions not named (z, y, x) in this order (on a cubic grid, (x, y, z)
  * would otherwise be read transposed), a missing variable, a non-finite or
- * missing (fill) wet value, a missing file.
+ * missing (fill) wet value, values packed with scale_factor / add_offset, a
+ * missing file.
  *
  * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
 #include "io_test.h"
@@ -17,6 +18,8 @@ typedef enum {
   FILL_WET,    /* one wet cell of temp never written (the fill value) */
   TRANSPOSED,  /* dimensions named (x, y, z), of lengths (nz, ny, nx) */
   OTHER_NAMES, /* dimensions named (depth, lat, lon) */
+  PACKED,      /* salt stored as short with scale_factor, add_offset (CF packing) */
+  OFFSET_ONLY, /* temp with add_offset alone */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -42,7 +45,14 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   const int dims[3] = {dz, dy, dx};
   IO_NC(kind == FLAT ? nc_def_var(nc, "temp", NC_DOUBLE, 2, dims + 1, &vt)
                      : nc_def_var(nc, "temp", NC_DOUBLE, 3, dims, &vt));
-  if (kind != NO_SALT) IO_NC(nc_def_var(nc, "salt", NC_DOUBLE, 3, dims, &vs));
+  if (kind != NO_SALT)
+    IO_NC(nc_def_var(nc, "salt", kind == PACKED ? NC_SHORT : NC_DOUBLE, 3, dims, &vs));
+  const double scale = 0.001, offset = 35.0; /* salt = 35 + 0.001 * stored */
+  if (kind == PACKED) {
+    IO_NC(nc_put_att_double(nc, vs, "scale_factor", NC_DOUBLE, 1, &scale));
+    IO_NC(nc_put_att_double(nc, vs, "add_offset", NC_DOUBLE, 1, &offset));
+  }
+  if (kind == OFFSET_ONLY) IO_NC(nc_put_att_double(nc, vt, "add_offset", NC_DOUBLE, 1, &offset));
   IO_NC(nc_enddef(nc));
 
   double *t = malloc((size_t)nz * ny * nx * sizeof *t),
@@ -60,6 +70,9 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   const size_t bad = ((size_t)bk * ny + bj) * nx + bi;
   if (kind == NAN_WET) s[bad] = NAN;
   if (kind == FILL_WET) t[bad] = NC_FILL_DOUBLE;
+  if (kind == PACKED) /* what a packing writer stores; land 0 */
+    for (size_t e = 0; e < (size_t)nz * ny * nx; e++)
+      s[e] = isnan(s[e]) ? 0.0 : round((s[e] - offset) / scale);
   IO_NC(nc_put_var_double(nc, vt, t));
   if (vs >= 0) IO_NC(nc_put_var_double(nc, vs, s));
   IO_NC(nc_close(nc));
@@ -114,6 +127,8 @@ int main(int argc, char **argv) {
       {"nan_wet.nc", NC_64BIT_OFFSET, NAN_WET},
       {"fill_wet.nc", NC_NETCDF4, FILL_WET},
       {"other_names.nc", NC_NETCDF4, OTHER_NAMES},
+      {"packed.nc", NC_NETCDF4, PACKED},
+      {"offset_only.nc", NC_64BIT_OFFSET, OFFSET_ONLY},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -138,6 +153,13 @@ int main(int argc, char **argv) {
   expect_refused(&g, path[7],
                  (const char *const[]){"other_names.nc", "temp has dimensions (depth, lat, lon)",
                                        "expected (z, y, x)", NULL});
+  /* packed values would be read as stored (the library does not unpack) */
+  expect_refused(
+      &g, path[8],
+      (const char *const[]){"packed.nc", "salt is packed", "the attribute scale_factor", NULL});
+  expect_refused(
+      &g, path[9],
+      (const char *const[]){"offset_only.nc", "temp is packed", "the attribute add_offset", NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */
