@@ -110,7 +110,7 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     threads: OpenMP threads for this call (None: the library's default,
         OMP_NUM_THREADS; the `omp` and `simd` backends use them).
     out: where to write the solution, an array like rhs (writeable, not
-        overlapping lower, diag or upper); out=rhs solves in place. Default:
+        overlapping lower, diag, upper or depth); out=rhs solves in place. Default:
         a new array.
 
     The Thomas algorithm, without pivoting (that is what makes it fast):
@@ -171,6 +171,10 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
                 == rhs.__array_interface__["data"][0])
         if not same and np.may_share_memory(out, rhs):
             raise ValueError("out overlaps rhs without being rhs")
+        # the depths the solver reads (depth itself where it is already C ints)
+        if d is not None and out.size and np.may_share_memory(out, d):
+            raise ValueError("out overlaps depth: the solve would overwrite the depths while "
+                             "reading them")
         if not same:
             np.copyto(out, rhs)
     if ncol == 0:

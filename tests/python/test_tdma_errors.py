@@ -138,6 +138,16 @@ def test_out(sys4):
     r[...] = rhs
     raises(ValueError, "out overlaps rhs without being rhs", lower, diag, upper, r,
            out=big[1:].reshape(rhs.shape))
+    # depth in out's memory (C ints, so not copied): in place, and with out apart
+    # from rhs (filled from rhs before the solve); both crashed the solver
+    ncol = rhs.size // rhs.shape[-1]
+    for inplace in (True, False):
+        o = rhs.copy()
+        dep = o.reshape(-1).view(np.intc)[:ncol]
+        dep[...] = rhs.shape[-1]
+        dep = dep.reshape(rhs.shape[:-1])
+        raises(ValueError, "out overlaps depth", lower, diag, upper, o if inplace else rhs,
+               depth=dep, out=o)
 
 
 def test_no_crash_on_hostile_sizes():
