@@ -132,15 +132,16 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
   mm_err err = MM_OK;
   char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
 
-  /* two cases, one file */
+  /* two cases, one file: in one directory, the same name; in two, files
+   * that exist already and are one (a symbolic or hard link between them) */
   for (int a = 0; a < n && err == MM_OK; a++)
     for (int b = a + 1; b < n && err == MM_OK; b++) {
-      if (!mm_same_file(dirs[a], dirs[b])) continue;
+      const bool same_dir = mm_same_file(dirs[a], dirs[b]);
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++)
         for (int j = 0; j < MM_NOUTPUT && err == MM_OK; j++) {
           mm_output_path(dirs[a], &cfgs[a], i, pa);
-          mm_output_path(dirs[a], &cfgs[b], j, pb); /* the same directory */
-          if (strcmp(pa, pb) != 0) continue;
+          mm_output_path(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, pb);
+          if (same_dir ? strcmp(pa, pb) != 0 : !mm_same_file(pa, pb)) continue;
           err = MM_ERROR(MM_ERR_INPUT,
                          "cases %d (%s) and %d (%s) would both write %s (output.dir = %s, "
                          "run.name = %s; output.dir = %s, run.name = %s): give one of them "
@@ -236,7 +237,21 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
 static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
   const char *path = lock->path;
   for (int attempt = 0; attempt < 100; attempt++) {
-    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* not through a link: the lock file is written, and removed at the end */
+    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0 && errno == ELOOP)
+      return MM_ERROR(MM_ERR_INPUT,
+                      "%s: the lock file's name is a symbolic link; minimodel does not write "
+                      "through it: remove the link",
+                      path);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+      close(fd);
+      return MM_ERROR(MM_ERR_INPUT,
+                      "%s: the lock file's name is taken by something else than "
+                      "a file (a directory, a FIFO, a device): remove it",
+                      path);
+    }
     if (fd < 0) {
       const int e = errno;
       char dir[sizeof lock->path] = ".";
@@ -276,7 +291,7 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
     /* The previous holder removes the file before it lets go: when the
      * path no longer names the file locked here, lock the new one. */
     struct stat held, named;
-    if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+    if (fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
         held.st_ino == named.st_ino) {
       char host[256] = "?";
       gethostname(host, sizeof host);

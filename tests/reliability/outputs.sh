@@ -3,7 +3,8 @@
 # No run silently replaces the output of another, or its own input:
 #  duplicate: two cases of one invocation that would write one file (the
 #     same output.dir spelt two ways, run.name a and a.restart, one file
-#     given twice) are refused with exit 2 before any case runs;
+#     given twice, an output of one that is a link to an output of the
+#     other) are refused with exit 2 before any case runs;
 #  own_input: an initial.file or initial.restart that is the case's own
 #     history, restart or crash file (also through a symbolic link) is
 #     refused with exit 2, and nothing is written; continuing in place
@@ -17,7 +18,8 @@
 #     has written its history file) is refused with exit 2, naming the lock
 #     file and the pid holding it, and the first ends intact (bit for bit a
 #     run alone); a lock held by another program is refused too; a lock
-#     file left by a killed run does not block.
+#     file left by a killed run does not block; a lock file name that is a
+#     symbolic link is refused, and what it names is not written.
 set -u
 mode="$1"; mm="$2"; py="$3"; src="$4"; work="$5"
 ini="$src/configs/gyre_bowl.ini"
@@ -54,6 +56,12 @@ duplicate)
   # cases that share output.dir but no file run, and both write their files
   expect 0 "" a.ini d.ini
   [ -f out/flat.nc ] && [ -f out/other.nc ] || fail "a.ini d.ini: a history file is missing"
+  # two directories, one file: out2/flat.nc is a link to out/other.nc
+  case_ini e.ini flat out2
+  mkdir out2 && ln -s ../out/other.nc out2/flat.nc
+  before=$(sums)
+  expect 2 "cases 1 \(e.ini\) and 2 \(d.ini\) would both write $work/out2/flat.nc" e.ini d.ini
+  [ "$(sums)" = "$before" ] || fail "e.ini d.ini: the refused run changed the files in out/"
   ;;
 own_input)
   case_ini a.ini flat out
@@ -175,6 +183,13 @@ lock)
   [ -e stale/gyre_bowl.lock ] || fail "the killed run left no lock file: the test tests nothing"
   expect 0 "" --set output.dir="$work/stale" --set run.steps=2 "$ini"
   [ ! -e stale/gyre_bowl.lock ] || fail "the lock file is left after the run"
+  # a lock file name that is a symbolic link: refused, the file it names
+  # and the link left as they were
+  mkdir linked && echo "a file of the user's" >victim.txt && ln -s ../victim.txt linked/gyre_bowl.lock
+  expect 2 "linked/gyre_bowl.lock: the lock file's name is a symbolic link" \
+    --set output.dir="$work/linked" --set run.steps=2 "$ini"
+  [ "$(cat victim.txt)" = "a file of the user's" ] || fail "the file the lock link names was written"
+  [ -L linked/gyre_bowl.lock ] || fail "the lock link was removed"
   ;;
 *) fail "unknown mode" ;;
 esac
