@@ -16,6 +16,11 @@ static void mm_signal_handler(int signo) {
 }
 
 void mm_signal_install(void) {
+  /* A file-size limit (ulimit -f) then makes a write past it fail with
+   * EFBIG, which ends the run as any failed write does (exit 1, the files
+   * closed), instead of killing the process: mpirun starts its ranks with
+   * SIGXFSZ at its default action whatever its own shell set. */
+  signal(SIGXFSZ, SIG_IGN);
   static const int signals[] = {SIGTERM, SIGINT, SIGHUP};
   for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
     struct sigaction old;

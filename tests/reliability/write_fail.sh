@@ -2,8 +2,9 @@
 # write_fail.sh MINIMODEL PYTHON SOURCE_DIR WORK RANKS CASE
 # A write that fails part-way: a disk that fills, a quota or a file-size
 # limit, reproduced with a file-size limit on every rank (ulimit -f, SIGXFSZ
-# ignored, so that a write past it fails with EFBIG; Open MPI's shared memory
-# kept out with --mca btl self,tcp). Every rank ends with exit 1 within
+# at its default action: minimodel ignores it, so that a write past the
+# limit fails with EFBIG instead of killing the rank; Open MPI's shared
+# memory kept out with --mca btl self,tcp). Every rank ends with exit 1 within
 # seconds, by no signal, with one message that names the file and the error;
 # the history keeps every record completed before, readable, each equal to
 # that of a run without the limit; the restart file in place is the last
@@ -48,7 +49,7 @@ limited() {
   shift
   local -a args
   mapfile -d '' args < <(set_once "$@")
-  timeout -k 10 $((usual + 120)) "${mpi[@]}" bash -c 'trap "" XFSZ; ulimit -f "$0" && exec "$@"' \
+  timeout -k 10 $((usual + 120)) "${mpi[@]}" bash -c 'trap - XFSZ; ulimit -f "$0" && exec "$@"' \
     "$kib" "$mm" --quiet "${args[@]}" >"$work/log" 2>&1
   rc=$?
   took=$((SECONDS - t0))
