@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* An integer setting: `off` when unset or not a number. */
 static long env_long(const char *name, long off) {
@@ -38,6 +41,16 @@ mm_err mm_settings_read(mm_settings *s) {
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
   MM_CHECK(env_text("MINIMODEL_EMULATED_THREADS", s->emulated_threads));
   s->debug = getenv("MINIMODEL_DEBUG") != NULL;
+#ifdef _OPENMP
+  /* the OpenMP runtime crashes in its first parallel region when asked for
+   * tens of thousands of threads */
+  const int threads = omp_get_max_threads();
+  const char *omp = getenv("OMP_NUM_THREADS");
+  MM_REQUIRE(threads <= MM_MAX_THREADS, MM_ERR_INPUT,
+             "OMP_NUM_THREADS = %.40s: %d threads per rank, more than %d: give each rank at "
+             "most as many threads as it has cores",
+             omp ? omp : "(unset)", threads, MM_MAX_THREADS);
+#endif
 
   mm_faults *f = &s->fault;
   f->rank = (int)env_long("MINIMODEL_FAULT_RANK", 0);

@@ -16,6 +16,8 @@
 /* A value as written (text settings are checked where they are used, with
  * a message naming the variable). */
 #define MM_SETTING_MAX 64
+/* OpenMP threads per rank at most (OMP_NUM_THREADS). */
+#define MM_MAX_THREADS 1024
 /* A path setting. */
 #define MM_SETTING_PATH_MAX 1024
 

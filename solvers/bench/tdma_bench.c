@@ -530,6 +530,10 @@ int main(int argc, char **argv) {
   if (o.threads) omp_set_num_threads(o.threads);
 #endif
   const int threads = max_threads();
+  if (threads > 4096) { /* the OpenMP runtime crashes in its first parallel region */
+    fprintf(stderr, "tdma-bench: %d OpenMP threads (OMP_NUM_THREADS): at most 4096\n", threads);
+    return 2;
+  }
   const size_t l3 = l3_bytes();
   if (o.stream_mb == 0) {
     o.stream_mb = 4.0 * (double)l3 / 1e6;
