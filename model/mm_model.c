@@ -64,6 +64,24 @@ static void initial_state(mm_model *m) {
 /* The discrete flow must be exactly divergence-free in every wet cell: it
  * is for a gyre, and for a uniform flow in a channel periodic in x whose
  * walls no land touches; anything else is refused. */
+/* Refuse a grid without a wet cell: there is no ocean to step (its
+ * diagnostics would be the empty sums' and extrema's, +-Inf). Collective. */
+static MM_NODISCARD mm_err check_wet(const mm_model *m) {
+  const mm_grid *g = &m->grid;
+  long wet = 0, all = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++)
+      wet += g->kmt[mm_col(g, i, j)];
+  MM_MPI(MPI_Allreduce(&wet, &all, 1, MPI_LONG, MPI_SUM, g->cart));
+  static const char *const bathymetry[] = {"flat", "bowl", "seamount", "slope"};
+  MM_REQUIRE(all > 0, MM_ERR_INPUT,
+             "grid.bathymetry = %s on this grid (%d x %d columns, %d levels, grid.depth = %g m) "
+             "has no wet cell: every column is land; use a larger grid, more depth or "
+             "another bathymetry",
+             bathymetry[m->cfg.bathymetry], g->nx, g->ny, g->nz, m->cfg.depth);
+  return MM_OK;
+}
+
 static MM_NODISCARD mm_err check_divergence(const mm_model *m) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
@@ -369,6 +387,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   if (err == MM_OK) err = allocate(m);
   if (err == MM_OK) err = mm_flow_create(cfg, g, m->ue, m->vn);
   MM_CHECK(mm_agree(comm, err));
+  MM_CHECK(check_wet(m));
   mm_flow_directions(m);
   MM_CHECK(check_divergence(m));
   const double dt = cfg->run_dt;
