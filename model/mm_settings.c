@@ -35,6 +35,14 @@ mm_err mm_settings_read(mm_settings *s) {
   MM_CHECK(env_text("MINIMODEL_PROGRESS", s->progress));
   MM_CHECK(env_text("MINIMODEL_MEMORY_LIMIT", s->memory_limit));
   MM_CHECK(env_text("MINIMODEL_READ_TIMEOUT", s->read_timeout));
+  if (s->read_timeout[0]) { /* a typo must not turn the read watchdog off */
+    char *end = NULL;
+    const double seconds = strtod(s->read_timeout, &end);
+    MM_REQUIRE(end != s->read_timeout && !*end && seconds >= 0.0, MM_ERR_INPUT,
+               "MINIMODEL_READ_TIMEOUT = %s: must be a number of seconds >= 0 (0 or inf: no "
+               "limit)",
+               s->read_timeout);
+  }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
   s->no_graph = env_long("MINIMODEL_CUDA_GRAPH", 1) == 0;
   const long aware = env_long("MINIMODEL_CUDA_AWARE_MPI", -1);
