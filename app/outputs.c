@@ -17,19 +17,22 @@
 /* A resolved path: a real directory of up to PATH_MAX and what follows. */
 #define MM_PATH_TEXT (PATH_MAX + 2 * MM_STR_MAX + 64)
 
-/* The files a case writes in output.dir: `<run.name><suffix>`. */
+/* The files a case writes in output.dir: `<run.name><suffix>`; renamed: 1
+ * for those written whole as a .tmp and renamed into place (the rename
+ * replaces a link that stands there), 0 for those written in place. */
 static const struct {
   const char *suffix, *what;
+  int renamed;
 } mm_output_files[] = {
-    {".nc", "history file"},
-    {".restart.nc", "restart file"},
-    {".restart.nc.tmp", "temporary restart file"},
-    {".crash.nc", "crash file"},
-    {".crash.nc.tmp", "temporary crash file"},
-    {".timing.json", "timing file"},
-    {".resolved.ini", "resolved configuration"},
-    {".resolved.ini.tmp", "temporary resolved configuration"},
-    {".lock", "lock file"},
+    {".nc", "history file", 0},
+    {".restart.nc", "restart file", 1},
+    {".restart.nc.tmp", "temporary restart file", 0},
+    {".crash.nc", "crash file", 1},
+    {".crash.nc.tmp", "temporary crash file", 0},
+    {".timing.json", "timing file", 0},
+    {".resolved.ini", "resolved configuration", 1},
+    {".resolved.ini.tmp", "temporary resolved configuration", 0},
+    {".lock", "lock file", 0},
 };
 enum { MM_NOUTPUT = sizeof mm_output_files / sizeof mm_output_files[0] };
 
@@ -133,12 +136,14 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
   char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
 
   /* two cases, one file: in one directory, the same name; in two, files
-   * that exist already and are one (a symbolic or hard link between them) */
+   * written in place that exist already and are one (a symbolic or hard
+   * link between them; a file renamed into place replaces the link) */
   for (int a = 0; a < n && err == MM_OK; a++)
     for (int b = a + 1; b < n && err == MM_OK; b++) {
       const bool same_dir = mm_same_file(dirs[a], dirs[b]);
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++)
         for (int j = 0; j < MM_NOUTPUT && err == MM_OK; j++) {
+          if (!same_dir && (mm_output_files[i].renamed || mm_output_files[j].renamed)) continue;
           mm_output_path(dirs[a], &cfgs[a], i, pa);
           mm_output_path(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, pb);
           if (same_dir ? strcmp(pa, pb) != 0 : !mm_same_file(pa, pb)) continue;
@@ -237,20 +242,27 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
 static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
   const char *path = lock->path;
   for (int attempt = 0; attempt < 100; attempt++) {
-    /* not through a link: the lock file is written, and removed at the end */
-    const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0 && errno == ELOOP)
-      return MM_ERROR(MM_ERR_INPUT,
-                      "%s: the lock file's name is a symbolic link; minimodel does not write "
-                      "through it: remove the link",
-                      path);
+    /* only a file of its own: the lock file is written, and removed at the
+     * end, so never through a link nor into anything else; O_NOFOLLOW and
+     * fstat close the gap between the look and the open */
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-      close(fd);
+    const char *kind = NULL; /* what stands at path when it is not a file */
+    int fd = -1;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      kind = mm_file_kind(st.st_mode);
+    } else {
+      fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+      if (fd < 0 && errno == ELOOP)
+        kind = "a symbolic link";
+      else if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+        kind = mm_file_kind(st.st_mode);
+    }
+    if (kind) {
+      if (fd >= 0) close(fd);
       return MM_ERROR(MM_ERR_INPUT,
-                      "%s: the lock file's name is taken by something else than "
-                      "a file (a directory, a FIFO, a device): remove it",
-                      path);
+                      "%s: the lock file's name is %s; minimodel writes the lock into a file of "
+                      "its own, not through or into it: remove it",
+                      path, kind);
     }
     if (fd < 0) {
       const int e = errno;

@@ -75,10 +75,17 @@ mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name
 
 mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name) {
   static const char *const packing[2] = {"scale_factor", "add_offset"};
+  static const double identity[2] = {1.0, 0.0}; /* values as stored */
   for (int i = 0; i < 2; i++) {
-    const int s = nc_inq_att(nc, var, packing[i], NULL, NULL);
+    nc_type type;
+    size_t len = 0;
+    const int s = nc_inq_att(nc, var, packing[i], &type, &len);
     if (s == NC_ENOTATT) continue;
     if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
+    double value;
+    if (len == 1 && type != NC_CHAR && type != NC_STRING &&
+        nc_get_att_double(nc, var, packing[i], &value) == NC_NOERR && value == identity[i])
+      continue;
     return MM_ERROR(MM_ERR_INPUT,
                     "%s: %s is packed (it has the attribute %s); minimodel reads values as "
                     "stored: write %s unpacked, as float or double values",

@@ -48,7 +48,8 @@ MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, con
 /* Variable var (called name in messages) of an open file must hold its
  * values as they are: not packed with the CF attributes scale_factor or
  * add_offset, which the netCDF library does not apply (the stored integers
- * would be read as the values). MM_ERR_INPUT naming the attribute. */
+ * would be read as the values); scale_factor = 1 and add_offset = 0 change
+ * nothing and pass. MM_ERR_INPUT naming the attribute. */
 MM_NODISCARD mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name);
 
 /* A netCDF call made by this rank alone (define mode, inquiries, serial

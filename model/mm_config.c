@@ -701,6 +701,17 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
   return MM_OK;
 }
 
+const char *mm_file_kind(unsigned mode) {
+  return S_ISLNK(mode)    ? "a symbolic link"
+         : S_ISDIR(mode)  ? "a directory"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISREG(mode)  ? "a file"
+                          : "of an unknown type";
+}
+
 mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override *overrides,
                       int n_overrides) {
   enum { MAX_BYTES = 1 << 20 };
@@ -715,11 +726,7 @@ mm_err mm_config_load(mm_config *cfg, const char *path, const mm_config_override
     return MM_ERROR(MM_ERR_INPUT, "%s: cannot read: %s", path, strerror(e));
   }
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) { /* a directory: the read says so */
-    const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "of an unknown type";
+    const char *kind = mm_file_kind(st.st_mode);
     close(fd);
     return MM_ERROR(MM_ERR_INPUT, "%s: not a regular file (%s): a configuration must be a file",
                     path, kind);

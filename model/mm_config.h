@@ -84,6 +84,10 @@ typedef struct {
   const char *text;
 } mm_config_override;
 
+/* A file's type (stat's st_mode) as messages name it: "a FIFO", "a
+ * directory", "a symbolic link", ... */
+const char *mm_file_kind(unsigned mode);
+
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
 MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path,

@@ -404,7 +404,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   m->kappa_mix = cfg->kappa_v + cfg->kappa_convect;
   MM_CHECK(check_tdma_name(cfg));
   if (cfg->backend != MM_BACKEND_CPU) MM_CHECK(mm_agree(comm, open_device(m)));
-  MM_CHECK(create_solver(m));
+  MM_CHECK(mm_agree(comm, create_solver(m))); /* create_gpu and node_rank are collective */
   m->kappa_in_solve = !m->dev && mm_tdma_backend_of(m->solver)->fused_mixing != NULL;
   if (m->kappa_in_solve) {
     /* T* and S* of the node's ranks against the last-level cache */

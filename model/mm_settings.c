@@ -51,13 +51,13 @@ mm_err mm_settings_read(mm_settings *s) {
   s->debug = getenv("MINIMODEL_DEBUG") != NULL;
 #ifdef _OPENMP
   /* the OpenMP runtime crashes in its first parallel region when asked for
-   * tens of thousands of threads */
+   * tens of thousands of threads; unset, it takes the machine's CPUs */
   const int threads = omp_get_max_threads();
   const char *omp = getenv("OMP_NUM_THREADS");
-  MM_REQUIRE(threads <= MM_MAX_THREADS, MM_ERR_INPUT,
+  MM_REQUIRE(!omp || threads <= MM_MAX_THREADS, MM_ERR_INPUT,
              "OMP_NUM_THREADS = %.40s: %d threads per rank, more than %d: give each rank at "
              "most as many threads as it has cores",
-             omp ? omp : "(unset)", threads, MM_MAX_THREADS);
+             omp, threads, MM_MAX_THREADS);
 #endif
 
   mm_faults *f = &s->fault;

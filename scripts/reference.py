@@ -458,6 +458,11 @@ class Grid:
         self.kmt = np.sum(self.z[:, None, None] < D[None, :, :], axis=0).astype(np.int32)
         k = np.arange(self.nz)[:, None, None]
         self.wet = k < self.kmt[None, :, :]  # (nz, ny, nx)
+        if not self.wet.any():  # no ocean to step: refused, as the model does
+            raise ConfigError(f"grid.bathymetry = {cfg['grid.bathymetry']} on this grid "
+                              f"({self.nx} x {self.ny} columns, {self.nz} levels, grid.depth = "
+                              f"{cfg['grid.depth']:g} m) has no wet cell: every column is land; "
+                              "use a larger grid, more depth or another bathymetry")
         # Cell volumes (h_k dx) dy, as in the diagnostics.
         self.vol = (self.h * self.dx) * self.dy
 
@@ -951,11 +956,8 @@ def diagnostics(cfg, grid, T, S):
     heat_sum = math.fsum((T * vol)[wet].tolist())
     salt_sum = math.fsum((S * vol)[wet].tolist())
     d = {"heat_content": rho0 * cp * heat_sum, "salt_content": rho0 / 1000 * salt_sum}
-    if wet.any():
-        Tw, Sw = T[wet], S[wet]
-        d.update(temp_min=Tw.min(), temp_max=Tw.max(), salt_min=Sw.min(), salt_max=Sw.max())
-    else:  # no wet cell at all: the extrema of an empty set
-        d.update(temp_min=math.inf, temp_max=-math.inf, salt_min=math.inf, salt_max=-math.inf)
+    Tw, Sw = T[wet], S[wet]  # a grid has wet cells (Grid)
+    d.update(temp_min=Tw.min(), temp_max=Tw.max(), salt_min=Sw.min(), salt_max=Sw.max())
     return d
 
 

@@ -20,6 +20,7 @@ typedef enum {
   OTHER_NAMES, /* dimensions named (depth, lat, lon) */
   PACKED,      /* salt stored as short with scale_factor, add_offset (CF packing) */
   OFFSET_ONLY, /* temp with add_offset alone */
+  IDENTITY,    /* temp with scale_factor = 1, add_offset = 0: values as stored */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -53,6 +54,11 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
     IO_NC(nc_put_att_double(nc, vs, "add_offset", NC_DOUBLE, 1, &offset));
   }
   if (kind == OFFSET_ONLY) IO_NC(nc_put_att_double(nc, vt, "add_offset", NC_DOUBLE, 1, &offset));
+  if (kind == IDENTITY) {
+    const double one = 1.0, zero = 0.0;
+    IO_NC(nc_put_att_double(nc, vt, "scale_factor", NC_DOUBLE, 1, &one));
+    IO_NC(nc_put_att_double(nc, vt, "add_offset", NC_FLOAT, 1, &zero));
+  }
   IO_NC(nc_enddef(nc));
 
   double *t = malloc((size_t)nz * ny * nx * sizeof *t),
@@ -129,6 +135,7 @@ int main(int argc, char **argv) {
       {"other_names.nc", NC_NETCDF4, OTHER_NAMES},
       {"packed.nc", NC_NETCDF4, PACKED},
       {"offset_only.nc", NC_64BIT_OFFSET, OFFSET_ONLY},
+      {"identity.nc", NC_NETCDF4, IDENTITY},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -160,6 +167,7 @@ int main(int argc, char **argv) {
   expect_refused(
       &g, path[9],
       (const char *const[]){"offset_only.nc", "temp is packed", "the attribute add_offset", NULL});
+  expect_read(&cfg, &g, path[10]); /* packing that changes nothing */
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */

@@ -27,7 +27,9 @@ args=(--quiet --set solver.backend=emulated --set run.steps=4 --set output.inter
       --set output.restart_interval=4 --set grid.periodic_x=true --set run.name=dev
       --set grid.ranks_x=1 --set grid.ranks_y="$np")
 if [ "$np" -gt 1 ]; then
-  launch=(mpirun --oversubscribe -np "$np" "$mm")
+  # each rank's own exit status, in $work/status.RANK
+  launch=(mpirun --oversubscribe -np "$np" bash -c \
+    '"$@"; rc=$?; echo $rc >"$0/status.$OMPI_COMM_WORLD_RANK"; exit $rc' "$work" "$mm")
   stride=3
 else
   launch=("$mm")
@@ -43,6 +45,7 @@ n=1
 tried=0
 while :; do
   out="$work/o$n"
+  rm -f "$work"/status.*
   MINIMODEL_FAULT_RANK=$((np - 1)) MINIMODEL_FAULT_DEVICE_OP=$n \
     timeout -k 10 60 "${launch[@]}" "${args[@]}" --set output.dir="$out" "$ini" >"$work/log" 2>&1
   rc=$?
@@ -54,6 +57,10 @@ while :; do
     break
   fi
   [ $rc -eq 1 ] || fail "call $n: exit $rc, expected 1"
+  for ((r = 0; np > 1 && r < np; r++)); do
+    [ "$(cat "$work/status.$r" 2>/dev/null)" = 1 ] ||
+      fail "call $n: rank $r ended with '$(cat "$work/status.$r" 2>/dev/null)', expected exit 1"
+  done
   line=$(grep -oE "emulated device: [a-z_ 2]+ failed \(call $n\) \[injected fault\]" "$work/log" | head -1)
   [ -n "$line" ] || fail "call $n: no message naming the failed operation and call $n"
   op=$(sed -E 's/^emulated device: (.*) failed .*/\1/; s/ /_/g' <<<"$line")

@@ -26,4 +26,9 @@ printf '[run]\nname = valid\nsteps = 2\n[grid]\nnx = 24\nny = 18\nnz = 12\n[outp
 OMPI_MCA_rmaps_base_oversubscribe=1 "$mm" --quiet valid.ini > make_inputs.log 2>&1 || { cat make_inputs.log; exit 1; }
 size=$(stat -c %s valid.restart.nc)
 head -c $((size / 2)) valid.restart.nc > truncated.restart.nc
+# the same restart with temp packed (scale_factor): the stored values would be
+# read as the field
+ncdump valid.restart.nc | sed 's/^\t\ttemp:units = "degC" ;$/&\n\t\ttemp:scale_factor = 0.5 ;/' |
+  ncgen -k nc4 -o packed.restart.nc
+ncdump -h packed.restart.nc | grep -q 'temp:scale_factor = 0.5' || { echo "packed.restart.nc: no scale_factor"; exit 1; }
 echo "ok: inputs in $dir"

@@ -19,7 +19,8 @@
 #     file and the pid holding it, and the first ends intact (bit for bit a
 #     run alone); a lock held by another program is refused too; a lock
 #     file left by a killed run does not block; a lock file name that is a
-#     symbolic link is refused, and what it names is not written.
+#     symbolic link, a directory or a FIFO is refused, and nothing is
+#     written through it.
 set -u
 mode="$1"; mm="$2"; py="$3"; src="$4"; work="$5"
 ini="$src/configs/gyre_bowl.ini"
@@ -62,6 +63,13 @@ duplicate)
   before=$(sums)
   expect 2 "cases 1 \(e.ini\) and 2 \(d.ini\) would both write $work/out2/flat.nc" e.ini d.ini
   [ "$(sums)" = "$before" ] || fail "e.ini d.ini: the refused run changed the files in out/"
+  # a link at the name of a file renamed into place is no clash: the rename
+  # replaces the link
+  case_ini f.ini other2 out3
+  mkdir out3 && ln -s ../out/flat.restart.nc out3/other2.restart.nc
+  expect 0 "" a.ini f.ini
+  [ -f out3/other2.restart.nc ] && [ ! -L out3/other2.restart.nc ] ||
+    fail "a.ini f.ini: the restart file did not replace the link"
   ;;
 own_input)
   case_ini a.ini flat out
@@ -190,6 +198,12 @@ lock)
     --set output.dir="$work/linked" --set run.steps=2 "$ini"
   [ "$(cat victim.txt)" = "a file of the user's" ] || fail "the file the lock link names was written"
   [ -L linked/gyre_bowl.lock ] || fail "the lock link was removed"
+  # ... or a directory, or a FIFO: refused (not "cannot create", exit 1)
+  mkdir -p dirlock/gyre_bowl.lock fifolock && mkfifo fifolock/gyre_bowl.lock
+  expect 2 "dirlock/gyre_bowl.lock: the lock file's name is a directory" \
+    --set output.dir="$work/dirlock" --set run.steps=2 "$ini"
+  expect 2 "fifolock/gyre_bowl.lock: the lock file's name is a FIFO" \
+    --set output.dir="$work/fifolock" --set run.steps=2 "$ini"
   ;;
 *) fail "unknown mode" ;;
 esac

@@ -49,8 +49,15 @@ limited() {
   shift
   local -a args
   mapfile -d '' args < <(set_once "$@")
-  timeout -k 10 $((usual + 120)) "${mpi[@]}" bash -c 'trap - XFSZ; ulimit -f "$0" && exec "$@"' \
-    "$kib" "$mm" --quiet "${args[@]}" >"$work/log" 2>&1
+  # SIGXFSZ set to its default action in each rank (a shell cannot undo an
+  # ignore it inherited; Python can), so that minimodel's own ignore is tested
+  timeout -k 10 $((usual + 120)) "${mpi[@]}" "$py" -c '
+import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+if sys.argv[1] != "unlimited":
+    limit = int(sys.argv[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+os.execv(sys.argv[2], sys.argv[2:])' "$kib" "$mm" --quiet "${args[@]}" >"$work/log" 2>&1
   rc=$?
   took=$((SECONDS - t0))
 }

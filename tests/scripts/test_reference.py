@@ -442,6 +442,21 @@ def test_range():
                 f"{var} = {value}: exit {rc}, {err!r}"
 
 
+def test_all_land():
+    """A grid with no wet cell is refused with exit 2, with the model's
+    message (model/mm_model.c, check_wet)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nsteps = 2\n[grid]\nnx = 1\nny = 1\nnz = 1\n"
+                             f"depth = 1200\nbathymetry = seamount\n[output]\ndir = {tmp}/out\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet")
+        want = ("grid.bathymetry = seamount on this grid (1 x 1 columns, 1 levels, "
+                "grid.depth = 1200 m) has no wet cell")
+        assert rc == 2 and want in err, f"exit {rc}, {err!r}"
+        out_dir = os.path.join(tmp, "out")
+        assert not os.path.isdir(out_dir) or not os.listdir(out_dir), \
+            "files written before the refusal"
+
+
 # ---------------------------------------------------------------------------
 # The configuration file, read as the model reads it (docs/reliability.md,
 # "Hostile input"; model/mm_config.c)
@@ -586,7 +601,7 @@ def test_superbee_limiter_signs():
 TESTS = [test_start_date, test_superbee_limiter_signs, test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
          test_superbee_bounds_gyre,
          test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range,
-         test_config_file_syntax, test_output_is_directory, test_config_text]
+         test_config_file_syntax, test_output_is_directory, test_config_text, test_all_land]
 
 
 def main(argv):
