@@ -333,6 +333,11 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
   MM_REQUIRE(step_ll >= 0 && step_ll <= 1000000000LL, MM_ERR_INPUT,
              "%s: attribute step = %lld is out of range", p, step_ll);
+  double step_d; /* a step of 2.5 (a double) is read as 2 above */
+  s = nc_get_att_double(nc, NC_GLOBAL, "step", &step_d);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
+  MM_REQUIRE(step_d == (double)step_ll, MM_ERR_INPUT,
+             "%s: attribute step = %g is not a whole number of steps", p, step_d);
   MM_CHECK(mm_find_att(nc, p, "time", false, 1, &len));
   s = nc_get_att_double(nc, NC_GLOBAL, "time", time);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "time", s);

@@ -1,5 +1,6 @@
 #include "mm_config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -508,6 +509,13 @@ static MM_NODISCARD mm_err apply_override(mm_config *cfg, const mm_config_overri
   section[slen] = '\0';
   memcpy(key, dot + 1, klen);
   key[klen] = '\0';
+  /* a file's "steps = 3" written as --set "run.steps = 3": say so, rather
+   * than "run.steps : unknown key (did you mean run.steps?)" */
+  MM_REQUIRE(
+      !isspace((unsigned char)section[0]) && !isspace((unsigned char)key[0]) &&
+          !isspace((unsigned char)section[slen - 1]) && !isspace((unsigned char)key[klen - 1]),
+      MM_ERR_INPUT,
+      "--set %s: blanks around the key: write SECTION.KEY=VALUE with none before the '='", text);
   char hint[160];
   MM_REQUIRE(known_section(section), MM_ERR_INPUT, "--set %s: [%s]: unknown section%s", text,
              section, nearest_section(section, hint, sizeof hint));

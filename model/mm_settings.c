@@ -16,6 +16,19 @@ static long env_long(const char *name, long off) {
   return *end ? off : x;
 }
 
+/* A 0-or-1 setting for users (the fault hooks are for the tests and take
+ * what env_long reads): `off` when unset or empty; any other value than 0
+ * or 1 is refused, not taken as the default. */
+static MM_NODISCARD mm_err env_switch(const char *name, long off, long *out) {
+  const char *v = getenv(name);
+  *out = off;
+  if (!v || !*v) return MM_OK;
+  MM_REQUIRE(!strcmp(v, "0") || !strcmp(v, "1"), MM_ERR_INPUT, "%s = %.40s: must be 0 or 1", name,
+             v);
+  *out = v[0] - '0';
+  return MM_OK;
+}
+
 /* A text setting as written; "" when unset. */
 static MM_NODISCARD mm_err env_text_n(const char *name, char *out, size_t size) {
   const char *v = getenv(name);
@@ -44,8 +57,10 @@ mm_err mm_settings_read(mm_settings *s) {
                s->read_timeout);
   }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
-  s->no_graph = env_long("MINIMODEL_CUDA_GRAPH", 1) == 0;
-  const long aware = env_long("MINIMODEL_CUDA_AWARE_MPI", -1);
+  long graph, aware;
+  MM_CHECK(env_switch("MINIMODEL_CUDA_GRAPH", 1, &graph));
+  MM_CHECK(env_switch("MINIMODEL_CUDA_AWARE_MPI", -1, &aware));
+  s->no_graph = graph == 0;
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
   MM_CHECK(env_text("MINIMODEL_EMULATED_THREADS", s->emulated_threads));
   s->debug = getenv("MINIMODEL_DEBUG") != NULL;
@@ -87,7 +102,8 @@ static const struct {
     {"MINIMODEL_PROBE_HELPER", "path",
      "the program that test-reads an input file's metadata first (default: minimodel-probe "
      "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},
-    {"MINIMODEL_CUDA_GRAPH", "0", "the GPU step's kernels launched one by one, not as a graph"},
+    {"MINIMODEL_CUDA_GRAPH", "0, 1",
+     "0: the GPU step's kernels launched one by one, not as a graph; 1 (default): a graph"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

@@ -300,6 +300,9 @@ def load_config(path=None, overrides=(), text=None):
         if dot < 0 or eq < 0 or dot > eq:
             raise ConfigError(f"--set {ov}: expected SECTION.KEY=VALUE")
         section, key, value = ov[:dot], ov[dot + 1:eq], ov[eq + 1:]
+        if section != section.strip() or key != key.strip():
+            raise ConfigError(f"--set {ov}: blanks around the key: write SECTION.KEY=VALUE "
+                              "with none before the '='")
         if section not in SECTIONS:
             raise ConfigError(f"--set {ov}: [{section}]: unknown section")
         if (section, key) not in KEY_TABLE:

@@ -31,4 +31,7 @@ head -c $((size / 2)) valid.restart.nc > truncated.restart.nc
 ncdump valid.restart.nc | sed 's/^\t\ttemp:units = "degC" ;$/&\n\t\ttemp:scale_factor = 0.5 ;/' |
   ncgen -k nc4 -o packed.restart.nc
 ncdump -h packed.restart.nc | grep -q 'temp:scale_factor = 0.5' || { echo "packed.restart.nc: no scale_factor"; exit 1; }
+# ... and with step = 2.5 (a double), which reads as 2 when taken as an integer
+ncdump valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = 2.5 ;/' | ncgen -k nc4 -o step_half.restart.nc
+ncdump -h step_half.restart.nc | grep -q ':step = 2.5 ;' || { echo "step_half.restart.nc: no step 2.5"; exit 1; }
 echo "ok: inputs in $dir"

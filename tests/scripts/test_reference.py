@@ -391,6 +391,7 @@ def test_command_line():
         for bad, what in ((("--set", "initial.restart=x.nc"), "not supported"),
                           (("--set", "grid.nx=0"), "grid.nx"),
                           (("--set", "grid.foo=1"), "unknown key"),
+                          (("--set", "run.steps =3"), "blanks around the key"),
                           (("--set", "physics.flow=gyre", "--set", "run.dt=1e6"),
                            "advective stability limit"),
                           (("--set", "physics.kappa_h=1e5"), "diffusive stability limit"),
