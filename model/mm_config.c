@@ -318,6 +318,15 @@ static void format_value(const mm_config *cfg, const mm_key *k, char *buf, size_
   }
 }
 
+void mm_config_value_text(const mm_config *cfg, const char *section, const char *key, char *buf,
+                          size_t n) {
+  const mm_key *k = find_key(section, key);
+  if (k)
+    format_value(cfg, k, buf, n);
+  else
+    snprintf(buf, n, "?");
+}
+
 void mm_config_defaults(mm_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
   char why[256];

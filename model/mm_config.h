@@ -84,6 +84,11 @@ typedef struct {
   const char *text;
 } mm_config_override;
 
+/* The value of section.key as the resolved configuration writes it (an
+ * enum by its name); "?" for a key that does not exist. */
+void mm_config_value_text(const mm_config *cfg, const char *section, const char *key, char *buf,
+                          size_t n);
+
 /* A file's type (stat's st_mode) as messages name it: "a FIFO", "a
  * directory", "a symbolic link", ... */
 const char *mm_file_kind(unsigned mode);

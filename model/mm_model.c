@@ -61,9 +61,6 @@ static void initial_state(mm_model *m) {
     }
 }
 
-/* The discrete flow must be exactly divergence-free in every wet cell: it
- * is for a gyre, and for a uniform flow in a channel periodic in x whose
- * walls no land touches; anything else is refused. */
 /* Refuse a grid without a wet cell: there is no ocean to step (its
  * diagnostics would be the empty sums' and extrema's, +-Inf). Collective. */
 static MM_NODISCARD mm_err check_wet(const mm_model *m) {
@@ -73,15 +70,19 @@ static MM_NODISCARD mm_err check_wet(const mm_model *m) {
     for (int i = 0; i < g->nxl; i++)
       wet += g->kmt[mm_col(g, i, j)];
   MM_MPI(MPI_Allreduce(&wet, &all, 1, MPI_LONG, MPI_SUM, g->cart));
-  static const char *const bathymetry[] = {"flat", "bowl", "seamount", "slope"};
+  char bathymetry[64];
+  mm_config_value_text(&m->cfg, "grid", "bathymetry", bathymetry, sizeof bathymetry);
   MM_REQUIRE(all > 0, MM_ERR_INPUT,
              "grid.bathymetry = %s on this grid (%d x %d columns, %d levels, grid.depth = %g m) "
              "has no wet cell: every column is land; use a larger grid, more depth or "
              "another bathymetry",
-             bathymetry[m->cfg.bathymetry], g->nx, g->ny, g->nz, m->cfg.depth);
+             bathymetry, g->nx, g->ny, g->nz, m->cfg.depth);
   return MM_OK;
 }
 
+/* The discrete flow must be exactly divergence-free in every wet cell: it
+ * is for a gyre, and for a uniform flow in a channel periodic in x whose
+ * walls no land touches; anything else is refused. */
 static MM_NODISCARD mm_err check_divergence(const mm_model *m) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
