@@ -50,7 +50,7 @@ mm_err mm_bandwidth_probe(MPI_Comm comm, double *gbps) {
 double mm_phase_bytes_per_cell(mm_phase p, bool gpu, bool kappa_in_solve) {
   switch (p) {
   case MM_PHASE_HORIZONTAL: return gpu || kappa_in_solve ? 48.0 : 56.0;
-  case MM_PHASE_MIXING: return gpu ? 24.0 : 0.0;
+  case MM_PHASE_MIXING: return gpu && !kappa_in_solve ? 24.0 : 0.0;
   case MM_PHASE_SOLVE: return kappa_in_solve ? 32.0 : 40.0;
   case MM_PHASE_DIAGNOSTICS: return 16.0;
   case MM_PHASE_STEP: return 80.0;

@@ -6,8 +6,9 @@
  *   horizontal   read T, S, ue, vn; write T*, S* (48); on the CPU with a
  *                solver without mm_tdma_fused_mixing also kappa_w, which
  *                it then computes per column (56)
- *   mixing       GPU: read T*, S*, write kappa_w (24); CPU: 0 (part of
- *                horizontal or of the solve)
+ *   mixing       GPU with a mixing kernel: read T*, S*, write kappa_w (24);
+ *                0 where the solve builds kappa (kappa_in_solve) and on the
+ *                CPU (part of horizontal or of the solve)
  *   solve        read T*, S*; write T, S (32) where the solver builds kappa
  *                inside the solve (kappa_in_solve, mm_model.h); else also
  *                read kappa_w (40)
@@ -27,8 +28,8 @@
 #include "mm_timer.h"
 
 /* Bytes per wet cell per step (diagnostics: per call) of phase p; 0 for the
- * phases without a floor. gpu: the GPU step's phases; kappa_in_solve: the
- * CPU step with kappa built inside the solve. */
+ * phases without a floor. gpu: the GPU step's phases; kappa_in_solve: kappa
+ * built inside the solve (CPU or GPU step). */
 double mm_phase_bytes_per_cell(mm_phase p, bool gpu, bool kappa_in_solve);
 
 /* A short STREAM-like triad on every rank at once (collective, with the

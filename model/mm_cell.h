@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "mm_tdma_column.h"
+
 #if defined(__CUDACC__)
 #define MM_CELL_FN __host__ __device__ __forceinline__
 #else
@@ -125,13 +127,12 @@ MM_CELL_FN double mm_cell_update(double t, double fa_w, double fa_e, double ga_s
   return MM_CELL_UPDATE(t, fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area);
 }
 
-/* Diffusivity of the interface between levels k and k+1 from the linear
- * equation of state: kappa_mix where the water column is statically unstable
- * (rho_k > rho_{k+1}) and convection is on, kappa_v otherwise (m2/s). */
+/* Diffusivity of the interface between levels k and k+1 (mm_col_kappa, the
+ * solvers' own, so that the mixing kernel and a solve that builds kappa
+ * itself give the same bits). */
 MM_CELL_FN double mm_cell_kappa(double alpha, double beta, double t_k, double t_k1, double s_k,
                                 double s_k1, int convect, double kappa_v, double kappa_mix) {
-  const int unstable = -alpha * (t_k - t_k1) + beta * (s_k - s_k1) > 0.0;
-  return convect && unstable ? kappa_mix : kappa_v;
+  return mm_col_kappa(alpha, beta, t_k, t_k1, s_k, s_k1, convect, kappa_v, kappa_mix);
 }
 
 /* The operands of the horizontal step at one cell, for kernels that compute

@@ -96,9 +96,13 @@ typedef struct mm_device_backend {
   int (*horizontal)(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r);
   int (*mixing)(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh);
   int (*diagnostics)(void *ctx, const mm_dev_diag *d);
-  /* [stream] The fused tridiagonal solve (mm_tdma_fused) on its memory. */
+  /* [stream] The fused tridiagonal solve (mm_tdma_fused) on its memory; with
+   * mix (kappa NULL, nrhs 2), the solve that builds kappa from the two
+   * right-hand sides (mm_tdma_fused_mixing), which the orchestration asks
+   * for only of a solver that has it: fused_mixing_async on a device with
+   * memory of its own, fused_mixing on the host's. */
   int (*solve)(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-               const double *kappa, double *const *rhs, int nrhs);
+               const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs);
 
   /* [stream] Record event e; the host waits until the work before it is done. */
   int (*record)(void *ctx, int e);

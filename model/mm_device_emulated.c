@@ -74,6 +74,8 @@ typedef struct {
       mm_tdma_batch bt;
       mm_tdma_geometry geo;
       const double *kappa;
+      mm_tdma_mixing mix; /* with_mix: kappa from the right-hand sides */
+      int with_mix;
       double *rhs[MM_TDMA_MAX_RHS];
       int nrhs;
     } solve;
@@ -220,8 +222,11 @@ static void run_op(emu *e, const op *o) {
   }
   case OP_DIAG: run_diag(e, &o->u.diag); break;
   case OP_SOLVE: {
-    const int rc = mm_tdma_fused(o->u.solve.solver, &o->u.solve.bt, &o->u.solve.geo,
-                                 o->u.solve.kappa, o->u.solve.rhs, o->u.solve.nrhs);
+    const int rc = o->u.solve.with_mix
+                       ? mm_tdma_fused_mixing(o->u.solve.solver, &o->u.solve.bt, &o->u.solve.geo,
+                                              &o->u.solve.mix, o->u.solve.rhs)
+                       : mm_tdma_fused(o->u.solve.solver, &o->u.solve.bt, &o->u.solve.geo,
+                                       o->u.solve.kappa, o->u.solve.rhs, o->u.solve.nrhs);
     if (rc && !e->pending_error) {
       char m[256];
       snprintf(m, sizeof m, "tridiagonal solve (%s) failed: %s",
@@ -418,13 +423,16 @@ static int emu_diagnostics(void *ctx, const mm_dev_diag *d) {
 }
 
 static int emu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-                     const double *kappa, double *const *rhs, int nrhs) {
+                     const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs) {
   emu *e = ctx;
   if (injected(e, "solve")) return 1;
   if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS) return fail(e, "solve: bad number of right-hand sides");
+  if (mix && (nrhs != 2 || kappa || !mm_tdma_backend_of(s)->fused_mixing))
+    return fail(e, "solve: kappa from the right-hand sides needs two of them, no kappa and a "
+                   "solver that builds it");
   const size_t n = bt->ncol * (size_t)bt->nz * sizeof(double);
   if (need_device(e, bt->depth, bt->ncol * sizeof(int), "solve: depths") ||
-      need_device(e, kappa, n, "solve: kappa") ||
+      (!mix && need_device(e, kappa, n, "solve: kappa")) ||
       need_device(e, geo->inv_h, (size_t)bt->nz * sizeof(double), "solve: inv_h") ||
       need_device(e, geo->g, (size_t)bt->nz * sizeof(double), "solve: g"))
     return 1;
@@ -434,6 +442,7 @@ static int emu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_td
     o.u.solve.rhs[q] = rhs[q];
   }
   o.u.solve.solver = s, o.u.solve.bt = *bt, o.u.solve.geo = *geo, o.u.solve.kappa = kappa;
+  if (mix) o.u.solve.mix = *mix, o.u.solve.with_mix = 1;
   o.u.solve.nrhs = nrhs;
   return push(e, &o);
 }

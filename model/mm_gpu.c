@@ -10,7 +10,12 @@
  *   end:   [halo strips H2D, frame kernel, mixing kernel, solve], with
  *          events between the phases: one graph launch (two graphs per
  *          halo path, one per parity of the step, as T and T* swap), or the
- *          operations one by one without graphs; then the host waits. */
+ *          operations one by one without graphs; then the host waits.
+ *          Where the solver builds kappa_w from T*, S* itself
+ *          (kappa_in_solve: mm_tdma_fused_mixing), there is no mixing kernel
+ *          and kappa_w never goes to memory: the solve moves the 32 bytes
+ *          per cell of T* and S* instead of the mixing kernel's 24 and the
+ *          solve's 40. */
 #include "mm_gpu.h"
 
 #include <stdbool.h>
@@ -41,6 +46,7 @@ struct mm_gpu {
   int registered;                /* host_temp, host_salt are registered: 0, 1 or 2 of them */
   void *graph[2][2];             /* [parity][stage] */
   int parity;                    /* steps done by this object, mod 2 */
+  int kappa_in_solve;            /* the solve builds kappa_w (no mixing kernel) */
   long graph_launches;           /* graphs launched so far */
   mm_cell_rects interior, frame, whole;
   mm_tdma_batch batch; /* the columns of the block, first to last */
@@ -98,14 +104,26 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
 }
 
 /* The fused solve of the block's columns: one batch from the first to the
- * last column; halo columns in between have depth 0. */
+ * last column; halo columns in between have depth 0. Queued: with kappa_w
+ * built inside where kappa_in_solve (the mixing parameters of the setup). */
 static MM_NODISCARD mm_err solve(mm_gpu *g, int queued) {
   const int nz = g->s.nz;
   const mm_tdma_geometry geo = {g->inv_h, g->g_dt};
   double *const rhs[2] = {g->temp_next + g->first * nz, g->salt_next + g->first * nz};
   const double *kappa = g->kappa_w + g->first * nz;
+  if (queued && g->kappa_in_solve) {
+    const mm_cell_mix *x = &g->s.mix;
+    const mm_tdma_mixing mix = {.alpha = x->alpha,
+                                .beta = x->beta,
+                                .kappa_v = x->kappa_v,
+                                .kappa_mix = x->kappa_mix,
+                                .convect = x->convect,
+                                .top = x->q_top};
+    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, NULL, &mix, rhs, 2));
+    return MM_OK;
+  }
   if (queued) {
-    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, kappa, rhs, 2));
+    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, kappa, NULL, rhs, 2));
     return MM_OK;
   }
   const int rc = mm_tdma_fused(g->s.solver, &g->batch, &geo, kappa, rhs, 2);
@@ -129,7 +147,8 @@ static MM_NODISCARD mm_err queue_end(mm_gpu *g, int stage) {
   x.temp_next = g->temp_next;
   x.salt_next = g->salt_next;
   x.kappa_w = g->kappa_w;
-  if (g->whole.first[g->whole.n] > 0) DEV(g->dev->mixing(g->ctx, &x, &g->whole, g->s.nxh));
+  if (!g->kappa_in_solve && g->whole.first[g->whole.n] > 0)
+    DEV(g->dev->mixing(g->ctx, &x, &g->whole, g->s.nxh));
   DEV(g->dev->record(g->ctx, EV_MIXING1));
   MM_CHECK(solve(g, 1));
   DEV(g->dev->record(g->ctx, EV_SOLVE1));
@@ -146,6 +165,11 @@ mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
   g->s = *s;
   g->dev = s->device;
   g->ctx = s->ctx;
+  /* the solver's solve that builds kappa_w: queued on the device's stream
+   * where the device has memory of its own, run by the host's queue else */
+  const mm_tdma_backend *be = mm_tdma_backend_of(s->solver);
+  g->kappa_in_solve = s->kappa_in_solve && (g->dev->device_memory ? be->fused_mixing_async != NULL
+                                                                  : be->fused_mixing != NULL);
   const int nz = s->nz;
   g->n = s->ncol_h * (size_t)nz;
   const size_t bytes = g->n * sizeof(double), nb = s->ncol_h * sizeof(int);
@@ -234,6 +258,10 @@ void mm_gpu_fields(mm_gpu *g, double **temp, double **salt) {
 
 long mm_gpu_graph_launches(const mm_gpu *g) {
   return g->graph_launches;
+}
+
+int mm_gpu_kappa_in_solve(const mm_gpu *g) {
+  return g->kappa_in_solve;
 }
 
 mm_err mm_gpu_step_begin(mm_gpu *g, int stage) {

@@ -10,11 +10,13 @@
  *                      arrays, or on the device arrays where MPI takes
  *                      device memory
  *   mm_gpu_step_end    the received halo strips go back to the device, then
- *                      the horizontal kernel of the frame, the mixing kernel
- *                      (kappa_w and the surface flux) and the fused
- *                      tridiagonal solve; captured once per parity of the
- *                      step into a graph; returns when the step is done,
- *                      with the device time of each phase (events)
+ *                      the horizontal kernel of the frame and the fused
+ *                      tridiagonal solve, which builds kappa_w and adds the
+ *                      surface flux itself where the solver can (no kappa_w
+ *                      in memory; else a mixing kernel before it does);
+ *                      captured once per parity of the step into a graph;
+ *                      returns when the step is done, with the device time
+ *                      of each phase (events)
  * Only halo strips and output records cross to the host. The arithmetic is
  * that of the CPU step (mm_cell.h, mm_rsum.h, mm_tdma_column.h), so the
  * result is the CPU's to the bit where the device rounds like the host.
@@ -65,6 +67,7 @@ typedef struct {
                                   * output; registered as pinned memory */
   mm_tdma *solver;               /* on the device's memory (for_device = device->device_memory) */
   int use_graph;                 /* capture the steady part of the step in graphs */
+  int kappa_in_solve;            /* kappa_w inside the solve where the solver can */
 } mm_gpu_setup;
 
 /* Device time of the phases of one step (s), from the device's events. */
@@ -86,6 +89,8 @@ MM_NODISCARD mm_err mm_gpu_download(mm_gpu *g);
 void mm_gpu_fields(mm_gpu *g, double **temp, double **salt);
 /* The graphs launched so far (0 with use_graph off). */
 long mm_gpu_graph_launches(const mm_gpu *g);
+/* 1 when the solve builds kappa_w (no mixing kernel, no kappa_w in memory). */
+int mm_gpu_kappa_in_solve(const mm_gpu *g);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */

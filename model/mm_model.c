@@ -334,6 +334,9 @@ static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   s.solver = m->solver;
   /* MINIMODEL_CUDA_GRAPH=0: launch the kernels one by one (for profiling) */
   s.use_graph = !cfg->env.no_graph;
+  /* MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: the mixing kernel, kappa_w through
+   * memory (for profiling) */
+  s.kappa_in_solve = !cfg->env.no_kappa_in_solve;
   /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
   int aware = m->dev->mpi_takes_device_memory((int)cfg->env.cuda_aware_mpi);
@@ -619,6 +622,7 @@ int mm_model_on_device(const mm_model *m) {
 }
 
 int mm_model_kappa_in_solve(const mm_model *m) {
+  if (m->gpu) return mm_gpu_kappa_in_solve(m->gpu);
   return m->kappa_in_solve;
 }
 

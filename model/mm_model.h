@@ -48,7 +48,8 @@ long mm_model_graph_launches(const mm_model *m);
 /* 1 when the step runs on a device (the GPU step). */
 int mm_model_on_device(const mm_model *m);
 /* 1 when the solver builds the convective diffusivity and adds the surface
- * heating inside the solve (mm_tdma_fused_mixing): no kappa_w in memory. */
+ * heating inside the solve (mm_tdma_fused_mixing; on the GPU step also
+ * mm_tdma_fused_mixing_async): no kappa_w in memory. */
 int mm_model_kappa_in_solve(const mm_model *m);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state

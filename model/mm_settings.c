@@ -57,8 +57,10 @@ mm_err mm_settings_read(mm_settings *s) {
                s->read_timeout);
   }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
-  long graph, aware;
+  long graph, aware, kappa_in_solve;
   MM_CHECK(env_switch("MINIMODEL_CUDA_GRAPH", 1, &graph));
+  MM_CHECK(env_switch("MINIMODEL_CUDA_KAPPA_IN_SOLVE", 1, &kappa_in_solve));
+  s->no_kappa_in_solve = kappa_in_solve == 0;
   MM_CHECK(env_switch("MINIMODEL_CUDA_AWARE_MPI", -1, &aware));
   s->no_graph = graph == 0;
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
@@ -104,6 +106,10 @@ static const struct {
      "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},
     {"MINIMODEL_CUDA_GRAPH", "0, 1",
      "0: the GPU step's kernels launched one by one, not as a graph; 1 (default): a graph"},
+    {"MINIMODEL_CUDA_KAPPA_IN_SOLVE", "0, 1",
+     "0: the GPU step's convective diffusivity by a mixing kernel of its own, through memory; 1 "
+     "(default): built inside the solve where the solver can (cuda; simd on the emulated "
+     "device)"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

@@ -75,9 +75,10 @@ typedef struct {
   char probe_helper[MM_SETTING_PATH_MAX]; /* MINIMODEL_PROBE_HELPER: the test read's program
                                              (io/probe.c); "" the default */
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
-  mm_ask cuda_aware_mpi;                  /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
-  char emulated_threads[MM_SETTING_MAX];  /* MINIMODEL_EMULATED_THREADS: forward, reverse */
-  bool debug;                             /* MINIMODEL_DEBUG set: where an error was raised */
+  bool no_kappa_in_solve; /* MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: the GPU step's mixing kernel */
+  mm_ask cuda_aware_mpi;  /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
+  char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
+  bool debug;                            /* MINIMODEL_DEBUG set: where an error was raised */
   mm_faults fault;
   /* set by the program, not the environment: the stop signal received so
    * far, 0 none (app/mm_signal.h); NULL where nothing records one. The test

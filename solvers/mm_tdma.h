@@ -85,9 +85,10 @@ typedef struct {
  * Required (never NULL): name, description, create, destroy, solve,
  * solve_f, fused, fused_f. Optional: available (NULL: always usable),
  * fused_async (device backends that can queue the fused solve on a stream;
- * NULL elsewhere), fused_mixing (exact host backends that build kappa inside the
- * solve; NULL: the caller computes kappa and calls fused). tests/solvers
- * checks this of every compiled-in backend. */
+ * NULL elsewhere), fused_mixing (exact backends that build kappa inside the
+ * solve, on their own memory; NULL: the caller computes kappa and calls
+ * fused), fused_mixing_async (device backends with fused_mixing, queued like
+ * fused_async). tests/solvers checks this of every compiled-in backend. */
 typedef struct mm_tdma_backend {
   const char *name;
   const char *description;
@@ -117,9 +118,14 @@ typedef struct mm_tdma_backend {
    * backends have a priority, so that auto never changes a result. */
   int priority;
   /* Optional: the fused solve of rhs[0], rhs[1] with kappa from
-   * mm_tdma_mixing (host backends; NULL: the caller computes kappa). */
+   * mm_tdma_mixing (exact backends, pointers to their own memory; NULL: the
+   * caller computes kappa). */
   int (*fused_mixing)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                       const mm_tdma_mixing *mix, double *const rhs[2]);
+  /* Device backends with fused_mixing only (NULL elsewhere): it queued on a
+   * stream as fused_async is, with fused_async's conventions. */
+  int (*fused_mixing_async)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                            const mm_tdma_mixing *mix, double *const rhs[2], void *stream);
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */
@@ -152,6 +158,9 @@ int mm_tdma_fused_mixing(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geom
  * has none. */
 int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                         const double *kappa, double *const *rhs, int nrhs, void *stream);
+/* The backend's fused_mixing_async; MM_TDMA_ENOTSUP where it has none. */
+int mm_tdma_fused_mixing_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                               const mm_tdma_mixing *mix, double *const rhs[2], void *stream);
 
 #ifdef __cplusplus
 }

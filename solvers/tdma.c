@@ -152,6 +152,15 @@ int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geome
   return s->backend->fused_async(s->ctx, bt, geo, kappa, rhs, nrhs, stream);
 }
 
+int mm_tdma_fused_mixing_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                               const mm_tdma_mixing *mix, double *const rhs[2], void *stream) {
+  int rc = check_batch(s, bt, 2);
+  if (rc) return rc;
+  if (!mix) return MM_TDMA_EINVAL;
+  if (!s->backend->fused_mixing_async) return MM_TDMA_ENOTSUP;
+  return s->backend->fused_mixing_async(s->ctx, bt, geo, mix, rhs, stream);
+}
+
 int mm_tdma_fused_f(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry_f *geo,
                     const float *kappa, float *const *rhs, int nrhs) {
   int rc = check_batch(s, bt, nrhs);

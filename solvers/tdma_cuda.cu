@@ -35,13 +35,13 @@ using mmcuda::Plan;
 
 constexpr int kDefaultWarpsPerSm = 4;
 
-template <typename T, int NRHS, bool FUSED>
+template <typename T, int NRHS, bool FUSED, bool MIX = false>
 __global__ void __launch_bounds__(4 * mmcuda::kWarp)
     tdma_kernel(const Args<T> p, int warps_per_block, unsigned warp_bytes) {
   extern __shared__ __align__(16) unsigned char mm_smem[];
   const int w = (int)(threadIdx.x / mmcuda::kWarp), lane = (int)(threadIdx.x % mmcuda::kWarp);
   const size_t task = (size_t)blockIdx.x * (size_t)warps_per_block + (size_t)w;
-  mmcuda::warp_solve<T, NRHS, FUSED>(p, task, lane, mm_smem + (size_t)w * warp_bytes);
+  mmcuda::warp_solve<T, NRHS, FUSED, MIX>(p, task, lane, mm_smem + (size_t)w * warp_bytes);
 }
 
 struct CudaCtx {
@@ -93,9 +93,9 @@ void cuda_destroy(void *ctx) {
   free(x);
 }
 
-template <typename T, int NRHS, bool FUSED>
+template <typename T, int NRHS, bool FUSED, bool MIX = false>
 int launch(const Args<T> &p, const Plan &pl, cudaStream_t stream) {
-  const void *kern = (const void *)tdma_kernel<T, NRHS, FUSED>;
+  const void *kern = (const void *)tdma_kernel<T, NRHS, FUSED, MIX>;
   const size_t bytes = (size_t)pl.warps * pl.warp_bytes;
   if (bytes > 48 * 1024 && cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)bytes) != cudaSuccess)
@@ -106,7 +106,7 @@ int launch(const Args<T> &p, const Plan &pl, cudaStream_t stream) {
   const size_t tasks = (p.ncol + mmcuda::kWarp - 1) / mmcuda::kWarp;
   const size_t blocks = (tasks + (size_t)pl.warps - 1) / (size_t)pl.warps;
   if (blocks > (size_t)INT32_MAX) return MM_TDMA_ENOTSUP;
-  tdma_kernel<T, NRHS, FUSED>
+  tdma_kernel<T, NRHS, FUSED, MIX>
       <<<(unsigned)blocks, (unsigned)(pl.warps * mmcuda::kWarp), bytes, stream>>>(
           p, pl.warps, (unsigned)pl.warp_bytes);
   return cudaGetLastError() == cudaSuccess ? MM_TDMA_OK : MM_TDMA_EDEVICE;
@@ -156,10 +156,23 @@ int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T
   return MM_TDMA_OK;
 }
 
-/* One call: plan, workspace, depth check, solve, wait. */
+/* The fused solve with kappa from the right-hand sides (Args::mix). */
+template <typename T>
+int launch_mixing(Args<T> &, const Plan &, const mm_tdma_mixing &, cudaStream_t) {
+  return MM_TDMA_EINVAL;
+}
+template <>
+int launch_mixing<double>(Args<double> &p, const Plan &pl, const mm_tdma_mixing &mix,
+                          cudaStream_t stream) {
+  p.mix = mix;
+  return launch<double, 2, true, true>(p, pl, stream);
+}
+
+/* One call: plan, workspace, depth check, solve, wait. mix: the fused solve
+ * of two right-hand sides with kappa built inside (kappa NULL). */
 template <typename T, bool FUSED>
 int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
-        const T *g, const T *inv_h, T *const *rhs, int nrhs) {
+        const T *g, const T *inv_h, T *const *rhs, int nrhs, const mm_tdma_mixing *mix = NULL) {
   CudaCtx *x = (CudaCtx *)ctx;
   if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
   if (bt->ncol == 0) return MM_TDMA_OK;
@@ -168,7 +181,7 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
   int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
   if (rc) return rc;
   rc = mmcuda::queue_depth_check(&x->st, bt->depth, bt->ncol, bt->nz);
-  if (!rc) rc = dispatch<T, FUSED>(p, pl, nrhs);
+  if (!rc) rc = mix ? launch_mixing(p, pl, *mix, 0) : dispatch<T, FUSED>(p, pl, nrhs);
   const int rc2 = mmcuda::finish(&x->st);
   return rc ? rc : rc2;
 }
@@ -190,10 +203,18 @@ int cuda_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry_f *g
   return run<float, true>(ctx, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs);
 }
 
-/* The fused solve queued on `stream`: the abort flag cleared (no depth
- * check), then the kernel; no wait. */
-int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-                     const double *kappa, double *const *rhs, int nrhs, void *stream) {
+int cuda_fused_mixing(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                      const mm_tdma_mixing *mix, double *const rhs[2]) {
+  if (!mix) return MM_TDMA_EINVAL;
+  return run<double, true>(ctx, bt, NULL, NULL, NULL, NULL, geo->g, geo->inv_h, rhs, 2, mix);
+}
+
+/* The fused solve queued on `stream` (with kappa built inside when mix is
+ * given): the abort flag cleared (no depth check), then the kernel; no
+ * wait. */
+int queue_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs,
+                void *stream) {
   CudaCtx *x = (CudaCtx *)ctx;
   if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
   if (bt->ncol == 0) return MM_TDMA_OK;
@@ -207,7 +228,16 @@ int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry 
     (void)cudaGetLastError();
     return MM_TDMA_EDEVICE;
   }
-  return dispatch<double, true>(p, pl, nrhs, st);
+  return mix ? launch_mixing(p, pl, *mix, st) : dispatch<double, true>(p, pl, nrhs, st);
+}
+int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                     const double *kappa, double *const *rhs, int nrhs, void *stream) {
+  return queue_fused(ctx, bt, geo, kappa, NULL, rhs, nrhs, stream);
+}
+int cuda_fused_mixing_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
+                            const mm_tdma_mixing *mix, double *const rhs[2], void *stream) {
+  if (!mix) return MM_TDMA_EINVAL;
+  return queue_fused(ctx, bt, geo, NULL, mix, rhs, 2, stream);
 }
 
 } // namespace
@@ -225,6 +255,7 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     cuda_fused,
     cuda_fused_f,
     cuda_fused_async,
-    10,   /* priority: auto's choice on the device */
-    NULL, /* fused_mixing */
+    10, /* priority: auto's choice on the device */
+    cuda_fused_mixing,
+    cuda_fused_mixing_async,
 };

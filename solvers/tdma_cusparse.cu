@@ -225,4 +225,5 @@ extern "C" const mm_tdma_backend mm_tdma_cusparse = {
     NULL, /* fused_async: the library call synchronises */
     0,    /* priority: a baseline, never auto's choice */
     NULL, /* fused_mixing */
+    NULL, /* fused_mixing_async */
 };

@@ -243,9 +243,16 @@ int cu_diagnostics(void *ctx, const mm_dev_diag *d) {
 }
 
 int cu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-             const double *kappa, double *const *rhs, int nrhs) {
+             const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs) {
   Ctx *c = (Ctx *)ctx;
-  const int rc = mm_tdma_fused_async(s, bt, geo, kappa, rhs, nrhs, (void *)c->stream);
+  int rc;
+  if (mix) {
+    double *const r2[2] = {rhs[0], nrhs > 1 ? rhs[1] : NULL};
+    rc = nrhs == 2 ? mm_tdma_fused_mixing_async(s, bt, geo, mix, r2, (void *)c->stream)
+                   : MM_TDMA_EINVAL;
+  } else {
+    rc = mm_tdma_fused_async(s, bt, geo, kappa, rhs, nrhs, (void *)c->stream);
+  }
   if (rc) {
     snprintf(c->err, sizeof c->err, "tridiagonal solve (%s) on the GPU: %s",
              mm_tdma_backend_of(s)->name, mm_tdma_strerror(rc));

@@ -169,8 +169,9 @@ template <typename T> struct Args {
   const T *a, *b, *c;         /* plain solve */
   const T *kappa, *g, *inv_h; /* fused solve */
   T *rhs[MM_TDMA_MAX_RHS];
-  T *cpws;          /* spill workspace of c' (ncol * nz), NULL if no spill */
-  const int *abort; /* nonzero: a depth was invalid, touch nothing */
+  T *cpws;            /* spill workspace of c' (ncol * nz), NULL if no spill */
+  mm_tdma_mixing mix; /* kappa from rhs[0], rhs[1] (MIX solves only; kappa unused) */
+  const int *abort;   /* nonzero: a depth was invalid, touch nothing */
   int kt, stride, slots;
 };
 
@@ -221,9 +222,19 @@ template <typename F> MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
   }
 }
 
-/* One warp solves columns [32 * task, 32 * task + 32) (fewer at the end). */
-template <typename T, int NRHS, bool FUSED>
+/* One warp solves columns [32 * task, 32 * task + 32) (fewer at the end).
+ * MIX (fused, double, two right-hand sides): kappa is not read but built
+ * from the right-hand sides as they are on entry (mm_tdma_mixing): kappa of
+ * level k from levels k and k+1 of the lane's own row of the tile, or, at
+ * the last level of a chunk, from level k+1 in global memory (the next
+ * chunk, not yet loaded, still as on entry: two loads per lane and chunk,
+ * whose sectors L2 keeps for that chunk's load); then the surface term at
+ * level 0. The same values and the same order as mm_tdma_fused_mixing of
+ * the host backends, so the same bits, and no kappa in memory: the solve
+ * moves the 32 bytes per level of the two right-hand sides alone. */
+template <typename T, int NRHS, bool FUSED, bool MIX = false>
 MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *sm) {
+  static_assert(!MIX || (FUSED && NRHS == 2), "MIX is a fused solve of two right-hand sides");
   const Layout L = layout_of(p.kt, p.stride, p.slots, NRHS, sizeof(T), FUSED);
   const size_t c0 = task * (size_t)kWarp;
   if (c0 >= p.ncol || *p.abort) return; /* warp-uniform */
@@ -267,7 +278,7 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
       if (k0 + kk >= sdep[j]) return;
       const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
       const size_t si = (size_t)j * S + (size_t)kk;
-      MM_COPY_ASYNC(tc + si, cin + gi);
+      if (!MIX) MM_COPY_ASYNC(tc + si, cin + gi);
       if (!FUSED) {
         MM_COPY_ASYNC(tile_a + si, p.a + gi);
         MM_COPY_ASYNC(tile_b + si, p.b + gi);
@@ -290,7 +301,22 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
       const int k = k0 + kk;
       T a, b, c;
       if (FUSED) {
-        const T kcur = row[kk], gcur = geo_g[kk];
+        T kcur = (T)0;
+        if (MIX) {
+          T *const r0 = MM_TILE(s, 1) + (size_t)lane * S, *const r1 =
+                                                              MM_TILE(s, 2) + (size_t)lane * S;
+          if (k + 1 < my_d) {
+            const size_t gn = (c0 + (size_t)lane) * nz + (size_t)(k + 1);
+            const T t1 = kk + 1 < kt ? r0[kk + 1] : p.rhs[0][gn];
+            const T s1 = kk + 1 < kt ? r1[kk + 1] : p.rhs[1][gn];
+            kcur = (T)mm_col_kappa(p.mix.alpha, p.mix.beta, r0[kk], t1, r1[kk], s1, p.mix.convect,
+                                   p.mix.kappa_v, p.mix.kappa_mix);
+          }
+          if (k == 0 && p.mix.top != 0.0) r0[0] += (T)p.mix.top;
+        } else {
+          kcur = row[kk];
+        }
+        const T gcur = geo_g[kk];
         coeffs_at<T>(k, my_d, kprev, kcur, gprev, gcur, geo_h[kk], &a, &b, &c);
         kprev = kcur, gprev = gcur;
       } else {

@@ -5,6 +5,10 @@
 # step (scripts/compare.py without tolerance):
 #   - on 1, 2, 3 and 4 ranks, against the CPU on 1 rank;
 #   - kernels queued one by one (MINIMODEL_CUDA_GRAPH=0) instead of graphs;
+#   - kappa_w built inside the solve (the default; the timing file must say
+#     so) and by a mixing kernel of its own (MINIMODEL_CUDA_KAPPA_IN_SOLVE=0),
+#     and on the emulated device by a solver that cannot build it
+#     (solver.tdma = reference);
 #   - the halo through host strips (MINIMODEL_CUDA_AWARE_MPI=0) and through
 #     device memory where MPI takes it (=1: always on the emulated device);
 #   - emulated only: the kernels' threads in reverse order
@@ -48,6 +52,21 @@ done
 
 grep -Eq '"graph_launches": [1-9]' "$work/dev1/$name.timing.json" ||
   fail "with graphs (the default): no graph launched"
+grep -q '"kappa_in_solve": true' "$work/dev1/$name.timing.json" ||
+  fail "kappa_w is not built inside the solve (timing file: kappa_in_solve)"
+MINIMODEL_CUDA_KAPPA_IN_SOLVE=0 run 2 "${dev[@]}" --set output.dir="$work/mixkernel" ||
+  fail "MINIMODEL_CUDA_KAPPA_IN_SOLVE=0"
+grep -q '"kappa_in_solve": false' "$work/mixkernel/$name.timing.json" ||
+  fail "MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: kappa_w still built inside the solve"
+same "$work/mixkernel/$name.nc" "$work/cpu1/$name.nc" || fail "mixing kernel: not the CPU's bits"
+if [ "$backend" = emulated ]; then
+  run 2 --set solver.backend=emulated --set solver.tdma=reference \
+    --set output.dir="$work/reference" || fail "solver.tdma = reference"
+  grep -q '"kappa_in_solve": false' "$work/reference/$name.timing.json" ||
+    fail "solver.tdma = reference: kappa_w built inside a solve that cannot"
+  same "$work/reference/$name.nc" "$work/cpu1/$name.nc" ||
+    fail "solver.tdma = reference: not the CPU's bits"
+fi
 MINIMODEL_CUDA_GRAPH=0 run 2 "${dev[@]}" --set output.dir="$work/nograph" || fail "without graphs"
 grep -q '"graph_launches": 0' "$work/nograph/$name.timing.json" ||
   fail "MINIMODEL_CUDA_GRAPH=0: graphs were launched"

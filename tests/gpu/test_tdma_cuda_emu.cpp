@@ -7,7 +7,11 @@
  * back, columns of depth 0, 1, 2 and nz mixed in one warp, column counts that
  * are not multiples of 32, 1..8 right-hand sides, both precisions, plain and
  * fused (whose coefficients come from mm_col_coeffs), for the plans the host
- * picks on an A100 / H100 and for forced small chunks and few slots. Levels
+ * picks on an A100 / H100 and for forced small chunks and few slots. And the
+ * fused solve that builds kappa from its two right-hand sides (mixing, the
+ * GPU step's): against kappa written out here from the formula of
+ * mm_tdma_mixing, the surface term added, then reference's fused solve,
+ * with convection on and off, a surface term zero and not. Levels
  * at and below a column's depth hold NaN and must come back bitwise
  * unchanged. What it cannot check: the device's own rounding, the cp.async
  * semantics and races that only show with real warp scheduling. */
@@ -343,6 +347,110 @@ template <typename T> static void run_all(Rng &r) {
       }
 }
 
+/* The mixing solve (warp_solve<double, 2, true, true>) with plan `pl`
+ * against kappa written out here, the surface term, and reference's fused
+ * solve, bitwise. Tracers warm over cold with noise: about a third of the
+ * interfaces unstable. Returns 1 when the result is that of the expected
+ * solve. */
+static int check_mixing(Rng &r, size_t ncol, int nz, int convect, double top, const Plan &pl,
+                        const char *what, bool expect_pass = true) {
+  Batch<double> t(r, ncol, nz, 2);
+  for (size_t col = 0; col < ncol; col++)
+    for (int k = 0; k < t.depth[col]; k++) {
+      const size_t i = col * (size_t)nz + (size_t)k;
+      t.rhs[0][i] = 20.0 - 0.1 * k + r.uniform(-0.15, 0.15);
+      t.rhs[1][i] = 35.0 + r.uniform(-0.01, 0.01);
+    }
+  mm_tdma_mixing mix = {};
+  mix.alpha = 2e-4, mix.beta = 7.6e-4, mix.kappa_v = 1e-5, mix.kappa_mix = 0.1;
+  mix.convect = convect, mix.top = top;
+  /* expected: kappa from the formula, the surface term, reference */
+  std::vector<double> kappa(t.kappa.size(), NAN), e0 = t.rhs[0], e1 = t.rhs[1];
+  for (size_t col = 0; col < ncol; col++) {
+    for (int k = 0; k + 1 < t.depth[col]; k++) {
+      const size_t i = col * (size_t)nz + (size_t)k;
+      const double rho = -mix.alpha * (e0[i] - e0[i + 1]) + mix.beta * (e1[i] - e1[i + 1]);
+      kappa[i] = mix.convect && rho > 0.0 ? mix.kappa_mix : mix.kappa_v;
+    }
+    if (t.depth[col] > 0 && top != 0.0) e0[col * (size_t)nz] += top;
+  }
+  if (!expect_pass) mix.top = top * 0.5; /* negative control: another surface term */
+  double *erhs[2] = {e0.data(), e1.data()};
+  const mm_tdma_batch bt = {t.ncol, t.nz, t.depth.data()};
+  const mm_tdma_geometry geo = {t.inv_h.data(), t.g.data()};
+  mm_tdma *s = nullptr;
+  int rc = mm_tdma_create("reference", nz, 0, &s);
+  if (!rc) rc = mm_tdma_fused(s, &bt, &geo, kappa.data(), erhs, 2);
+  mm_tdma_destroy(s);
+  CHECK(rc == 0, "reference: %s", mm_tdma_strerror(rc));
+
+  std::vector<double> x0 = t.rhs[0], x1 = t.rhs[1];
+  std::vector<double> cpws(pl.slots < pl.chunks ? ncol * (size_t)nz : 0, NAN);
+  const int abort_flag = 0;
+  Args<double> p = {};
+  p.ncol = ncol, p.nz = nz, p.depth = t.depth.data();
+  p.kappa = nullptr, p.g = t.g.data(), p.inv_h = t.inv_h.data();
+  p.rhs[0] = x0.data(), p.rhs[1] = x1.data();
+  p.cpws = cpws.empty() ? nullptr : cpws.data();
+  p.abort = &abort_flag;
+  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
+  p.mix = mix;
+  std::vector<unsigned char> smem_v(pl.warp_bytes + 16);
+  unsigned char *smem = (unsigned char *)(((uintptr_t)smem_v.data() + 15) / 16 * 16);
+  std::memset(smem, 0xff, pl.warp_bytes);
+  const size_t tasks = (ncol + 31) / 32;
+  lanes->run([&](int lane) {
+    for (size_t w = 0; w < tasks; w++)
+      mmcuda::warp_solve<double, 2, true, true>(p, w, lane, smem);
+  });
+  const size_t n = ncol * (size_t)nz;
+  const bool same = !std::memcmp(x0.data(), e0.data(), n * sizeof(double)) &&
+                    !std::memcmp(x1.data(), e1.data(), n * sizeof(double));
+  if (expect_pass) {
+    size_t i = 0;
+    while (i < n && !std::memcmp(&x0[i], &e0[i], 8) && !std::memcmp(&x1[i], &e1[i], 8))
+      i++;
+    CHECK(same,
+          "%s mixing ncol=%zu nz=%d convect=%d top=%g kt=%d slots=%d/%d: differs at column %zu "
+          "(depth %d) level %zu: T %.17g S %.17g vs expected %.17g %.17g",
+          what, ncol, nz, convect, top, pl.kt, pl.slots, pl.chunks, i / (size_t)nz,
+          t.depth[i / (size_t)nz], i % (size_t)nz, x0[i], x1[i], e0[i], e1[i]);
+  }
+  return same;
+}
+
+static void run_mixing(Rng &r) {
+  const size_t ncols[] = {1, 33, 100};
+  const int nzs[] = {1, 2, 3, 17, 32, 33, 100};
+  for (size_t ncol : ncols)
+    for (int nz : nzs)
+      for (int convect = 0; convect <= 1; convect++)
+        for (double top : {0.0, 0.25}) {
+          for (const Dev &d : devs)
+            for (int wps : {2, 8}) {
+              Plan pl;
+              const int rc =
+                  mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, d.sm, d.block, wps, 0, 0, &pl);
+              CHECK(rc == 0, "no mixing plan for %s nz=%d", d.name, nz);
+              if (!rc) check_mixing(r, ncol, nz, convect, top, pl, d.name);
+            }
+          for (int kt : {1, 3, 8})
+            for (int slots : {1, 2}) {
+              if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
+              Plan pl;
+              if (mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, 233472, 232448, 2, kt, slots,
+                                       &pl))
+                continue;
+              check_mixing(r, ncol, nz, convect, top, pl, "forced");
+            }
+        }
+  /* negative control: another surface term must show */
+  Plan pl;
+  mmcuda::mm_cuda_plan(17, 2, sizeof(double), true, 233472, 232448, 2, 3, 1, &pl);
+  CHECK(!check_mixing(r, 40, 17, 1, 0.25, pl, "control", false),
+        "mixing negative control: another surface term went unnoticed");
+}
+
 int main() {
   Lanes pool;
   lanes = &pool;
@@ -350,6 +458,7 @@ int main() {
   negative_control();
   run_all<double>(r);
   run_all<float>(r);
+  run_mixing(r);
   /* The plan of the benchmark shape keeps a 100-level column on chip for
    * one right-hand side, double, at 2 warps per SM on an H100. */
   Plan pl;

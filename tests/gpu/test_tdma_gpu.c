@@ -15,7 +15,12 @@
  * (tu_residual) must be within it instead. Also: the chunk/slot plans that
  * spill (forced through MM_TDMA_CUDA_KT / _SLOTS / _WARPS_PER_SM), a bad
  * depth (EINVAL, nothing written), an empty batch, "auto" on the device,
- * and refusal of a device backend for host memory. */
+ * and refusal of a device backend for host memory. And `cuda`'s solve that
+ * builds kappa from its two right-hand sides (mm_tdma_fused_mixing, and
+ * queued on a stream, mm_tdma_fused_mixing_async: the GPU step's), bitwise
+ * against kappa written out here, the surface term added and reference's
+ * fused solve, with convection on and off, a surface term zero and not,
+ * and in the spilling plans. */
 #include <cuda_runtime_api.h>
 
 #include "tdma_test_util.h"
@@ -274,6 +279,86 @@ static void check_bad_depth(const char *name, tu_rng *rng) {
   tu_batch_free(&t);
 }
 
+/* cuda's fused_mixing (async: on a stream of its own) against kappa from
+ * the formula of mm_tdma_mixing, the surface term and reference, bitwise. */
+static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top, int async) {
+  const size_t n = ncol * (size_t)nz;
+  int *depth = tu_xmalloc(ncol * sizeof *depth);
+  tu_depths(r, depth, ncol, nz);
+  double *inv_h = tu_xmalloc((size_t)nz * sizeof *inv_h), *g = tu_xmalloc((size_t)nz * sizeof *g);
+  tu_geometry(r, nz, inv_h, g);
+  double *r0 = tu_xmalloc(n * sizeof *r0), *r1 = tu_xmalloc(n * sizeof *r1);
+  double *kappa = tu_xmalloc(n * sizeof *kappa);
+  for (size_t c = 0; c < ncol; c++)
+    for (int k = 0; k < nz; k++) { /* warm over cold with noise; NaN below the bottom */
+      const size_t p = c * (size_t)nz + (size_t)k;
+      r0[p] = k < depth[c] ? 20.0 - 0.1 * k + tu_uniform(r, -0.15, 0.15) : NAN;
+      r1[p] = k < depth[c] ? 35.0 + tu_uniform(r, -0.01, 0.01) : NAN;
+      kappa[p] = NAN;
+    }
+  const mm_tdma_mixing mix = {.alpha = 2e-4,
+                              .beta = 7.6e-4,
+                              .kappa_v = 1e-5,
+                              .kappa_mix = 0.1,
+                              .convect = convect,
+                              .top = top};
+  double *e0 = tu_xmalloc(n * sizeof *e0), *e1 = tu_xmalloc(n * sizeof *e1);
+  memcpy(e0, r0, n * sizeof *e0);
+  memcpy(e1, r1, n * sizeof *e1);
+  for (size_t c = 0; c < ncol; c++) {
+    for (int k = 0; k + 1 < depth[c]; k++) {
+      const size_t p = c * (size_t)nz + (size_t)k;
+      const double rho = -mix.alpha * (r0[p] - r0[p + 1]) + mix.beta * (r1[p] - r1[p + 1]);
+      kappa[p] = mix.convect && rho > 0.0 ? mix.kappa_mix : mix.kappa_v;
+    }
+    if (depth[c] > 0 && top != 0.0) e0[c * (size_t)nz] += top;
+  }
+  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
+  const mm_tdma_geometry geo = {.inv_h = inv_h, .g = g};
+  mm_tdma *ref = NULL, *s = NULL;
+  int rc = mm_tdma_create("reference", nz, 0, &ref);
+  double *const erhs[2] = {e0, e1};
+  if (!rc) rc = mm_tdma_fused(ref, &bt, &geo, kappa, erhs, 2);
+  TU_CHECK(rc == 0, "reference: %s", mm_tdma_strerror(rc));
+  mm_tdma_destroy(ref);
+
+  int *ddepth = to_dev(depth, ncol * sizeof *depth);
+  double *dinv_h = to_dev(inv_h, (size_t)nz * sizeof *inv_h),
+         *dg = to_dev(g, (size_t)nz * sizeof *g);
+  double *d0 = to_dev(r0, n * sizeof *r0), *d1 = to_dev(r1, n * sizeof *r1);
+  const mm_tdma_batch dbt = {.ncol = ncol, .nz = nz, .depth = ddepth};
+  const mm_tdma_geometry dgeo = {.inv_h = dinv_h, .g = dg};
+  double *const drhs[2] = {d0, d1};
+  rc = mm_tdma_create("cuda", nz, 1, &s);
+  TU_CHECK(rc == 0, "cuda: %s", mm_tdma_strerror(rc));
+  if (!rc && async) {
+    cudaStream_t st;
+    CK(cudaStreamCreate(&st));
+    /* the depths checked (and the workspace sized) once, as the GPU step does */
+    rc = mm_tdma_fused_mixing(s, &dbt, &dgeo, &mix, drhs);
+    CK(cudaMemcpy(d0, r0, n * sizeof *r0, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d1, r1, n * sizeof *r1, cudaMemcpyHostToDevice));
+    if (!rc) rc = mm_tdma_fused_mixing_async(s, &dbt, &dgeo, &mix, drhs, (void *)st);
+    CK(cudaStreamSynchronize(st));
+    CK(cudaStreamDestroy(st));
+  } else if (!rc) {
+    rc = mm_tdma_fused_mixing(s, &dbt, &dgeo, &mix, drhs);
+  }
+  TU_CHECK(rc == 0, "cuda fused_mixing%s: %s", async ? "_async" : "", mm_tdma_strerror(rc));
+  mm_tdma_destroy(s);
+  double *x0 = tu_xmalloc(n * sizeof *x0), *x1 = tu_xmalloc(n * sizeof *x1);
+  CK(cudaMemcpy(x0, d0, n * sizeof *x0, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(x1, d1, n * sizeof *x1, cudaMemcpyDeviceToHost));
+  TU_CHECK(!memcmp(x0, e0, n * sizeof *x0) && !memcmp(x1, e1, n * sizeof *x1),
+           "cuda fused_mixing%s ncol=%zu nz=%d convect=%d top=%g: not the bits of kappa apart "
+           "+ reference",
+           async ? "_async" : "", ncol, nz, convect, top);
+  cases++, bitwise_cases += !memcmp(x0, e0, n * sizeof *x0) && !memcmp(x1, e1, n * sizeof *x1);
+  CK(cudaFree(ddepth)), CK(cudaFree(dinv_h)), CK(cudaFree(dg)), CK(cudaFree(d0)), CK(cudaFree(d1));
+  free(depth), free(inv_h), free(g), free(r0), free(r1), free(kappa), free(e0), free(e1);
+  free(x0), free(x1);
+}
+
 int main(void) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
@@ -347,6 +432,25 @@ int main(void) {
   }
   unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
   unsetenv("MM_TDMA_CUDA_WARPS_PER_SM");
+
+  /* kappa inside the solve: the default plan and two that spill */
+  {
+    const int before = cases, before_bw = bitwise_cases;
+    const size_t mcols[] = {1, 37, 1001};
+    const int mnzs[] = {1, 2, 17, 33, 100};
+    const char *mplans[][2] = {{NULL, NULL}, {"8", "1"}, {"3", "2"}};
+    for (size_t i = 0; i < sizeof mplans / sizeof *mplans; i++) {
+      if (mplans[i][0]) setenv("MM_TDMA_CUDA_KT", mplans[i][0], 1);
+      if (mplans[i][1]) setenv("MM_TDMA_CUDA_SLOTS", mplans[i][1], 1);
+      for (size_t c = 0; c < 3; c++)
+        for (size_t z = 0; z < 5; z++)
+          for (int convect = 0; convect <= 1; convect++)
+            for (int async = 0; async <= 1; async++)
+              check_mixing(&rng, mcols[c], mnzs[z], convect, convect ? 0.25 : 0.0, async);
+      unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
+    }
+    printf("cuda fused_mixing: %d cases, %d bitwise\n", cases - before, bitwise_cases - before_bw);
+  }
 
   /* One batch of realistic size. */
   {

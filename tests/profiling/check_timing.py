@@ -31,11 +31,13 @@ PHASE_KEYS = ["total_s", "mean_s", "min_rank_s", "max_rank_s", "share"]
 STEP_KEYS = ["step", "step_s", "solve_s"]
 # least bytes per wet cell of each phase with a floor (per step; diagnostics
 # per call): the CPU step with kappa_w in memory (a solver without
-# mm_tdma_fused_mixing) or built inside the solve, and the GPU step
+# mm_tdma_fused_mixing) or built inside the solve, and the GPU step with a
+# mixing kernel or with kappa_w built inside the solve
 BYTES_PER_CELL = {
     "cpu": {"horizontal": 56, "solve": 40, "diagnostics": 16, "step": 80},
     "cpu-kappa-in-solve": {"horizontal": 48, "solve": 32, "diagnostics": 16, "step": 80},
     "gpu": {"horizontal": 48, "mixing": 24, "solve": 40, "diagnostics": 16, "step": 80},
+    "gpu-kappa-in-solve": {"horizontal": 48, "solve": 32, "diagnostics": 16, "step": 80},
 }
 
 
@@ -54,10 +56,8 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
     in_solve = d.get("kappa_in_solve")
     if not isinstance(in_solve, bool):
         return [f"kappa_in_solve = {in_solve!r}: want true or false"]
-    if in_solve and d["backend"] != "cpu":
-        out.append("kappa_in_solve on a GPU step")
     if d["backend"] != "cpu":
-        table = BYTES_PER_CELL["gpu"]
+        table = BYTES_PER_CELL["gpu-kappa-in-solve" if in_solve else "gpu"]
     else:
         table = BYTES_PER_CELL["cpu-kappa-in-solve" if in_solve else "cpu"]
     if bandwidth is not None:

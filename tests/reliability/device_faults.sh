@@ -15,7 +15,9 @@
 # history records and a restart; the test checks that every kind of
 # operation failed once, so that it cannot pass by reaching none of them.
 # On 2 ranks every 3rd call (and the first 12) is tried, to bound the time,
-# and the kinds checked are those of the set-up, the halo and the steps.
+# and the kinds checked are those of the set-up, the halo and the steps. On
+# 1 rank the step has its mixing kernel (MINIMODEL_CUDA_KAPPA_IN_SOLVE=0),
+# on 2 ranks the solve builds kappa_w itself (the default).
 set -u
 np="$1"; mm="$2"; src="$3"; work="$4"
 ini="$src/configs/flat.ini"
@@ -37,6 +39,7 @@ if [ "$np" -gt 1 ]; then
 else
   launch=("$mm")
   stride=1
+  export MINIMODEL_CUDA_KAPPA_IN_SOLVE=0 # so that the mixing kernel runs, and fails once
 fi
 # the operations that must have failed once: all of them with every call
 # tried; on 2 ranks (every 3rd call) those of the set-up, the halo and a step

@@ -182,8 +182,9 @@ static void check_table(void) {
                    be->solve_f && be->fused && be->fused_f,
                "%s: a required operation is NULL", be->name);
       TU_CHECK(!be->fused_async || be->device_memory, "%s: fused_async on host memory", be->name);
-      TU_CHECK(!be->fused_mixing || (!be->device_memory && be->exact),
-               "%s: fused_mixing on device memory or on an inexact backend", be->name);
+      TU_CHECK(!be->fused_mixing || be->exact, "%s: fused_mixing on an inexact backend", be->name);
+      TU_CHECK(!be->fused_mixing_async || (be->device_memory && be->fused_mixing),
+               "%s: fused_mixing_async on host memory or without fused_mixing", be->name);
       if (be->device_memory != device || be->priority <= 0) continue;
       TU_CHECK(be->exact, "%s: a priority for auto, but not exact", be->name);
       for (const mm_tdma_backend *const *q = mm_tdma_backends(); *q != be; q++)
