@@ -55,6 +55,7 @@ static const char usage[] =
     "  MINIMODEL_CUDA_GRAPH      0: the GPU step's kernels one by one, not as a graph\n"
     "  MINIMODEL_CUDA_KAPPA_IN_SOLVE  0: the GPU step's convective diffusivity by a\n"
     "                            mixing kernel, through memory (default: in the solve)\n"
+    "  MINIMODEL_CUDA_TILES      0: the GPU step's horizontal kernel per cell, not in tiles\n"
     "  MINIMODEL_CUDA_AWARE_MPI  0: the GPU step's halo through the host even where MPI\n"
     "                            takes device memory; 1: hand the emulated device's memory\n"
     "                            to MPI\n"

@@ -150,42 +150,74 @@ typedef struct {
   double dt_area, kh_x, kh_y;    /* dt/(dx dy) (s/m2); kappa_h dy/dx, kappa_h dx/dy (m2/s) */
 } mm_cell_hstep;
 
-/* T* and S* at level k of column col (nothing where the cell is dry): the
- * same fluxes and the same sums as mm_horizontal_step. */
+/* The wet faces at level k of a cell from the wet levels of its column (P)
+ * and of the columns one and two cells east, west, north and south:
+ * w[0..3] its east, west, north and south faces, w[4..7] the faces beyond
+ * them (EE|E, W|WW, N|NN, S|SS). */
+enum {
+  MM_CELL_E = 0,
+  MM_CELL_W,
+  MM_CELL_N,
+  MM_CELL_S,
+  MM_CELL_EE,
+  MM_CELL_WW,
+  MM_CELL_NN,
+  MM_CELL_SS
+};
+MM_CELL_FN void mm_cell_wet_faces(int k, int kP, int kE, int kW, int kN, int kS, int kEE, int kWW,
+                                  int kNN, int kSS, int w[8]) {
+  w[MM_CELL_E] = k < mm_cell_imin(kP, kE), w[MM_CELL_W] = k < mm_cell_imin(kW, kP);
+  w[MM_CELL_N] = k < mm_cell_imin(kP, kN), w[MM_CELL_S] = k < mm_cell_imin(kS, kP);
+  w[MM_CELL_EE] = k < mm_cell_imin(kE, kEE), w[MM_CELL_WW] = k < mm_cell_imin(kWW, kW);
+  w[MM_CELL_NN] = k < mm_cell_imin(kN, kNN), w[MM_CELL_SS] = k < mm_cell_imin(kSS, kS);
+}
+
+/* T* (or S*) of a wet cell from its wet faces w (mm_cell_wet_faces), the
+ * transports through its east, west, north and south faces, and the tracer
+ * at the cell (t[0]) and at the cells one and two away: t[1 + MM_CELL_E]
+ * east, ... t[1 + MM_CELL_SS] two south. Values behind a dry face are not
+ * used. The same fluxes and the same sums as mm_horizontal_step. */
+MM_CELL_FN double mm_cell_tracer(int scheme, const int w[8], double u_e, double u_w, double v_n,
+                                 double v_s, const double t[9], double dt_area, double kx,
+                                 double ky) {
+  const double tP = t[0], tE = t[1 + MM_CELL_E], tW = t[1 + MM_CELL_W], tN = t[1 + MM_CELL_N];
+  const double tS = t[1 + MM_CELL_S], tEE = t[1 + MM_CELL_EE], tWW = t[1 + MM_CELL_WW];
+  const double tNN = t[1 + MM_CELL_NN], tSS = t[1 + MM_CELL_SS];
+  double fa_e = 0.0, fd_e = 0.0, fa_w = 0.0, fd_w = 0.0;
+  double ga_n = 0.0, gd_n = 0.0, ga_s = 0.0, gd_s = 0.0;
+  if (w[MM_CELL_E])
+    mm_face_flux(scheme, u_e, tW, tP, tE, tEE, w[MM_CELL_W], w[MM_CELL_EE], dt_area, kx, &fa_e,
+                 &fd_e);
+  if (w[MM_CELL_W])
+    mm_face_flux(scheme, u_w, tWW, tW, tP, tE, w[MM_CELL_WW], w[MM_CELL_E], dt_area, kx, &fa_w,
+                 &fd_w);
+  if (w[MM_CELL_N])
+    mm_face_flux(scheme, v_n, tS, tP, tN, tNN, w[MM_CELL_S], w[MM_CELL_NN], dt_area, ky, &ga_n,
+                 &gd_n);
+  if (w[MM_CELL_S])
+    mm_face_flux(scheme, v_s, tSS, tS, tP, tN, w[MM_CELL_SS], w[MM_CELL_N], dt_area, ky, &ga_s,
+                 &gd_s);
+  return mm_cell_update(tP, fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area);
+}
+
+/* T* and S* at level k of column col (nothing where the cell is dry), every
+ * operand from memory. */
 MM_CELL_FN void mm_cell_horizontal(const mm_cell_hstep *h, long col, int k) {
   const int *kmt = h->kmt;
   const long nxh = h->nxh;
   const int kP = kmt[col];
   if (k >= kP) return;
-  const int kE = kmt[col + 1], kW = kmt[col - 1], kEE = kmt[col + 2], kWW = kmt[col - 2];
-  const int kN = kmt[col + nxh], kS = kmt[col - nxh];
-  const int kNN = kmt[col + 2 * nxh], kSS = kmt[col - 2 * nxh];
+  int w[8];
+  mm_cell_wet_faces(k, kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh], kmt[col + 2],
+                    kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
   const long nz = h->nz, p = col * nz + k, sx = nz, sy = nxh * nz;
-  /* wet faces at this level: e, w, n, s, and the faces beyond them */
-  const int we = k < mm_cell_imin(kP, kE), ww = k < mm_cell_imin(kW, kP);
-  const int wn = k < mm_cell_imin(kP, kN), ws = k < mm_cell_imin(kS, kP);
-  const int wee = k < mm_cell_imin(kE, kEE), www = k < mm_cell_imin(kWW, kW);
-  const int wnn = k < mm_cell_imin(kN, kNN), wss = k < mm_cell_imin(kSS, kS);
   const double u_e = h->ue[p], u_w = h->ue[p - sx], v_n = h->vn[p], v_s = h->vn[p - sy];
-  const double dt_area = h->dt_area, kx = h->kh_x, ky = h->kh_y;
   for (int v = 0; v < 2; v++) {
     const double *t = (v ? h->salt : h->temp) + p;
-    double fa_e = 0.0, fd_e = 0.0, fa_w = 0.0, fd_w = 0.0;
-    double ga_n = 0.0, gd_n = 0.0, ga_s = 0.0, gd_s = 0.0;
-    if (we)
-      mm_face_flux(h->scheme, u_e, t[-sx], t[0], t[sx], t[2 * sx], ww, wee, dt_area, kx, &fa_e,
-                   &fd_e);
-    if (ww)
-      mm_face_flux(h->scheme, u_w, t[-2 * sx], t[-sx], t[0], t[sx], www, we, dt_area, kx, &fa_w,
-                   &fd_w);
-    if (wn)
-      mm_face_flux(h->scheme, v_n, t[-sy], t[0], t[sy], t[2 * sy], ws, wnn, dt_area, ky, &ga_n,
-                   &gd_n);
-    if (ws)
-      mm_face_flux(h->scheme, v_s, t[-2 * sy], t[-sy], t[0], t[sy], wss, wn, dt_area, ky, &ga_s,
-                   &gd_s);
+    const double tv[9] = {t[0],      t[sx],      t[-sx],    t[sy],     t[-sy],
+                          t[2 * sx], t[-2 * sx], t[2 * sy], t[-2 * sy]};
     (v ? h->salt_next : h->temp_next)[p] =
-        mm_cell_update(t[0], fa_w, fa_e, ga_s, ga_n, fd_w, fd_e, gd_s, gd_n, dt_area);
+        mm_cell_tracer(h->scheme, w, u_e, u_w, v_n, v_s, tv, h->dt_area, h->kh_x, h->kh_y);
   }
 }
 

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "mm_cell.h"
+#include "mm_gpu_kernels.h"
 #include "mm_rsum.h"
 #include "mm_settings.h"
 #include "mm_tdma.h"
@@ -94,6 +95,9 @@ typedef struct mm_device_backend {
   /* [stream] The kernels of the step (mm_gpu_kernels.h), over the index
    * space of their rectangles. */
   int (*horizontal)(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r);
+  /* [stream] The horizontal kernel of one rectangle in tiles marched
+   * through shared memory (mm_gpu_tiles; the same cells and bits). */
+  int (*horizontal_tiles)(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t);
   int (*mixing)(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh);
   int (*diagnostics)(void *ctx, const mm_dev_diag *d);
   /* [stream] The fused tridiagonal solve (mm_tdma_fused) on its memory; with

@@ -44,6 +44,7 @@ typedef enum {
   OP_COPY,
   OP_COPY_2D,
   OP_HORIZONTAL,
+  OP_HORIZONTAL_TILES,
   OP_MIXING,
   OP_DIAG,
   OP_SOLVE,
@@ -63,6 +64,10 @@ typedef struct {
       mm_cell_hstep h;
       mm_cell_rects r;
     } horizontal;
+    struct {
+      mm_cell_hstep h;
+      mm_gpu_tiles t;
+    } tiles;
     struct {
       mm_cell_mix x;
       mm_cell_rects r;
@@ -105,6 +110,7 @@ typedef struct {
   long fault_op;                    /* MINIMODEL_FAULT_DEVICE_OP on this rank: that call fails */
   long calls;                       /* calls of the table's fallible operations so far */
   char err[512];
+  mm_gpu_tile_smem tile_smem; /* a block's shared memory (horizontal_tiles) */
 } emu;
 
 static double now(void) {
@@ -198,6 +204,29 @@ static void run_diag(const emu *e, const mm_dev_diag *d) {
   }
 }
 
+/* The tiled horizontal kernel as a GPU runs it (mm_gpu_kernels.h): block
+ * after block, each thread's part of a phase, a barrier between phases.
+ * Shared memory starts as NaN in every block, so that a value the kernel
+ * uses without having loaded it shows in the result. */
+static void run_tiles(emu *e, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
+  const long T = MM_GPU_THREADS, blocks = mm_gpu_tiles_blocks(t);
+  mm_gpu_tile_smem *s = &e->tile_smem;
+  for (long b = 0; b < blocks; b++) {
+    int k0, i0, j0, j1;
+    mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
+    memset(s, 0xff, sizeof *s);
+    for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++)
+      for (long i = 0; i < T; i++)
+        mm_gpu_tile_load(h, t, b, (int)nth(e, i, T), j, s);
+    for (int j = j0; j < j1; j++) /* barrier after each row */
+      for (long i = 0; i < T; i++) {
+        const int tid = (int)nth(e, i, T);
+        if (j + 3 <= j1 + 1) mm_gpu_tile_load(h, t, b, tid, j + 3, s);
+        mm_gpu_tile_compute(h, t, b, tid, j, s);
+      }
+  }
+}
+
 static void run_op(emu *e, const op *o) {
   switch (o->kind) {
   case OP_COPY:
@@ -220,6 +249,7 @@ static void run_op(emu *e, const op *o) {
       mm_gpu_mixing_thread(&o->u.mixing.x, r, o->u.mixing.nxh, nth(e, i, n));
     break;
   }
+  case OP_HORIZONTAL_TILES: run_tiles(e, &o->u.tiles.h, &o->u.tiles.t); break;
   case OP_DIAG: run_diag(e, &o->u.diag); break;
   case OP_SOLVE: {
     const int rc = o->u.solve.with_mix
@@ -397,6 +427,17 @@ static int emu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects
   return push(e, &o);
 }
 
+static int emu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
+  emu *e = ctx;
+  if (injected(e, "horizontal tiles kernel")) return 1;
+  const void *arrays[] = {h->kmt, h->ue, h->vn, h->temp, h->salt, h->temp_next, h->salt_next};
+  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+    if (need_device(e, arrays[i], 1, "an operand of the horizontal tiles kernel")) return 1;
+  op o = {.kind = OP_HORIZONTAL_TILES};
+  o.u.tiles.h = *h, o.u.tiles.t = *t;
+  return push(e, &o);
+}
+
 static int emu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh) {
   emu *e = ctx;
   if (injected(e, "mixing kernel")) return 1;
@@ -545,6 +586,7 @@ const mm_device_backend mm_device_emulated = {
     .copy = emu_copy,
     .copy_2d = emu_copy_2d,
     .horizontal = emu_horizontal,
+    .horizontal_tiles = emu_horizontal_tiles,
     .mixing = emu_mixing,
     .diagnostics = emu_diagnostics,
     .solve = emu_solve,

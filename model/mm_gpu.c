@@ -87,6 +87,8 @@ static MM_NODISCARD mm_err copy_strips(mm_gpu *g, int out) {
   return MM_OK;
 }
 
+/* The horizontal kernel of the rectangles r: in tiles where asked for and r
+ * is one rectangle (the interior), else one thread per cell. */
 static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   if (r->first[r->n] == 0) return MM_OK;
   mm_cell_hstep h = g->s.hstep;
@@ -99,7 +101,13 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   h.salt = g->salt;
   h.temp_next = g->temp_next;
   h.salt_next = g->salt_next;
-  DEV(g->dev->horizontal(g->ctx, &h, r));
+  if (g->s.tiles && r->n == 1) {
+    mm_gpu_tiles t;
+    mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh);
+    DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
+  } else {
+    DEV(g->dev->horizontal(g->ctx, &h, r));
+  }
   return MM_OK;
 }
 

@@ -68,6 +68,7 @@ typedef struct {
   mm_tdma *solver;               /* on the device's memory (for_device = device->device_memory) */
   int use_graph;                 /* capture the steady part of the step in graphs */
   int kappa_in_solve;            /* kappa_w inside the solve where the solver can */
+  int tiles;                     /* the interior's horizontal kernel in tiles */
 } mm_gpu_setup;
 
 /* Device time of the phases of one step (s), from the device's events. */

@@ -26,6 +26,120 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
   if (mm_cell_rect_index(r, h->nz, h->nxh, tid, &col, &k)) mm_cell_horizontal(h, col, k);
 }
 
+/* The horizontal kernel of a rectangle in tiles (the interior of the block,
+ * where most cells are): a thread block of MM_GPU_TILE_K levels (fastest)
+ * x MM_GPU_TILE_X columns of one row takes a tile of that many levels and
+ * columns and marches it north through up to MM_GPU_TILE_Y rows. T and S of
+ * the rows the stencil reaches (two either side) and of the two columns
+ * either side of the tile pass through a ring of MM_GPU_TILE_RING rows in
+ * shared memory, each value loaded from memory once per tile (and once more
+ * for the tiles beside it and the two rows above and below a march): the
+ * per-cell kernel loads each value for each of the nine cells whose
+ * stencil reaches it, through the caches. The arithmetic is the per-cell
+ * kernel's (mm_cell_tracer) on the same values, so the bits are the same.
+ *
+ * A block, as each device runs it (rows [j0, j1), mm_gpu_tile_of):
+ *   load rows j0-2 .. j0+2; barrier;
+ *   for each row j of the march: load row j+3, compute row j; barrier.
+ * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use, so one
+ * barrier per row is enough. Loads of a row are coalesced: thread t of the
+ * block takes elements t, t + MM_GPU_THREADS, ... of the row's (TILE_X + 4)
+ * columns x TILE_K levels, levels fastest (a column's levels are adjacent
+ * in memory). */
+#define MM_GPU_TILE_K    32
+#define MM_GPU_TILE_X    (MM_GPU_THREADS / MM_GPU_TILE_K)
+#define MM_GPU_TILE_Y    32
+#define MM_GPU_TILE_RING 6
+
+/* A rectangle's tiles: cells [ib, ie) x [jb, je) of the block (indices
+ * without the halo), nz levels. Blocks are numbered with the tile's level
+ * range fastest, then its columns, then its rows. */
+typedef struct {
+  int ib, ie, jb, je, nz;
+  long nxh;
+  long nk, nx, ny; /* tiles along levels, columns and rows */
+} mm_gpu_tiles;
+
+/* The shared memory of a block: T and S of the ring's rows, [slot][column
+ * of the tile, from two west of it][level of the tile]. */
+typedef struct {
+  double temp[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
+  double salt[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
+} mm_gpu_tile_smem;
+
+MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je, int nz, long nxh) {
+  t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
+  const int w = ie > ib ? ie - ib : 0, hgt = je > jb ? je - jb : 0;
+  t->nk = w && hgt ? (nz + MM_GPU_TILE_K - 1) / MM_GPU_TILE_K : 0;
+  t->nx = (w + MM_GPU_TILE_X - 1) / MM_GPU_TILE_X;
+  t->ny = (hgt + MM_GPU_TILE_Y - 1) / MM_GPU_TILE_Y;
+}
+
+MM_CELL_FN long mm_gpu_tiles_blocks(const mm_gpu_tiles *t) {
+  return t->nk * t->nx * t->ny;
+}
+
+/* Block b's first level, first column and rows [*j0, *j1) of its march. */
+MM_CELL_FN void mm_gpu_tile_of(const mm_gpu_tiles *t, long b, int *k0, int *i0, int *j0, int *j1) {
+  *k0 = (int)(b % t->nk) * MM_GPU_TILE_K;
+  *i0 = t->ib + (int)(b / t->nk % t->nx) * MM_GPU_TILE_X;
+  *j0 = t->jb + (int)(b / (t->nk * t->nx)) * MM_GPU_TILE_Y;
+  *j1 = *j0 + MM_GPU_TILE_Y < t->je ? *j0 + MM_GPU_TILE_Y : t->je;
+}
+
+MM_CELL_FN int mm_gpu_tile_slot(int j, int j0) {
+  return (j - j0 + 2) % MM_GPU_TILE_RING; /* j >= j0 - 2 */
+}
+
+/* Thread tid of block b loads its elements of row j (j0 - 2 <= j < j1 + 2)
+ * into the ring: columns i0 - 2 .. i0 + TILE_X + 1 that the rectangle's
+ * stencil reaches, levels below nz. */
+MM_CELL_FN void mm_gpu_tile_load(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
+                                 int j, mm_gpu_tile_smem *s) {
+  int k0, i0, j0, j1;
+  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
+  const int slot = mm_gpu_tile_slot(j, j0);
+  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS) {
+    const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
+    const int i = i0 - 2 + c, k = k0 + kk;
+    if (i >= t->ie + 2 || k >= t->nz) continue;
+    const long p = ((long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO)) * t->nz + k;
+    s->temp[slot][c][kk] = h->temp[p];
+    s->salt[slot][c][kk] = h->salt[p];
+  }
+}
+
+/* Thread tid of block b computes T*, S* of its cell of row j from the ring
+ * (rows j - 2 .. j + 2 loaded), the transports and kmt from memory. */
+MM_CELL_FN void mm_gpu_tile_compute(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
+                                    int j, const mm_gpu_tile_smem *s) {
+  int k0, i0, j0, j1;
+  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
+  const int kk = tid % MM_GPU_TILE_K, cx = tid / MM_GPU_TILE_K;
+  const int i = i0 + cx, k = k0 + kk;
+  if (i >= t->ie || k >= t->nz) return;
+  const long nxh = t->nxh, col = (long)(j + MM_CELL_HALO) * nxh + (i + MM_CELL_HALO);
+  const int *kmt = h->kmt;
+  const int kP = kmt[col];
+  if (k >= kP) return;
+  int w[8];
+  mm_cell_wet_faces(k, kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh], kmt[col + 2],
+                    kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
+  const long nz = t->nz, p = col * nz + k;
+  const double u_e = h->ue[p], u_w = h->ue[p - nz], v_n = h->vn[p], v_s = h->vn[p - nxh * nz];
+  const int c = cx + 2, r = mm_gpu_tile_slot(j, j0);
+  const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
+  const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
+  for (int v = 0; v < 2; v++) {
+    const double(*q)[MM_GPU_TILE_X + 4][MM_GPU_TILE_K] = v ? s->salt : s->temp;
+    const double tv[9] = {q[r][c][kk],     q[r][c + 1][kk], q[r][c - 1][kk],
+                          q[rn][c][kk],    q[rs][c][kk],    q[r][c + 2][kk],
+                          q[r][c - 2][kk], q[rnn][c][kk],   q[rss][c][kk]};
+    (v ? h->salt_next : h->temp_next)[p] =
+        mm_cell_tracer(h->scheme, w, u_e, u_w, v_n, v_s, tv, h->dt_area, h->kh_x, h->kh_y);
+  }
+}
+
 /* kappa_w and the surface flux at the cell of thread tid (mm_cell_mixing). */
 MM_CELL_FN void mm_gpu_mixing_thread(const mm_cell_mix *x, const mm_cell_rects *r, long nxh,
                                      long tid) {

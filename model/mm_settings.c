@@ -57,10 +57,12 @@ mm_err mm_settings_read(mm_settings *s) {
                s->read_timeout);
   }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
-  long graph, aware, kappa_in_solve;
+  long graph, aware, kappa_in_solve, tiles;
   MM_CHECK(env_switch("MINIMODEL_CUDA_GRAPH", 1, &graph));
   MM_CHECK(env_switch("MINIMODEL_CUDA_KAPPA_IN_SOLVE", 1, &kappa_in_solve));
   s->no_kappa_in_solve = kappa_in_solve == 0;
+  MM_CHECK(env_switch("MINIMODEL_CUDA_TILES", 1, &tiles));
+  s->no_tiles = tiles == 0;
   MM_CHECK(env_switch("MINIMODEL_CUDA_AWARE_MPI", -1, &aware));
   s->no_graph = graph == 0;
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
@@ -110,6 +112,9 @@ static const struct {
      "0: the GPU step's convective diffusivity by a mixing kernel of its own, through memory; 1 "
      "(default): built inside the solve where the solver can (cuda; simd on the emulated "
      "device)"},
+    {"MINIMODEL_CUDA_TILES", "0, 1",
+     "0: the GPU step's horizontal kernel one thread per cell everywhere; 1 (default): the "
+     "block interior's in tiles marched through shared memory"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

@@ -76,6 +76,7 @@ typedef struct {
                                              (io/probe.c); "" the default */
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
   bool no_kappa_in_solve; /* MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: the GPU step's mixing kernel */
+  bool no_tiles;          /* MINIMODEL_CUDA_TILES=0: the GPU step's horizontal kernel per cell */
   mm_ask cuda_aware_mpi;  /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
   char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
   bool debug;                            /* MINIMODEL_DEBUG set: where an error was raised */

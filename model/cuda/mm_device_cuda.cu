@@ -7,6 +7,9 @@
  * arrays is coalesced):
  *   horizontal_kernel<scheme>  T*, S* (mm_cell_horizontal); the advection
  *                              scheme is a template constant
+ *   tiles_kernel<scheme>       the same of a rectangle in tiles marched
+ *                              through shared memory (mm_gpu_tile_*: blocks
+ *                              of MM_GPU_THREADS threads, one barrier per row)
  *   mixing_kernel              kappa_w and the surface flux (mm_cell_mixing)
  *   diag_kernel                per-block mm_diag_part, merged in shared memory
  * and the solver's stream-ordered fused solve (mm_tdma_fused_async). Built
@@ -35,6 +38,27 @@ __global__ void __launch_bounds__(MM_GPU_THREADS)
     horizontal_kernel(mm_cell_hstep h, const mm_cell_rects r) {
   h.scheme = SCHEME; /* a constant inside mm_cell_horizontal */
   mm_gpu_horizontal_thread(&h, &r, (long)blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+/* The march of mm_gpu_kernels.h: rows j0-2 .. j0+2, then per row of the
+ * march the row three ahead and the row itself, a barrier after each. */
+template <int SCHEME>
+__global__ void __launch_bounds__(MM_GPU_THREADS)
+    tiles_kernel(mm_cell_hstep h, const mm_gpu_tiles t) {
+  __shared__ mm_gpu_tile_smem s;
+  h.scheme = SCHEME;
+  const long b = (long)blockIdx.x;
+  const int tid = (int)threadIdx.x;
+  int k0, i0, j0, j1;
+  mm_gpu_tile_of(&t, b, &k0, &i0, &j0, &j1);
+  for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++)
+    mm_gpu_tile_load(&h, &t, b, tid, j, &s);
+  __syncthreads();
+  for (int j = j0; j < j1; j++) {
+    if (j + 3 <= j1 + 1) mm_gpu_tile_load(&h, &t, b, tid, j + 3, &s);
+    mm_gpu_tile_compute(&h, &t, b, tid, j, &s);
+    __syncthreads();
+  }
 }
 
 __global__ void __launch_bounds__(MM_GPU_THREADS)
@@ -226,6 +250,30 @@ int cu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
   return 0;
 }
 
+int cu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
+  Ctx *c = (Ctx *)ctx;
+  const long n = mm_gpu_tiles_blocks(t);
+  if (n == 0) return 0;
+  if (n > 0x7fffffffL) {
+    snprintf(c->err, sizeof c->err, "horizontal tiles: %ld blocks, more than a grid takes", n);
+    return 1;
+  }
+  const unsigned blocks = (unsigned)n;
+  switch (h->scheme) {
+  case MM_CELL_ADV_NONE:
+    tiles_kernel<MM_CELL_ADV_NONE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
+    break;
+  case MM_CELL_ADV_UPWIND:
+    tiles_kernel<MM_CELL_ADV_UPWIND><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
+    break;
+  default:
+    tiles_kernel<MM_CELL_ADV_SUPERBEE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
+    break;
+  }
+  CK(c, cudaGetLastError());
+  return 0;
+}
+
 int cu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh) {
   Ctx *c = (Ctx *)ctx;
   const long n = r->first[r->n];
@@ -346,6 +394,7 @@ extern "C" const mm_device_backend mm_device_cuda = {
     cu_copy,
     cu_copy_2d,
     cu_horizontal,
+    cu_horizontal_tiles,
     cu_mixing,
     cu_diagnostics,
     cu_solve,

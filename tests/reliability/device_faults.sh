@@ -45,7 +45,7 @@ fi
 # tried; on 2 ranks (every 3rd call) those of the set-up, the halo and a step
 want="alloc copy copy_2d record launch synchronize"
 [ "$stride" -eq 1 ] &&
-  want="$want alloc_host register_host horizontal_kernel mixing_kernel diagnostics_kernel solve wait capture_begin capture_end"
+  want="$want alloc_host register_host horizontal_kernel horizontal_tiles_kernel mixing_kernel diagnostics_kernel solve wait capture_begin capture_end"
 seen=" "
 n=1
 tried=0
