@@ -112,29 +112,28 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
 }
 
 /* The fused solve of the block's columns: one batch from the first to the
- * last column; halo columns in between have depth 0. Queued: with kappa_w
- * built inside where kappa_in_solve (the mixing parameters of the setup). */
+ * last column; halo columns in between have depth 0. With kappa_w built
+ * inside where kappa_in_solve (the mixing parameters of the setup), else
+ * from kappa_w. Queued on the device's stream, or (queued = 0) at once. */
 static MM_NODISCARD mm_err solve(mm_gpu *g, int queued) {
   const int nz = g->s.nz;
   const mm_tdma_geometry geo = {g->inv_h, g->g_dt};
   double *const rhs[2] = {g->temp_next + g->first * nz, g->salt_next + g->first * nz};
-  const double *kappa = g->kappa_w + g->first * nz;
-  if (queued && g->kappa_in_solve) {
-    const mm_cell_mix *x = &g->s.mix;
-    const mm_tdma_mixing mix = {.alpha = x->alpha,
-                                .beta = x->beta,
-                                .kappa_v = x->kappa_v,
-                                .kappa_mix = x->kappa_mix,
-                                .convect = x->convect,
-                                .top = x->q_top};
-    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, NULL, &mix, rhs, 2));
-    return MM_OK;
-  }
+  const double *kappa = g->kappa_in_solve ? NULL : g->kappa_w + g->first * nz;
+  const mm_cell_mix *x = &g->s.mix;
+  const mm_tdma_mixing mix = {.alpha = x->alpha,
+                              .beta = x->beta,
+                              .kappa_v = x->kappa_v,
+                              .kappa_mix = x->kappa_mix,
+                              .convect = x->convect,
+                              .top = x->q_top};
+  const mm_tdma_mixing *with = g->kappa_in_solve ? &mix : NULL;
   if (queued) {
-    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, kappa, NULL, rhs, 2));
+    DEV(g->dev->solve(g->ctx, g->s.solver, &g->batch, &geo, kappa, with, rhs, 2));
     return MM_OK;
   }
-  const int rc = mm_tdma_fused(g->s.solver, &g->batch, &geo, kappa, rhs, 2);
+  const int rc = with ? mm_tdma_fused_mixing(g->s.solver, &g->batch, &geo, with, rhs)
+                      : mm_tdma_fused(g->s.solver, &g->batch, &geo, kappa, rhs, 2);
   if (rc) {
     return MM_ERROR(MM_ERR_RUN, "tridiagonal solve (%s) on the %s device failed: %s",
                     mm_tdma_backend_of(g->s.solver)->name, g->dev->name, mm_tdma_strerror(rc));
@@ -182,7 +181,8 @@ mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
   g->n = s->ncol_h * (size_t)nz;
   const size_t bytes = g->n * sizeof(double), nb = s->ncol_h * sizeof(int);
   const size_t lb = (size_t)nz * sizeof(double);
-  /* kappa_w, the last good state and the diagnostics' parts start as 0 */
+  /* kappa_w (only where the solve does not build it), the last good state
+   * and the diagnostics' parts start as 0 */
   void *zero = calloc(1, bytes > sizeof(mm_diag_part) * MM_GPU_DIAG_MAX_BLOCKS
                              ? bytes
                              : sizeof(mm_diag_part) * MM_GPU_DIAG_MAX_BLOCKS);
@@ -192,10 +192,10 @@ mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
       upload(g, (void **)&g->salt, s->host_salt, bytes) ||
       upload(g, (void **)&g->temp_next, s->host_temp, bytes) ||
       upload(g, (void **)&g->salt_next, s->host_salt, bytes) ||
-      upload(g, (void **)&g->kappa_w, zero, bytes) || upload(g, (void **)&g->ue, s->ue, bytes) ||
-      upload(g, (void **)&g->vn, s->vn, bytes) || upload(g, (void **)&g->g_dt, s->g_dt, lb) ||
-      upload(g, (void **)&g->inv_h, s->inv_h, lb) || upload(g, (void **)&g->vol, s->vol, lb) ||
-      upload(g, (void **)&g->kmt, s->kmt, nb) ||
+      (!g->kappa_in_solve && upload(g, (void **)&g->kappa_w, zero, bytes)) ||
+      upload(g, (void **)&g->ue, s->ue, bytes) || upload(g, (void **)&g->vn, s->vn, bytes) ||
+      upload(g, (void **)&g->g_dt, s->g_dt, lb) || upload(g, (void **)&g->inv_h, s->inv_h, lb) ||
+      upload(g, (void **)&g->vol, s->vol, lb) || upload(g, (void **)&g->kmt, s->kmt, nb) ||
       upload(g, (void **)&g->kmt_solve, s->kmt_solve, nb) ||
       upload(g, (void **)&g->good_temp, zero, bytes) ||
       upload(g, (void **)&g->good_salt, zero, bytes) ||
@@ -217,8 +217,10 @@ mm_err mm_gpu_create(const mm_gpu_setup *s, mm_gpu **out) {
   g->first = (size_t)MM_CELL_HALO * s->nxh + MM_CELL_HALO;
   const size_t last = (size_t)(s->nyl - 1 + MM_CELL_HALO) * s->nxh + (s->nxl - 1) + MM_CELL_HALO;
   g->batch = (mm_tdma_batch){last - g->first + 1, nz, g->kmt_solve + g->first};
-  /* one synchronous solve of the work arrays (kappa_w is 0): checks the
-   * depths once and sizes the solver's workspace before any capture */
+  /* one synchronous solve of the work arrays, the same variant as the
+   * step's: checks the depths once, sizes the solver's workspace and loads
+   * its kernel before any capture (its result, in T* and S*, is replaced
+   * by the horizontal kernels of the first step) */
   DEV(g->dev->synchronize(g->ctx));
   MM_CHECK(solve(g, 0));
   DEV(g->dev->synchronize(g->ctx));

@@ -294,10 +294,10 @@ int cu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geome
              const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs) {
   Ctx *c = (Ctx *)ctx;
   int rc;
-  if (mix) {
+  if (mix) { /* as the emulated device: two right-hand sides and no kappa */
     double *const r2[2] = {rhs[0], nrhs > 1 ? rhs[1] : NULL};
-    rc = nrhs == 2 ? mm_tdma_fused_mixing_async(s, bt, geo, mix, r2, (void *)c->stream)
-                   : MM_TDMA_EINVAL;
+    rc = nrhs == 2 && !kappa ? mm_tdma_fused_mixing_async(s, bt, geo, mix, r2, (void *)c->stream)
+                             : MM_TDMA_EINVAL;
   } else {
     rc = mm_tdma_fused_async(s, bt, geo, kappa, rhs, nrhs, (void *)c->stream);
   }

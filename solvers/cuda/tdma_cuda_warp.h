@@ -228,7 +228,8 @@ template <typename F> MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
  * level k from levels k and k+1 of the lane's own row of the tile, or, at
  * the last level of a chunk, from level k+1 in global memory (the next
  * chunk, not yet loaded, still as on entry: two loads per lane and chunk,
- * whose sectors L2 keeps for that chunk's load); then the surface term at
+ * issued before the chunk's sweep, whose sectors L2 keeps for that chunk's
+ * load); then the surface term at
  * level 0. The same values and the same order as mm_tdma_fused_mixing of
  * the host backends, so the same bits, and no kappa in memory: the solve
  * moves the 32 bytes per level of the two right-hand sides alone. */
@@ -297,6 +298,15 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
 
     const int kend = my_d - k0 < kt ? my_d - k0 : kt; /* may be <= 0 */
     T *const row = tc + (size_t)lane * S;
+    /* MIX: level k0 + kt of the lane's column (the next chunk's first), the
+     * two loads issued before the sweep so that their latency is not on the
+     * division chain */
+    T t_next = (T)0, s_next = (T)0;
+    if (MIX && k0 + kt < my_d) {
+      const size_t gn = (c0 + (size_t)lane) * nz + (size_t)(k0 + kt);
+      t_next = p.rhs[0][gn];
+      s_next = p.rhs[1][gn];
+    }
     for (int kk = 0; kk < kend; kk++) {
       const int k = k0 + kk;
       T a, b, c;
@@ -306,9 +316,8 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
           T *const r0 = MM_TILE(s, 1) + (size_t)lane * S, *const r1 =
                                                               MM_TILE(s, 2) + (size_t)lane * S;
           if (k + 1 < my_d) {
-            const size_t gn = (c0 + (size_t)lane) * nz + (size_t)(k + 1);
-            const T t1 = kk + 1 < kt ? r0[kk + 1] : p.rhs[0][gn];
-            const T s1 = kk + 1 < kt ? r1[kk + 1] : p.rhs[1][gn];
+            const T t1 = kk + 1 < kt ? r0[kk + 1] : t_next;
+            const T s1 = kk + 1 < kt ? r1[kk + 1] : s_next;
             kcur = (T)mm_col_kappa(p.mix.alpha, p.mix.beta, r0[kk], t1, r1[kk], s1, p.mix.convect,
                                    p.mix.kappa_v, p.mix.kappa_mix);
           }

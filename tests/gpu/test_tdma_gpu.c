@@ -436,7 +436,7 @@ int main(void) {
   /* kappa inside the solve: the default plan and two that spill */
   {
     const int before = cases, before_bw = bitwise_cases;
-    const size_t mcols[] = {1, 37, 1001};
+    const size_t mcols[] = {5, 37, 1001}; /* 5: depths 0, 1, 2, nz and one more */
     const int mnzs[] = {1, 2, 17, 33, 100};
     const char *mplans[][2] = {{NULL, NULL}, {"8", "1"}, {"3", "2"}};
     for (size_t i = 0; i < sizeof mplans / sizeof *mplans; i++) {
@@ -445,8 +445,9 @@ int main(void) {
       for (size_t c = 0; c < 3; c++)
         for (size_t z = 0; z < 5; z++)
           for (int convect = 0; convect <= 1; convect++)
-            for (int async = 0; async <= 1; async++)
-              check_mixing(&rng, mcols[c], mnzs[z], convect, convect ? 0.25 : 0.0, async);
+            for (int top = 0; top <= 1; top++)
+              for (int async = 0; async <= 1; async++)
+                check_mixing(&rng, mcols[c], mnzs[z], convect, top ? 0.25 : 0.0, async);
       unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
     }
     printf("cuda fused_mixing: %d cases, %d bitwise\n", cases - before, bitwise_cases - before_bw);
