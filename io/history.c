@@ -498,6 +498,9 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
     MM_REQUIRE(len == 1 && type != NC_CHAR && type != NC_STRING &&
                    nc_get_att_longlong(nc, NC_GLOBAL, "start_step", &start) == NC_NOERR,
                MM_ERR_INPUT, "%s: attribute start_step is not a number" MM_HISTORY_LEFT, p);
+    MM_REQUIRE(start >= 0, MM_ERR_INPUT,
+               "%s: attribute start_step = %lld is negative: not a step of a run" MM_HISTORY_LEFT,
+               p, start);
   }
   const char *from = cfg->initial_restart;
   MM_REQUIRE(start <= step, MM_ERR_INPUT,

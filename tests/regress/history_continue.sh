@@ -120,6 +120,11 @@ refused short "holds the records up to step 8, .* the record of step 12 is missi
   "$work/half.restart.nc"
 refused fresh "starts at step 12, after the restart step 8" "$work/eight.restart.nc" \
   --set output.dir="$work/new"
+run "${common[@]}" --set run.name=negstart --set run.steps=12 || fail "negstart run"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d: d.start_step = -5' "$work/negstart.nc" ||
+  fail "negstart: cannot set start_step"
+refused negstart "attribute start_step = -5 is negative" "$work/half.restart.nc"
 head -c 100000 "$work/straight.nc" >"$work/damaged.nc"
 refused damaged "truncated" "$work/half.restart.nc"
 echo "ok"
