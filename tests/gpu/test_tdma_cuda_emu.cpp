@@ -1,6 +1,7 @@
 /* The warp kernel of the `cuda` backend (solvers/cuda/tdma_cuda_warp.h) run on
  * the CPU: each warp is emulated by 32 host threads, __syncwarp by a barrier,
- * cp.async by a plain copy, shared memory by a host buffer. No GPU needed;
+ * cp.async by a copy queued per lane that lands at the lane's wait, shared
+ * memory by a host buffer. No GPU needed;
  * runs everywhere. It checks, bitwise against `reference`, the kernel's
  * index arithmetic and control flow: the coalesced chunk enumeration, tiles
  * and their strides, chunk slots and the spill of c'/d' to global memory and
@@ -13,8 +14,9 @@
  * mm_tdma_mixing, the surface term added, then reference's fused solve,
  * with convection on and off, a surface term zero and not. Levels
  * at and below a column's depth hold NaN and must come back bitwise
- * unchanged. What it cannot check: the device's own rounding, the cp.async
- * semantics and races that only show with real warp scheduling. */
+ * unchanged. A copy (cp.async) lands only at its lane's wait, so a missing
+ * wait fails the test. What it cannot check: the device's own rounding and
+ * races that only show with real warp scheduling. */
 #include <atomic>
 #include <condition_variable>
 #include <cmath>
@@ -45,10 +47,27 @@ struct Barrier {
 };
 static thread_local Barrier *tl_bar;
 
-#define MM_WDEV                 static inline
-#define MM_WARP_SYNC()          tl_bar->wait()
-#define MM_COPY_ASYNC(dst, src) (*(dst) = *(src))
-#define MM_COPY_WAIT()          ((void)0)
+/* cp.async as the device runs it: a copy is only queued when issued and
+ * lands at this lane's next MM_COPY_WAIT (reading its source then), so a
+ * tile read before its wait, or a source changed between issue and wait,
+ * shows in the result. */
+struct Pending {
+  void *dst;
+  const void *src;
+  size_t n;
+};
+static thread_local std::vector<Pending> tl_pending;
+static void copy_wait() {
+  for (const Pending &p : tl_pending)
+    std::memcpy(p.dst, p.src, p.n);
+  tl_pending.clear();
+}
+
+#define MM_WDEV        static inline
+#define MM_WARP_SYNC() tl_bar->wait()
+#define MM_COPY_ASYNC(dst, src)                                                                    \
+  tl_pending.push_back(Pending{(void *)(dst), (const void *)(src), sizeof(*(dst))})
+#define MM_COPY_WAIT() copy_wait()
 #include "cuda/tdma_cuda_warp.h"
 
 using mmcuda::Args;
