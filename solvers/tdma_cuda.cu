@@ -13,7 +13,11 @@
  *                              H100, 4 was the fastest of 1, 2, 3, 4, 6, 8
  *                              (docs/performance.md, "GPU")
  *   MM_TDMA_CUDA_KT            levels per chunk (default 32, at most 32)
- *   MM_TDMA_CUDA_SLOTS         chunk slots per warp (default: from the above) */
+ *   MM_TDMA_CUDA_SLOTS         chunk slots per warp (default: from the above)
+ *   MM_TDMA_CUDA_PREFETCH      1: the next chunk's loads in flight during a
+ *                              chunk's sweep (double buffers of the per-chunk
+ *                              arrays; default 0 until measured on a device,
+ *                              docs/performance.md "GPU") */
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -24,6 +28,8 @@
 #define MM_WDEV                 __device__ __forceinline__
 #define MM_WARP_SYNC()          __syncwarp()
 #define MM_COPY_ASYNC(dst, src) __pipeline_memcpy_async((dst), (src), sizeof(*(dst)))
+#define MM_COPY_COMMIT()        __pipeline_commit()
+#define MM_COPY_WAIT_PRIOR(n)   __pipeline_wait_prior(n)
 #define MM_COPY_WAIT()          (__pipeline_commit(), __pipeline_wait_prior(0))
 #include "cuda/tdma_cuda_common.h"
 #include "cuda/tdma_cuda_warp.h"
@@ -47,7 +53,7 @@ __global__ void __launch_bounds__(4 * mmcuda::kWarp)
 struct CudaCtx {
   int nz;
   size_t smem_sm, smem_block;
-  int warps_per_sm, force_kt, force_slots;
+  int warps_per_sm, force_kt, force_slots, prefetch;
   mmcuda::Status st;
   mmcuda::DevBuf cpws;
 };
@@ -81,6 +87,7 @@ int cuda_create(void **ctx, int nz) {
   x->force_kt = mmcuda::env_int("MM_TDMA_CUDA_KT");
   if (x->force_kt > mmcuda::kMaxKt) x->force_kt = mmcuda::kMaxKt;
   x->force_slots = mmcuda::env_int("MM_TDMA_CUDA_SLOTS");
+  x->prefetch = mmcuda::env_int("MM_TDMA_CUDA_PREFETCH") == 1;
   *ctx = x;
   return MM_TDMA_OK;
 }
@@ -134,7 +141,7 @@ int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T
             const T *g, const T *inv_h, T *const *rhs, int nrhs, Args<T> *out, Plan *out_plan) {
   Plan pl;
   if (mmcuda::mm_cuda_plan(bt->nz, nrhs, sizeof(T), FUSED, x->smem_sm, x->smem_block,
-                           x->warps_per_sm, x->force_kt, x->force_slots, &pl))
+                           x->warps_per_sm, x->force_kt, x->force_slots, &pl, x->prefetch != 0))
     return MM_TDMA_ENOTSUP;
   Args<T> p = {};
   p.ncol = bt->ncol;
@@ -144,7 +151,7 @@ int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T
   p.kappa = kappa, p.g = g, p.inv_h = inv_h;
   for (int r = 0; r < nrhs; r++)
     p.rhs[r] = rhs[r];
-  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
+  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots, p.prefetch = pl.prefetch;
   p.abort = x->st.dev;
   if (pl.slots < pl.chunks) { /* some chunks may spill c' */
     int rc = mmcuda::devbuf_reserve(&x->cpws, bt->ncol * (size_t)bt->nz * sizeof(T));

@@ -9,7 +9,11 @@
  *   MM_WDEV              function qualifiers (__device__ __forceinline__)
  *   MM_WARP_SYNC()       __syncwarp() (all 32 lanes always take part)
  *   MM_COPY_ASYNC(d, s)  copy one element global s -> shared d (cp.async)
- *   MM_COPY_WAIT()       wait for this lane's MM_COPY_ASYNC copies
+ *   MM_COPY_COMMIT()     close this lane's group of the copies issued since
+ *                        the last one
+ *   MM_COPY_WAIT_PRIOR(n)  wait until at most n (0 or 1) of this lane's
+ *                        closed groups are still in flight
+ *   MM_COPY_WAIT()       close the group and wait for all this lane's copies
  *
  * Method (one warp = 32 adjacent columns, lane j owns column c0 + j):
  *
@@ -91,6 +95,7 @@ struct Plan {
   int chunks;        /* chunks of a full column: ceil(nz / kt) */
   int warps;         /* warps per block */
   size_t warp_bytes; /* shared memory of one warp */
+  int prefetch;      /* 1: the next chunk's loads are issued before a chunk's sweep */
 };
 
 /* Byte offsets of one warp's shared memory. */
@@ -102,12 +107,16 @@ MM_WHD size_t round16(size_t n) {
   return (n + 15) / 16 * 16;
 }
 
-MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, bool fused) {
+/* prefetch: two buffers of the per-chunk arrays that are not slots (the
+ * geometry of a fused solve, a and b of a plain one), one per parity of the
+ * chunk, so that the next chunk's loads can land while a chunk is swept. */
+MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, bool fused,
+                        bool prefetch = false) {
   Layout L;
-  const size_t tile = (size_t)kWarp * (size_t)stride * tsize;
+  const size_t tile = (size_t)kWarp * (size_t)stride * tsize, nb = prefetch ? 2 : 1;
   L.geo = 128; /* 32 depths */
-  L.ab = L.geo + (fused ? round16(2 * (size_t)kt * tsize) : 0);
-  L.slots = L.ab + (fused ? 0 : 2 * tile);
+  L.ab = L.geo + (fused ? round16(nb * 2 * (size_t)kt * tsize) : 0);
+  L.slots = L.ab + (fused ? 0 : nb * 2 * tile);
   L.slot_bytes = (size_t)(1 + nrhs) * tile;
   L.total = round16(L.slots + (size_t)slots * L.slot_bytes);
   return L;
@@ -116,11 +125,12 @@ MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, b
 /* The plan for columns of up to nz levels. smem_sm: shared memory of an SM;
  * smem_block: the most one block may have; warps_per_sm: how many warps the
  * shared memory should leave room for (latency hiding); force_kt /
- * force_slots: > 0 to override (tests, tuning). Returns 0, or -1 when even
- * one slot of one level does not fit. */
+ * force_slots: > 0 to override (tests, tuning); prefetch: the next chunk's
+ * loads in flight during a chunk's sweep (double buffers, layout_of).
+ * Returns 0, or -1 when even one slot of one level does not fit. */
 inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_sm,
-                        size_t smem_block, int warps_per_sm, int force_kt, int force_slots,
-                        Plan *p) {
+                        size_t smem_block, int warps_per_sm, int force_kt, int force_slots, Plan *p,
+                        bool prefetch = false) {
   if (nz < 1 || nrhs < 1 || warps_per_sm < 1) return -1;
   const size_t reserve = 1024; /* per block, reserved by the hardware */
   const size_t budget =
@@ -133,16 +143,16 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
     if (force_slots > 0) {
       slots = force_slots < chunks ? force_slots : chunks;
     } else {
-      const Layout all = layout_of(kt, stride, chunks, nrhs, tsize, fused);
+      const Layout all = layout_of(kt, stride, chunks, nrhs, tsize, fused, prefetch);
       if (all.total <= budget) {
         slots = chunks;
       } else {
-        const Layout none = layout_of(kt, stride, 0, nrhs, tsize, fused);
+        const Layout none = layout_of(kt, stride, 0, nrhs, tsize, fused, prefetch);
         slots = budget > none.total ? (int)((budget - none.total) / none.slot_bytes) : 0;
         if (slots < 1) slots = 1;
       }
     }
-    const Layout L = layout_of(kt, stride, slots, nrhs, tsize, fused);
+    const Layout L = layout_of(kt, stride, slots, nrhs, tsize, fused, prefetch);
     if (L.total > smem_block) {
       if (force_kt > 0) return -1;
       continue;
@@ -152,6 +162,7 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
     p->slots = slots;
     p->chunks = chunks;
     p->warp_bytes = L.total;
+    p->prefetch = prefetch ? 1 : 0;
     p->warps = 1;
     while (p->warps < 4 && (size_t)(2 * p->warps) * L.total <= 48 * 1024)
       p->warps *= 2;
@@ -169,10 +180,10 @@ template <typename T> struct Args {
   const T *a, *b, *c;         /* plain solve */
   const T *kappa, *g, *inv_h; /* fused solve */
   T *rhs[MM_TDMA_MAX_RHS];
-  T *cpws;            /* spill workspace of c' (ncol * nz), NULL if no spill */
-  mm_tdma_mixing mix; /* kappa from rhs[0], rhs[1] (MIX solves only; kappa unused) */
-  const int *abort;   /* nonzero: a depth was invalid, touch nothing */
-  int kt, stride, slots;
+  T *cpws;                         /* spill workspace of c' (ncol * nz), NULL if no spill */
+  mm_tdma_mixing mix;              /* kappa from rhs[0], rhs[1] (MIX solves only; kappa unused) */
+  const int *abort;                /* nonzero: a depth was invalid, touch nothing */
+  int kt, stride, slots, prefetch; /* the Plan's */
 };
 
 MM_WDEV void col_coeffs(int k, int n, const double *kappa, const double *g, const double *inv_h,
@@ -236,7 +247,7 @@ template <typename F> MM_WDEV void for_chunk(int lane, int ncw, int kt, F f) {
 template <typename T, int NRHS, bool FUSED, bool MIX = false>
 MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *sm) {
   static_assert(!MIX || (FUSED && NRHS == 2), "MIX is a fused solve of two right-hand sides");
-  const Layout L = layout_of(p.kt, p.stride, p.slots, NRHS, sizeof(T), FUSED);
+  const Layout L = layout_of(p.kt, p.stride, p.slots, NRHS, sizeof(T), FUSED, p.prefetch != 0);
   const size_t c0 = task * (size_t)kWarp;
   if (c0 >= p.ncol || *p.abort) return; /* warp-uniform */
   const int ncw = p.ncol - c0 < (size_t)kWarp ? (int)(p.ncol - c0) : kWarp;
@@ -253,9 +264,10 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
   MM_WARP_SYNC();
   if (dmax == 0) return; /* warp-uniform: all land */
 
-  T *geo_g = (T *)(sm + L.geo), *geo_h = geo_g + p.kt;
-  T *tile_a = (T *)(sm + L.ab), *tile_b = tile_a + (size_t)kWarp * S;
   const size_t tile = (size_t)kWarp * (size_t)S;
+  /* the per-chunk arrays of chunk q: buffer q % 2 with prefetch, else 0 */
+  const int nbuf = p.prefetch ? 2 : 1;
+  T *const geo0 = (T *)(sm + L.geo), *const ab0 = (T *)(sm + L.ab);
   T *slots = (T *)(sm + L.slots);
   /* array 0 of a slot is c' (c or kappa on load), arrays 1..NRHS are d'. */
 #define MM_TILE(s, r) (slots + ((size_t)(s) * (1 + NRHS) + (size_t)(r)) * tile)
@@ -264,25 +276,22 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
   const int base = chunks > p.slots ? chunks - p.slots : 0; /* chunks < base spill */
   const T *cin = FUSED ? p.kappa : p.c;
 
-  /* Forward sweep. */
-  T cp_prev = (T)0, kprev = (T)0, gprev = (T)0;
-  T d_prev[NRHS];
-  MM_UNROLL
-  for (int r = 0; r < NRHS; r++)
-    d_prev[r] = (T)0;
-  for (int q = 0; q < chunks; q++) {
+  /* The loads of chunk q into its slot and buffers, closed as one group. */
+  auto issue = [&](int q) {
     const int k0 = q * p.kt;
     const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
     const int s = q > base ? q - base : 0;
-    T *tc = MM_TILE(s, 0);
+    T *const tc = MM_TILE(s, 0);
+    T *const ta = ab0 + (size_t)(q % nbuf) * 2 * tile, *const tb = ta + tile;
+    T *const gg = geo0 + (size_t)(q % nbuf) * 2 * (size_t)p.kt, *const gh = gg + p.kt;
     for_chunk(lane, ncw, kt, [&](int j, int kk) {
       if (k0 + kk >= sdep[j]) return;
       const size_t gi = (c0 + (size_t)j) * nz + (size_t)(k0 + kk);
       const size_t si = (size_t)j * S + (size_t)kk;
       if (!MIX) MM_COPY_ASYNC(tc + si, cin + gi);
       if (!FUSED) {
-        MM_COPY_ASYNC(tile_a + si, p.a + gi);
-        MM_COPY_ASYNC(tile_b + si, p.b + gi);
+        MM_COPY_ASYNC(ta + si, p.a + gi);
+        MM_COPY_ASYNC(tb + si, p.b + gi);
       }
       MM_UNROLL
       for (int r = 0; r < NRHS; r++)
@@ -290,10 +299,35 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
     });
     if (FUSED)
       for (int kk = lane; kk < kt; kk += kWarp) {
-        MM_COPY_ASYNC(geo_g + kk, p.g + k0 + kk);
-        MM_COPY_ASYNC(geo_h + kk, p.inv_h + k0 + kk);
+        MM_COPY_ASYNC(gg + kk, p.g + k0 + kk);
+        MM_COPY_ASYNC(gh + kk, p.inv_h + k0 + kk);
       }
-    MM_COPY_WAIT();
+    MM_COPY_COMMIT();
+  };
+
+  /* Forward sweep. With prefetch, chunk q + 1's loads are in flight during
+   * chunk q's sweep where q + 1 has a slot of its own (q + 1 > base; the
+   * spilled chunks share slot 0) and buffers of the other parity. */
+  T cp_prev = (T)0, kprev = (T)0, gprev = (T)0;
+  T d_prev[NRHS];
+  MM_UNROLL
+  for (int r = 0; r < NRHS; r++)
+    d_prev[r] = (T)0;
+  int issued = -1; /* the last chunk whose loads are issued */
+  for (int q = 0; q < chunks; q++) {
+    const int k0 = q * p.kt;
+    const int kt = dmax - k0 < p.kt ? dmax - k0 : p.kt;
+    const int s = q > base ? q - base : 0;
+    T *tc = MM_TILE(s, 0);
+    T *const tile_a = ab0 + (size_t)(q % nbuf) * 2 * tile, *const tile_b = tile_a + tile;
+    T *const geo_g = geo0 + (size_t)(q % nbuf) * 2 * (size_t)p.kt, *const geo_h = geo_g + p.kt;
+    if (issued < q) issue(q), issued = q;
+    if (p.prefetch && q + 1 < chunks && q + 1 > base) {
+      issue(q + 1), issued = q + 1;
+      MM_COPY_WAIT_PRIOR(1); /* chunk q's group has landed; q + 1's may not */
+    } else {
+      MM_COPY_WAIT_PRIOR(0);
+    }
     MM_WARP_SYNC();
 
     const int kend = my_d - k0 < kt ? my_d - k0 : kt; /* may be <= 0 */

@@ -47,27 +47,40 @@ struct Barrier {
 };
 static thread_local Barrier *tl_bar;
 
-/* cp.async as the device runs it: a copy is only queued when issued and
- * lands at this lane's next MM_COPY_WAIT (reading its source then), so a
+/* cp.async as the device may run it: a copy is queued when issued and lands
+ * at this lane's wait for its group (reading its source then), so that a
  * tile read before its wait, or a source changed between issue and wait,
- * shows in the result. */
+ * shows in the result; or, with g_eager, it lands at once, so that a copy
+ * into memory still in use (the next chunk's, with prefetch) shows. */
+static std::atomic<bool> g_eager{false};
 struct Pending {
   void *dst;
   const void *src;
   size_t n;
 };
-static thread_local std::vector<Pending> tl_pending;
-static void copy_wait() {
-  for (const Pending &p : tl_pending)
-    std::memcpy(p.dst, p.src, p.n);
+static thread_local std::vector<Pending> tl_pending;             /* not yet committed */
+static thread_local std::vector<std::vector<Pending>> tl_groups; /* committed, oldest first */
+static void copy_commit() {
+  tl_groups.push_back(std::move(tl_pending));
   tl_pending.clear();
+}
+/* The copies of every committed group but the newest n land. */
+static void copy_wait_prior(size_t n) {
+  while (tl_groups.size() > n) {
+    for (const Pending &p : tl_groups.front())
+      std::memcpy(p.dst, p.src, p.n);
+    tl_groups.erase(tl_groups.begin());
+  }
 }
 
 #define MM_WDEV        static inline
 #define MM_WARP_SYNC() tl_bar->wait()
 #define MM_COPY_ASYNC(dst, src)                                                                    \
-  tl_pending.push_back(Pending{(void *)(dst), (const void *)(src), sizeof(*(dst))})
-#define MM_COPY_WAIT() copy_wait()
+  (g_eager ? (void)std::memcpy((dst), (src), sizeof(*(dst)))                                       \
+           : tl_pending.push_back(Pending{(void *)(dst), (const void *)(src), sizeof(*(dst))}))
+#define MM_COPY_COMMIT()      copy_commit()
+#define MM_COPY_WAIT_PRIOR(n) copy_wait_prior(n)
+#define MM_COPY_WAIT()        (copy_commit(), copy_wait_prior(0))
 #include "cuda/tdma_cuda_warp.h"
 
 using mmcuda::Args;
@@ -238,7 +251,7 @@ static const char *tname(float) {
 
 /* One case: the emulated kernel with plan `pl` against reference, bitwise. */
 template <typename T>
-static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char *what) {
+static void check_case_once(const Batch<T> &t, bool fused, const Plan &pl, const char *what) {
   const int nrhs = t.nrhs;
   std::vector<std::vector<T>> ref = t.rhs, emu = t.rhs;
   std::vector<T *> rp, ep;
@@ -263,7 +276,7 @@ static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char
     p.rhs[q] = ep[q];
   p.cpws = cpws.empty() ? nullptr : cpws.data();
   p.abort = &abort_flag;
-  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
+  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots, p.prefetch = pl.prefetch;
   if (fused)
     emulate_n<T, true>(p, pl.warp_bytes, nrhs);
   else
@@ -282,6 +295,17 @@ static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char
           (double)emu[q][i], (double)ref[q][i]);
     if (i != n) return;
   }
+}
+
+/* With prefetch, the kernel runs twice: copies landing at their wait, and
+ * at once (g_eager). */
+template <typename T>
+static void check_case(const Batch<T> &t, bool fused, const Plan &pl, const char *what) {
+  for (int eager = 0; eager <= pl.prefetch; eager++) {
+    g_eager = eager != 0;
+    check_case_once(t, fused, pl, what);
+  }
+  g_eager = false;
 }
 
 /* The negative control: the comparison must see one flipped bit. */
@@ -314,7 +338,7 @@ static void negative_control() {
   p.a = broken.a.data(), p.b = broken.b.data(), p.c = broken.c.data();
   p.rhs[0] = p2;
   p.abort = &abort_flag;
-  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
+  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots, p.prefetch = pl.prefetch;
   emulate<double, 1, false>(p, pl.warp_bytes);
   CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(double)) != 0,
         "negative control: a flipped bit of b went unnoticed");
@@ -342,8 +366,9 @@ template <typename T> static void run_all(Rng &r) {
           for (const Dev &d : devs)
             for (int wps : {1, 2, 4, 8}) {
               Plan pl;
-              const int rc =
-                  mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, d.sm, d.block, wps, 0, 0, &pl);
+              const bool pf = wps == 8; /* prefetch: the plans of 8 warps per SM */
+              const int rc = mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, d.sm, d.block, wps, 0,
+                                                  0, &pl, pf);
               CHECK(rc == 0, "no plan for %s nz=%d nrhs=%d", d.name, nz, nrhs);
               if (rc) continue;
               CHECK(pl.warp_bytes * (size_t)pl.warps <= d.block && pl.stride % 2 == 1 &&
@@ -354,14 +379,15 @@ template <typename T> static void run_all(Rng &r) {
           /* forced chunk sizes and slot counts: spills */
           const int kts[] = {1, 3, 8};
           for (int kt : kts)
-            for (int slots : {1, 2}) {
-              if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
-              Plan pl;
-              if (mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, 233472, 232448, 2, kt, slots,
-                                       &pl))
-                continue;
-              check_case(t, fused, pl, "forced");
-            }
+            for (int slots : {1, 2, 3})
+              for (bool pf : {false, true}) {
+                if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
+                Plan pl;
+                if (mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, 233472, 232448, 2, kt, slots,
+                                         &pl, pf))
+                  continue;
+                check_case(t, fused, pl, pf ? "forced, prefetch" : "forced");
+              }
         }
       }
 }
@@ -412,7 +438,7 @@ static int check_mixing(Rng &r, size_t ncol, int nz, int convect, double top, co
   p.rhs[0] = x0.data(), p.rhs[1] = x1.data();
   p.cpws = cpws.empty() ? nullptr : cpws.data();
   p.abort = &abort_flag;
-  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots;
+  p.kt = pl.kt, p.stride = pl.stride, p.slots = pl.slots, p.prefetch = pl.prefetch;
   p.mix = mix;
   std::vector<unsigned char> smem_v(pl.warp_bytes + 16);
   unsigned char *smem = (unsigned char *)(((uintptr_t)smem_v.data() + 15) / 16 * 16);
@@ -449,20 +475,29 @@ static void run_mixing(Rng &r) {
           for (const Dev &d : devs)
             for (int wps : {2, 8}) {
               Plan pl;
-              const int rc =
-                  mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, d.sm, d.block, wps, 0, 0, &pl);
+              const int rc = mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, d.sm, d.block, wps,
+                                                  0, 0, &pl, wps == 8);
               CHECK(rc == 0, "no mixing plan for %s nz=%d", d.name, nz);
-              if (!rc) check_mixing(r, ncol, nz, convect, top, pl, d.name);
+              for (int eager = 0; !rc && eager <= pl.prefetch; eager++) {
+                g_eager = eager != 0;
+                check_mixing(r, ncol, nz, convect, top, pl, d.name);
+              }
+              g_eager = false;
             }
           for (int kt : {1, 3, 8})
-            for (int slots : {1, 2}) {
-              if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
-              Plan pl;
-              if (mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, 233472, 232448, 2, kt, slots,
-                                       &pl))
-                continue;
-              check_mixing(r, ncol, nz, convect, top, pl, "forced");
-            }
+            for (int slots : {1, 2, 3})
+              for (bool pf : {false, true}) {
+                if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
+                Plan pl;
+                if (mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, 233472, 232448, 2, kt, slots,
+                                         &pl, pf))
+                  continue;
+                for (int eager = 0; eager <= pl.prefetch; eager++) {
+                  g_eager = eager != 0;
+                  check_mixing(r, ncol, nz, convect, top, pl, pf ? "forced, prefetch" : "forced");
+                }
+                g_eager = false;
+              }
         }
   /* negative control: another surface term must show */
   Plan pl;

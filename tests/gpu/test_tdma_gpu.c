@@ -411,14 +411,18 @@ int main(void) {
   }
 
   /* Plans that spill c'/d' to global memory, and small chunks. */
-  const char *plans[][3] = {
-      {"8", "1", NULL}, {"3", "2", NULL}, {"1", "1", NULL}, {NULL, NULL, "8"}, {NULL, NULL, "1"}};
+  /* KT, SLOTS, WARPS_PER_SM, PREFETCH */
+  const char *plans[][4] = {{"8", "1", NULL, NULL},  {"3", "2", NULL, NULL},
+                            {"1", "1", NULL, NULL},  {NULL, NULL, "8", NULL},
+                            {NULL, NULL, "1", NULL}, {NULL, NULL, NULL, "1"},
+                            {"8", "3", NULL, "1"},   {NULL, NULL, "2", "1"}};
   const size_t pcols[] = {37, 1001};
   const int pnzs[] = {17, 100};
   const int prhs[] = {1, 3};
   for (size_t i = 0; i < sizeof plans / sizeof *plans; i++) {
-    const char *vars[3] = {"MM_TDMA_CUDA_KT", "MM_TDMA_CUDA_SLOTS", "MM_TDMA_CUDA_WARPS_PER_SM"};
-    for (int v = 0; v < 3; v++) {
+    const char *vars[4] = {"MM_TDMA_CUDA_KT", "MM_TDMA_CUDA_SLOTS", "MM_TDMA_CUDA_WARPS_PER_SM",
+                           "MM_TDMA_CUDA_PREFETCH"};
+    for (int v = 0; v < 4; v++) {
       if (plans[i][v])
         setenv(vars[v], plans[i][v], 1);
       else
@@ -426,22 +430,25 @@ int main(void) {
     }
     const int before = cases, before_bw = bitwise_cases;
     check_backend("cuda", pcols, 2, pnzs, 2, prhs, 2, &rng);
-    printf("cuda kt=%s slots=%s warps/SM=%s: %d cases, %d bitwise\n",
+    printf("cuda kt=%s slots=%s warps/SM=%s prefetch=%s: %d cases, %d bitwise\n",
            plans[i][0] ? plans[i][0] : "auto", plans[i][1] ? plans[i][1] : "auto",
-           plans[i][2] ? plans[i][2] : "auto", cases - before, bitwise_cases - before_bw);
+           plans[i][2] ? plans[i][2] : "auto", plans[i][3] ? plans[i][3] : "0", cases - before,
+           bitwise_cases - before_bw);
   }
   unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
-  unsetenv("MM_TDMA_CUDA_WARPS_PER_SM");
+  unsetenv("MM_TDMA_CUDA_WARPS_PER_SM"), unsetenv("MM_TDMA_CUDA_PREFETCH");
 
   /* kappa inside the solve: the default plan and two that spill */
   {
     const int before = cases, before_bw = bitwise_cases;
     const size_t mcols[] = {5, 37, 1001}; /* 5: depths 0, 1, 2, nz and one more */
     const int mnzs[] = {1, 2, 17, 33, 100};
-    const char *mplans[][2] = {{NULL, NULL}, {"8", "1"}, {"3", "2"}};
+    const char *mplans[][3] = {
+        {NULL, NULL, NULL}, {"8", "1", NULL}, {"3", "2", NULL}, {NULL, NULL, "1"}, {"8", "3", "1"}};
     for (size_t i = 0; i < sizeof mplans / sizeof *mplans; i++) {
       if (mplans[i][0]) setenv("MM_TDMA_CUDA_KT", mplans[i][0], 1);
       if (mplans[i][1]) setenv("MM_TDMA_CUDA_SLOTS", mplans[i][1], 1);
+      if (mplans[i][2]) setenv("MM_TDMA_CUDA_PREFETCH", mplans[i][2], 1);
       for (size_t c = 0; c < 3; c++)
         for (size_t z = 0; z < 5; z++)
           for (int convect = 0; convect <= 1; convect++)
@@ -449,6 +456,7 @@ int main(void) {
               for (int async = 0; async <= 1; async++)
                 check_mixing(&rng, mcols[c], mnzs[z], convect, top ? 0.25 : 0.0, async);
       unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
+      unsetenv("MM_TDMA_CUDA_PREFETCH");
     }
     printf("cuda fused_mixing: %d cases, %d bitwise\n", cases - before, bitwise_cases - before_bw);
   }
