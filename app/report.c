@@ -102,6 +102,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
     fputs(",\n  \"halo_path\": ", f);
     json_string(f, mm_model_halo_path(m));
     fprintf(f, ",\n  \"graph_launches\": %ld", mm_model_graph_launches(m));
+    fprintf(f, ",\n  \"horizontal_tiles\": %s", mm_model_horizontal_tiles(m) ? "true" : "false");
   }
   fputs(",\n  \"wall_s\": ", f);
   json_number(f, sum->wall_s);

@@ -212,18 +212,11 @@ static void run_tiles(emu *e, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
   const long T = MM_GPU_THREADS, blocks = mm_gpu_tiles_blocks(t);
   mm_gpu_tile_smem *s = &e->tile_smem;
   for (long b = 0; b < blocks; b++) {
-    int k0, i0, j0, j1;
-    mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
     memset(s, 0xff, sizeof *s);
-    for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++)
+    const int phases = mm_gpu_tile_phases(t, b);
+    for (int ph = 0; ph < phases; ph++) /* a barrier after each */
       for (long i = 0; i < T; i++)
-        mm_gpu_tile_load(h, t, b, (int)nth(e, i, T), j, s);
-    for (int j = j0; j < j1; j++) /* barrier after each row */
-      for (long i = 0; i < T; i++) {
-        const int tid = (int)nth(e, i, T);
-        if (j + 3 <= j1 + 1) mm_gpu_tile_load(h, t, b, tid, j + 3, s);
-        mm_gpu_tile_compute(h, t, b, tid, j, s);
-      }
+        mm_gpu_tile_phase(h, t, b, (int)nth(e, i, T), ph, s);
   }
 }
 

@@ -48,6 +48,7 @@ struct mm_gpu {
   int parity;                    /* steps done by this object, mod 2 */
   int kappa_in_solve;            /* the solve builds kappa_w (no mixing kernel) */
   long graph_launches;           /* graphs launched so far */
+  long tile_launches;            /* tiled horizontal kernels queued so far */
   mm_cell_rects interior, frame, whole;
   mm_tdma_batch batch; /* the columns of the block, first to last */
   size_t first;        /* column of batch's first column */
@@ -87,8 +88,8 @@ static MM_NODISCARD mm_err copy_strips(mm_gpu *g, int out) {
   return MM_OK;
 }
 
-/* The horizontal kernel of the rectangles r: in tiles where asked for and r
- * is one rectangle (the interior), else one thread per cell. */
+/* The horizontal kernel of the rectangles r: the block interior in tiles
+ * where asked for, else (and the frame) one thread per cell. */
 static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   if (r->first[r->n] == 0) return MM_OK;
   mm_cell_hstep h = g->s.hstep;
@@ -101,10 +102,11 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   h.salt = g->salt;
   h.temp_next = g->temp_next;
   h.salt_next = g->salt_next;
-  if (g->s.tiles && r->n == 1) {
+  if (r == &g->interior && g->s.tiles && r->n == 1) {
     mm_gpu_tiles t;
     mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh);
     DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
+    g->tile_launches++;
   } else {
     DEV(g->dev->horizontal(g->ctx, &h, r));
   }
@@ -268,6 +270,10 @@ void mm_gpu_fields(mm_gpu *g, double **temp, double **salt) {
 
 long mm_gpu_graph_launches(const mm_gpu *g) {
   return g->graph_launches;
+}
+
+int mm_gpu_horizontal_tiles(const mm_gpu *g) {
+  return g->tile_launches > 0;
 }
 
 int mm_gpu_kappa_in_solve(const mm_gpu *g) {

@@ -38,7 +38,7 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * stencil reaches it, through the caches. The arithmetic is the per-cell
  * kernel's (mm_cell_tracer) on the same values, so the bits are the same.
  *
- * A block, as each device runs it (rows [j0, j1), mm_gpu_tile_of):
+ * A block (rows [j0, j1), mm_gpu_tile_of; mm_gpu_tile_phase):
  *   load rows j0-2 .. j0+2; barrier;
  *   for each row j of the march: load row j+3, compute row j; barrier.
  * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use, so one
@@ -91,21 +91,35 @@ MM_CELL_FN int mm_gpu_tile_slot(int j, int j0) {
   return (j - j0 + 2) % MM_GPU_TILE_RING; /* j >= j0 - 2 */
 }
 
-/* Thread tid of block b loads its elements of row j (j0 - 2 <= j < j1 + 2)
- * into the ring: columns i0 - 2 .. i0 + TILE_X + 1 that the rectangle's
- * stencil reaches, levels below nz. */
-MM_CELL_FN void mm_gpu_tile_load(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
-                                 int j, mm_gpu_tile_smem *s) {
-  int k0, i0, j0, j1;
-  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
-  const int slot = mm_gpu_tile_slot(j, j0);
-  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS) {
+/* Elements of a ring row each thread moves, at most. */
+#define MM_GPU_TILE_PER_THREAD                                                                     \
+  (((MM_GPU_TILE_X + 4) * MM_GPU_TILE_K + MM_GPU_THREADS - 1) / MM_GPU_THREADS)
+
+/* Thread tid's elements of row j of the tile at level k0, column i0: e =
+ * tid, tid + MM_GPU_THREADS, ... of the row's columns i0 - 2 .. i0 +
+ * TILE_X + 1 (those the rectangle's stencil reaches) x levels below nz:
+ * fetched from memory into t[], s[] (fetch), or from there into the ring
+ * (store). */
+MM_CELL_FN void mm_gpu_tile_fetch(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
+                                  int tid, int j, double *tv, double *sv) {
+  int n = 0;
+  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS, n++) {
     const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
     const int i = i0 - 2 + c, k = k0 + kk;
     if (i >= t->ie + 2 || k >= t->nz) continue;
     const long p = ((long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO)) * t->nz + k;
-    s->temp[slot][c][kk] = h->temp[p];
-    s->salt[slot][c][kk] = h->salt[p];
+    tv[n] = h->temp[p];
+    sv[n] = h->salt[p];
+  }
+}
+MM_CELL_FN void mm_gpu_tile_store(const mm_gpu_tiles *t, int k0, int i0, int slot, int tid,
+                                  const double *tv, const double *sv, mm_gpu_tile_smem *s) {
+  int n = 0;
+  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS, n++) {
+    const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
+    if (i0 - 2 + c >= t->ie + 2 || k0 + kk >= t->nz) continue;
+    s->temp[slot][c][kk] = tv[n];
+    s->salt[slot][c][kk] = sv[n];
   }
 }
 
@@ -138,6 +152,35 @@ MM_CELL_FN void mm_gpu_tile_compute(const mm_cell_hstep *h, const mm_gpu_tiles *
     (v ? h->salt_next : h->temp_next)[p] =
         mm_cell_tracer(h->scheme, w, u_e, u_w, v_n, v_s, tv, h->dt_area, h->kh_x, h->kh_y);
   }
+}
+
+/* The march of block b in phases, a barrier after each (every device runs
+ * it so: the CUDA kernel one thread per tid, the emulated device one thread
+ * after another): phase 0 loads rows j0 - 2 .. j0 + 2 (those below j1 + 2);
+ * phase p >= 1 computes row j = j0 + p - 1, with the loads of row j + 3
+ * (where j + 3 < j1 + 2) fetched before the computation and stored into the
+ * ring after it, so that their latency overlaps it. */
+MM_CELL_FN int mm_gpu_tile_phases(const mm_gpu_tiles *t, long b) {
+  int k0, i0, j0, j1;
+  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
+  return 1 + (j1 - j0);
+}
+MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
+                                  int phase, mm_gpu_tile_smem *s) {
+  int k0, i0, j0, j1;
+  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
+  double tv[MM_GPU_TILE_PER_THREAD], sv[MM_GPU_TILE_PER_THREAD];
+  if (phase == 0) {
+    for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++) {
+      mm_gpu_tile_fetch(h, t, k0, i0, tid, j, tv, sv);
+      mm_gpu_tile_store(t, k0, i0, mm_gpu_tile_slot(j, j0), tid, tv, sv, s);
+    }
+    return;
+  }
+  const int j = j0 + phase - 1, ahead = j + 3 <= j1 + 1;
+  if (ahead) mm_gpu_tile_fetch(h, t, k0, i0, tid, j + 3, tv, sv);
+  mm_gpu_tile_compute(h, t, b, tid, j, s);
+  if (ahead) mm_gpu_tile_store(t, k0, i0, mm_gpu_tile_slot(j + 3, j0), tid, tv, sv, s);
 }
 
 /* kappa_w and the surface flux at the cell of thread tid (mm_cell_mixing). */

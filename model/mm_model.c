@@ -623,6 +623,10 @@ int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
 }
 
+int mm_model_horizontal_tiles(const mm_model *m) {
+  return m->gpu ? mm_gpu_horizontal_tiles(m->gpu) : 0;
+}
+
 int mm_model_kappa_in_solve(const mm_model *m) {
   if (m->gpu) return mm_gpu_kappa_in_solve(m->gpu);
   return m->kappa_in_solve;

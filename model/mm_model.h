@@ -51,6 +51,9 @@ int mm_model_on_device(const mm_model *m);
  * heating inside the solve (mm_tdma_fused_mixing; on the GPU step also
  * mm_tdma_fused_mixing_async): no kappa_w in memory. */
 int mm_model_kappa_in_solve(const mm_model *m);
+/* 1 when the GPU step has run this rank's block interior in tiles
+ * (mm_gpu_kernels.h; MINIMODEL_CUDA_TILES), 0 otherwise and on the CPU. */
+int mm_model_horizontal_tiles(const mm_model *m);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */

@@ -40,23 +40,16 @@ __global__ void __launch_bounds__(MM_GPU_THREADS)
   mm_gpu_horizontal_thread(&h, &r, (long)blockIdx.x * blockDim.x + threadIdx.x);
 }
 
-/* The march of mm_gpu_kernels.h: rows j0-2 .. j0+2, then per row of the
- * march the row three ahead and the row itself, a barrier after each. */
+/* The march of mm_gpu_kernels.h: its phases, a barrier after each. */
 template <int SCHEME>
 __global__ void __launch_bounds__(MM_GPU_THREADS)
     tiles_kernel(mm_cell_hstep h, const mm_gpu_tiles t) {
   __shared__ mm_gpu_tile_smem s;
   h.scheme = SCHEME;
   const long b = (long)blockIdx.x;
-  const int tid = (int)threadIdx.x;
-  int k0, i0, j0, j1;
-  mm_gpu_tile_of(&t, b, &k0, &i0, &j0, &j1);
-  for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++)
-    mm_gpu_tile_load(&h, &t, b, tid, j, &s);
-  __syncthreads();
-  for (int j = j0; j < j1; j++) {
-    if (j + 3 <= j1 + 1) mm_gpu_tile_load(&h, &t, b, tid, j + 3, &s);
-    mm_gpu_tile_compute(&h, &t, b, tid, j, &s);
+  const int phases = mm_gpu_tile_phases(&t, b); /* the same for the whole block */
+  for (int ph = 0; ph < phases; ph++) {
+    mm_gpu_tile_phase(&h, &t, b, (int)threadIdx.x, ph, &s);
     __syncthreads();
   }
 }

@@ -1,37 +1,64 @@
 #!/usr/bin/env bash
-# tiles.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# tiles.sh MINIMODEL PYTHON SOURCE_DIR WORK BACKEND
 # The GPU step's horizontal kernel in tiles (mm_gpu_kernels.h, the default
-# for the block interior; MINIMODEL_CUDA_TILES=0 turns it off) on the
-# emulated device gives the CPU's bits on a grid whose block interiors span
-# several tiles along every axis: nz = 40 levels (a tile of 32 and one of
-# 8), columns that fill no whole number of tiles, and marches of 32 rows
-# and a shorter one; a gyre over a bowl (wet and dry faces at every depth),
-# superbee and upwind advection, on 1 and 3 ranks. The regression configs
-# of model.emulated.* are smaller than one tile along levels and rows.
+# for the block interior; MINIMODEL_CUDA_TILES=0 turns it off) on device
+# BACKEND (emulated or cuda) gives the CPU's bits on grids whose block
+# interiors span several tiles along every axis, which the regression
+# configs of model_device.sh do not (their nz and interiors are smaller than
+# one tile):
+#   - 45 x 78 x 40: a level tile of 32 and one of 8, columns that fill no
+#     whole number of tiles, on 1 rank and on 3 ranks split along x (11
+#     columns by marches of 32, 32 and 10 rows);
+#   - 9 x 38 x 64: two whole level tiles, an interior 5 columns wide (less
+#     than a tile), marches of 32 and 2 rows;
+# a gyre over a bowl (wet and dry faces at every depth), superbee and upwind
+# advection; with and without tiles (the timing file's horizontal_tiles must
+# say which); on the emulated device also the threads in reverse order.
+# Exit 77 (skipped) when BACKEND = cuda and there is no usable device.
 set -u
-mm="$1"; py="$2"; src="$3"; work="$4"
+mm="$1"; py="$2"; src="$3"; work="$4"; backend="$5"
 ini="$src/configs/gyre_bowl.ini"
-grid=(--set grid.nx=45 --set grid.ny=78 --set grid.nz=40 --set run.steps=4 --set run.dt=1800
-      --set output.interval=2 --set run.name=tiles)
+common=(--set run.steps=4 --set run.dt=1800 --set output.interval=2 --set run.name=tiles)
 run() {
   local np="$1"; shift
-  timeout -k 10 300 mpirun --oversubscribe -np "$np" "$mm" --quiet "${grid[@]}" "$@" "$ini" \
+  timeout -k 10 300 mpirun --oversubscribe -np "$np" "$mm" --quiet "${common[@]}" "$@" "$ini" \
     >"$work/log" 2>&1
 }
 same() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"
+dev=(--set solver.backend="$backend" --set solver.tdma=auto)
+n=0
+check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
+  local name="$1" np="$2" tiles="$3"; shift 3
+  local out="$work/$name"
+  MINIMODEL_CUDA_TILES=$tiles run "$np" "${dev[@]}" "$@" --set output.dir="$out"
+  local rc=$?
+  if [ "$backend" = cuda ] && [ $rc -eq 2 ] && grep -q "no usable device" "$work/log"; then
+    echo "SKIP: no CUDA device"; cat "$work/log"; exit 77
+  fi
+  [ $rc -eq 0 ] || fail "$name: exit $rc"
+  local want=true
+  [ "$tiles" = 0 ] && want=false
+  grep -q "\"horizontal_tiles\": $want" "$out/tiles.timing.json" ||
+    fail "$name: the timing file does not say horizontal_tiles $want"
+  same "$out/tiles.nc" "$work/cpu/tiles.nc" || fail "$name: not the CPU's bits"
+  n=$((n + 1))
+}
 for adv in superbee upwind; do
-  run 1 --set physics.advection=$adv --set output.dir="$work/cpu-$adv" || fail "CPU ($adv)"
-  for np in 1 3; do
-    for tiles in 1 0; do
-      out="$work/emu-$adv-$np-$tiles"
-      MINIMODEL_CUDA_TILES=$tiles run "$np" --set physics.advection=$adv \
-        --set solver.backend=emulated --set output.dir="$out" ||
-        fail "emulated device, $np ranks, MINIMODEL_CUDA_TILES=$tiles ($adv)"
-      same "$out/tiles.nc" "$work/cpu-$adv/tiles.nc" ||
-        fail "$adv, $np ranks, MINIMODEL_CUDA_TILES=$tiles: not the CPU's bits"
-    done
+  big=(--set grid.nx=45 --set grid.ny=78 --set grid.nz=40 --set physics.advection=$adv)
+  run 1 "${big[@]}" --set output.dir="$work/cpu" || fail "CPU ($adv)"
+  for tiles in 1 0; do
+    check "big-$adv-1-$tiles" 1 $tiles "${big[@]}"
+    check "big-$adv-3-$tiles" 3 $tiles "${big[@]}" --set grid.ranks_x=3 --set grid.ranks_y=1
   done
-  echo "ok: $adv: the CPU's bits with and without tiles, on 1 and 3 ranks"
+  if [ "$backend" = emulated ]; then
+    MINIMODEL_EMULATED_THREADS=reverse check "big-$adv-reverse" 2 1 "${big[@]}"
+  fi
+  narrow=(--set grid.nx=9 --set grid.ny=38 --set grid.nz=64 --set physics.advection=$adv)
+  rm -rf "$work/cpu"
+  run 1 "${narrow[@]}" --set output.dir="$work/cpu" || fail "CPU, narrow ($adv)"
+  check "narrow-$adv" 1 1 "${narrow[@]}"
+  rm -rf "$work/cpu"
 done
+echo "ok: $n runs with the CPU's bits, tiled and not"
