@@ -289,13 +289,9 @@ static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top
   tu_geometry(r, nz, inv_h, g);
   double *r0 = tu_xmalloc(n * sizeof *r0), *r1 = tu_xmalloc(n * sizeof *r1);
   double *kappa = tu_xmalloc(n * sizeof *kappa);
-  for (size_t c = 0; c < ncol; c++)
-    for (int k = 0; k < nz; k++) { /* warm over cold with noise; NaN below the bottom */
-      const size_t p = c * (size_t)nz + (size_t)k;
-      r0[p] = k < depth[c] ? 20.0 - 0.1 * k + tu_uniform(r, -0.15, 0.15) : NAN;
-      r1[p] = k < depth[c] ? 35.0 + tu_uniform(r, -0.01, 0.01) : NAN;
-      kappa[p] = NAN;
-    }
+  for (size_t e = 0; e < n; e++)
+    kappa[e] = NAN;
+  tu_mixing_tracers(r, ncol, nz, depth, r0, r1);
   const mm_tdma_mixing mix = {.alpha = 2e-4,
                               .beta = 7.6e-4,
                               .kappa_v = 1e-5,
@@ -305,14 +301,9 @@ static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top
   double *e0 = tu_xmalloc(n * sizeof *e0), *e1 = tu_xmalloc(n * sizeof *e1);
   memcpy(e0, r0, n * sizeof *e0);
   memcpy(e1, r1, n * sizeof *e1);
-  for (size_t c = 0; c < ncol; c++) {
-    for (int k = 0; k + 1 < depth[c]; k++) {
-      const size_t p = c * (size_t)nz + (size_t)k;
-      const double rho = -mix.alpha * (r0[p] - r0[p + 1]) + mix.beta * (r1[p] - r1[p + 1]);
-      kappa[p] = mix.convect && rho > 0.0 ? mix.kappa_mix : mix.kappa_v;
-    }
+  tu_mixing_kappa(&mix, ncol, nz, depth, r0, r1, kappa);
+  for (size_t c = 0; c < ncol; c++)
     if (depth[c] > 0 && top != 0.0) e0[c * (size_t)nz] += top;
-  }
   const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
   const mm_tdma_geometry geo = {.inv_h = inv_h, .g = g};
   mm_tdma *ref = NULL, *s = NULL;

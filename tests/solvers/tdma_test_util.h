@@ -293,6 +293,31 @@ static inline void tu_free_rhs(void *x, int nrhs) {
   free(p);
 }
 
+/* Tracers for mm_tdma_fused_mixing: r0 warm over cold with noise, r1 nearly
+ * uniform, so that about a third of the interfaces are unstable; NaN at and
+ * below each column's depth (sentinels that must survive). */
+static inline void tu_mixing_tracers(tu_rng *r, size_t ncol, int nz, const int *depth, double *r0,
+                                     double *r1) {
+  for (size_t c = 0; c < ncol; c++)
+    for (int k = 0; k < nz; k++) {
+      const size_t p = c * (size_t)nz + (size_t)k;
+      r0[p] = k < depth[c] ? 20.0 - 0.1 * k + tu_uniform(r, -0.15, 0.15) : NAN;
+      r1[p] = k < depth[c] ? 35.0 + tu_uniform(r, -0.01, 0.01) : NAN;
+    }
+}
+
+/* kappa of every wet interface from the formula of mm_tdma_mixing (written
+ * out here, apart from the solvers). */
+static inline void tu_mixing_kappa(const mm_tdma_mixing *mix, size_t ncol, int nz, const int *depth,
+                                   const double *r0, const double *r1, double *kappa) {
+  for (size_t c = 0; c < ncol; c++)
+    for (int k = 0; k + 1 < depth[c]; k++) {
+      const size_t p = c * (size_t)nz + (size_t)k;
+      const double rho = -mix->alpha * (r0[p] - r0[p + 1]) + mix->beta * (r1[p] - r1[p + 1]);
+      kappa[p] = mix->convect && rho > 0.0 ? mix->kappa_mix : mix->kappa_v;
+    }
+}
+
 static inline void tu_set_threads(int n) {
 #ifdef _OPENMP
   omp_set_num_threads(n);

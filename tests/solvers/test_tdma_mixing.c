@@ -18,17 +18,6 @@ static int same_bits(const double *x, const double *y, size_t n) {
   return memcmp(x, y, n * sizeof *x) == 0;
 }
 
-/* kappa of every column from the formula of mm_tdma_mixing. */
-static void expected_kappa(const mm_tdma_mixing *mix, size_t ncol, int nz, const int *depth,
-                           const double *r0, const double *r1, double *kappa) {
-  for (size_t c = 0; c < ncol; c++)
-    for (int k = 0; k + 1 < depth[c]; k++) {
-      const size_t p = c * (size_t)nz + (size_t)k;
-      const double rho = -mix->alpha * (r0[p] - r0[p + 1]) + mix->beta * (r1[p] - r1[p + 1]);
-      kappa[p] = mix->convect && rho > 0.0 ? mix->kappa_mix : mix->kappa_v;
-    }
-}
-
 static int unstable_fraction_ok;
 
 static void check_case(const mm_tdma_backend *be, tu_rng *r, size_t ncol, int nz, int threads,
@@ -40,17 +29,7 @@ static void check_case(const mm_tdma_backend *be, tu_rng *r, size_t ncol, int nz
   tu_geometry(r, nz, inv_h, g);
   double *r0 = tu_xmalloc(n * sizeof *r0), *r1 = tu_xmalloc(n * sizeof *r1);
   long unstable = 0, interfaces = 0;
-  for (size_t c = 0; c < ncol; c++)
-    for (int k = 0; k < nz; k++) {
-      const size_t p = c * (size_t)nz + (size_t)k;
-      if (k >= depth[c]) { /* below the bottom: sentinels that must survive */
-        r0[p] = r1[p] = NAN;
-        continue;
-      }
-      /* warm over cold with noise: about a third of the interfaces unstable */
-      r0[p] = 20.0 - 0.1 * k + tu_uniform(r, -0.15, 0.15);
-      r1[p] = 35.0 + tu_uniform(r, -0.01, 0.01);
-    }
+  tu_mixing_tracers(r, ncol, nz, depth, r0, r1);
   const mm_tdma_mixing mix = {.alpha = 2e-4,
                               .beta = 7.6e-4,
                               .kappa_v = 1e-5,
@@ -61,7 +40,7 @@ static void check_case(const mm_tdma_backend *be, tu_rng *r, size_t ncol, int nz
   double *kappa = tu_xmalloc(n * sizeof *kappa);
   for (size_t e = 0; e < n; e++)
     kappa[e] = NAN;
-  expected_kappa(&mix, ncol, nz, depth, r0, r1, kappa);
+  tu_mixing_kappa(&mix, ncol, nz, depth, r0, r1, kappa);
   for (size_t c = 0; c < ncol; c++)
     for (int k = 0; k + 1 < depth[c]; k++) {
       interfaces++;
