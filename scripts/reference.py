@@ -147,10 +147,11 @@ def parse_value(section, key, text):
         if not math.isfinite(v):
             raise ValueError("out of the range of a double; " + _range_text(typ, lo, hi, min_open))
         v = v + 0.0  # -0 becomes +0
-    elif typ == "bool":
-        if text not in _BOOL:
+    elif typ == "bool":  # in any case of ASCII letters, as the model (strcasecmp)
+        word = text.lower() if text.isascii() else text
+        if word not in _BOOL:
             raise ValueError("must be true or false")
-        return _BOOL[text]
+        return _BOOL[word]
     elif typ == "enum":
         names = choices.split("|")
         if text not in names:

@@ -479,6 +479,8 @@ CONFIG_FILES = [
      {"grid.nx": 5, "grid.ny": 6, "run.steps": 2}),
     ("empty_unknown_section", b"[bogus]\n[grid]\nnx = 5\n", {"grid.nx": 5}),
     ("comments_and_colon", b"# a\n; b\n[grid] ; c\nnx : 5 ; five\n  ; d\n", {"grid.nx": 5}),
+    ("bool_case", b"[grid]\nperiodic_x = TRUE\nperiodic_y = Off\n[output]\ninitial_record = No\n",
+     {"grid.periodic_x": True, "grid.periodic_y": False, "output.initial_record": False}),
 ]
 # (name, file bytes, the model's message after "FILE")
 REFUSED_FILES = [
