@@ -88,7 +88,9 @@ typedef struct {
  * NULL elsewhere), fused_mixing (exact backends that build kappa inside the
  * solve, on their own memory; NULL: the caller computes kappa and calls
  * fused), fused_mixing_async (device backends with fused_mixing, queued like
- * fused_async). tests/solvers checks this of every compiled-in backend. */
+ * fused_async), solve_async and solve_f_async (device backends: the plain
+ * solve queued like fused_async). tests/solvers checks this of every
+ * compiled-in backend. */
 typedef struct mm_tdma_backend {
   const char *name;
   const char *description;
@@ -126,6 +128,12 @@ typedef struct mm_tdma_backend {
    * stream as fused_async is, with fused_async's conventions. */
   int (*fused_mixing_async)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                             const mm_tdma_mixing *mix, double *const rhs[2], void *stream);
+  /* Device backends only (NULL elsewhere): the plain solve queued on a
+   * stream, with fused_async's conventions (no depth check, no wait). */
+  int (*solve_async)(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
+                     const double *c, double *const *rhs, int nrhs, void *stream);
+  int (*solve_f_async)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
+                       const float *c, float *const *rhs, int nrhs, void *stream);
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */
@@ -158,6 +166,12 @@ int mm_tdma_fused_mixing(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geom
  * has none. */
 int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                         const double *kappa, double *const *rhs, int nrhs, void *stream);
+/* The backend's solve_async and solve_f_async; MM_TDMA_ENOTSUP where it has
+ * none. */
+int mm_tdma_solve_async(mm_tdma *s, const mm_tdma_batch *bt, const double *a, const double *b,
+                        const double *c, double *const *rhs, int nrhs, void *stream);
+int mm_tdma_solve_f_async(mm_tdma *s, const mm_tdma_batch *bt, const float *a, const float *b,
+                          const float *c, float *const *rhs, int nrhs, void *stream);
 /* The backend's fused_mixing_async; MM_TDMA_ENOTSUP where it has none. */
 int mm_tdma_fused_mixing_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                                const mm_tdma_mixing *mix, double *const rhs[2], void *stream);

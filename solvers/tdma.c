@@ -152,6 +152,22 @@ int mm_tdma_fused_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geome
   return s->backend->fused_async(s->ctx, bt, geo, kappa, rhs, nrhs, stream);
 }
 
+int mm_tdma_solve_async(mm_tdma *s, const mm_tdma_batch *bt, const double *a, const double *b,
+                        const double *c, double *const *rhs, int nrhs, void *stream) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->solve_async) return MM_TDMA_ENOTSUP;
+  return s->backend->solve_async(s->ctx, bt, a, b, c, rhs, nrhs, stream);
+}
+
+int mm_tdma_solve_f_async(mm_tdma *s, const mm_tdma_batch *bt, const float *a, const float *b,
+                          const float *c, float *const *rhs, int nrhs, void *stream) {
+  int rc = check_batch(s, bt, nrhs);
+  if (rc) return rc;
+  if (!s->backend->solve_f_async) return MM_TDMA_ENOTSUP;
+  return s->backend->solve_f_async(s->ctx, bt, a, b, c, rhs, nrhs, stream);
+}
+
 int mm_tdma_fused_mixing_async(mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                                const mm_tdma_mixing *mix, double *const rhs[2], void *stream) {
   int rc = check_batch(s, bt, 2);

@@ -216,35 +216,45 @@ int cuda_fused_mixing(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry
   return run<double, true>(ctx, bt, NULL, NULL, NULL, NULL, geo->g, geo->inv_h, rhs, 2, mix);
 }
 
-/* The fused solve queued on `stream` (with kappa built inside when mix is
- * given): the abort flag cleared (no depth check), then the kernel; no
- * wait. */
-int queue_fused(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
-                const double *kappa, const mm_tdma_mixing *mix, double *const *rhs, int nrhs,
-                void *stream) {
+/* A solve queued on `stream` (plain, fused, or fused with kappa built
+ * inside when mix is given): the abort flag cleared (no depth check), then
+ * the kernel; no wait. */
+template <typename T, bool FUSED>
+int queue(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
+          const T *g, const T *inv_h, const mm_tdma_mixing *mix, T *const *rhs, int nrhs,
+          void *stream) {
   CudaCtx *x = (CudaCtx *)ctx;
   if (nrhs < 1 || nrhs > MM_TDMA_MAX_RHS || bt->nz < 1) return MM_TDMA_EINVAL;
   if (bt->ncol == 0) return MM_TDMA_OK;
   const cudaStream_t st = (cudaStream_t)stream;
-  Args<double> p;
+  Args<T> p;
   Plan pl;
-  int rc =
-      prepare<double, true>(x, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, rhs, nrhs, &p, &pl);
+  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
   if (rc) return rc;
   if (cudaMemsetAsync(x->st.dev, 0, sizeof(int), st) != cudaSuccess) {
     (void)cudaGetLastError();
     return MM_TDMA_EDEVICE;
   }
-  return mix ? launch_mixing(p, pl, *mix, st) : dispatch<double, true>(p, pl, nrhs, st);
+  return mix ? launch_mixing(p, pl, *mix, st) : dispatch<T, FUSED>(p, pl, nrhs, st);
 }
 int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                      const double *kappa, double *const *rhs, int nrhs, void *stream) {
-  return queue_fused(ctx, bt, geo, kappa, NULL, rhs, nrhs, stream);
+  return queue<double, true>(ctx, bt, NULL, NULL, NULL, kappa, geo->g, geo->inv_h, NULL, rhs, nrhs,
+                             stream);
 }
 int cuda_fused_mixing_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                             const mm_tdma_mixing *mix, double *const rhs[2], void *stream) {
   if (!mix) return MM_TDMA_EINVAL;
-  return queue_fused(ctx, bt, geo, NULL, mix, rhs, 2, stream);
+  return queue<double, true>(ctx, bt, NULL, NULL, NULL, NULL, geo->g, geo->inv_h, mix, rhs, 2,
+                             stream);
+}
+int cuda_solve_async(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
+                     const double *c, double *const *rhs, int nrhs, void *stream) {
+  return queue<double, false>(ctx, bt, a, b, c, NULL, NULL, NULL, NULL, rhs, nrhs, stream);
+}
+int cuda_solve_f_async(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
+                       const float *c, float *const *rhs, int nrhs, void *stream) {
+  return queue<float, false>(ctx, bt, a, b, c, NULL, NULL, NULL, NULL, rhs, nrhs, stream);
 }
 
 } // namespace
@@ -265,4 +275,6 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     10, /* priority: auto's choice on the device */
     cuda_fused_mixing,
     cuda_fused_mixing_async,
+    cuda_solve_async,
+    cuda_solve_f_async,
 };

@@ -226,4 +226,6 @@ extern "C" const mm_tdma_backend mm_tdma_cusparse = {
     0,    /* priority: a baseline, never auto's choice */
     NULL, /* fused_mixing */
     NULL, /* fused_mixing_async */
+    NULL, /* solve_async */
+    NULL, /* solve_f_async */
 };

@@ -50,6 +50,19 @@ int mm_py_solve_with(mm_tdma *s, int single, size_t ncol, int nz, const int *dep
   return rc;
 }
 
+int mm_py_solve_async(mm_tdma *s, int single, size_t ncol, int nz, const int *depth, const void *a,
+                      const void *b, const void *c, void *rhs, void *stream) {
+  if (!s || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !rhs))) return MM_TDMA_EINVAL;
+  if (ncol == 0) return MM_TDMA_OK;
+  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
+  if (single) {
+    float *x = rhs;
+    return mm_tdma_solve_f_async(s, &bt, a, b, c, &x, 1, stream);
+  }
+  double *x = rhs;
+  return mm_tdma_solve_async(s, &bt, a, b, c, &x, 1, stream);
+}
+
 static const mm_tdma_backend *backend_at(int i) {
   if (i < 0) return NULL;
   const mm_tdma_backend *const *b = mm_tdma_backends();

@@ -30,13 +30,17 @@ MM_PY_EXPORT int mm_py_solve(const char *backend, int single, size_t ncol, int n
                              const void *a, const void *b, const void *c, void *rhs, int threads,
                              int for_device);
 
-/* The same solve with a solver made once by mm_tdma_create (nz its own):
- * for the FFI handler on a GPU, which keeps one per device, so that a call
- * does not allocate and free the solver's device workspace (each cudaFree
- * waits for the whole device). Not exported. */
+/* The same solve with a solver made once by mm_tdma_create (nz its own).
+ * Not exported. */
 struct mm_tdma;
 int mm_py_solve_with(struct mm_tdma *s, int single, size_t ncol, int nz, const int *depth,
                      const void *a, const void *b, const void *c, void *rhs, int threads);
+/* The same solve queued on a CUDA stream (a cudaStream_t as void *) and
+ * returning at once (mm_tdma_solve_async, _f_async: no depth check, errors
+ * while running show at the stream's next synchronisation), for the FFI
+ * handler on a GPU, on XLA's stream. Not exported. */
+int mm_py_solve_async(struct mm_tdma *s, int single, size_t ncol, int nz, const int *depth,
+                      const void *a, const void *b, const void *c, void *rhs, void *stream);
 
 /* The backend table, by index 0 .. mm_py_backend_count() - 1. */
 MM_PY_EXPORT int mm_py_backend_count(void);

@@ -11,8 +11,9 @@
 // solved over all nz levels. Attribute `threads`: OpenMP threads of the CPU
 // solve (0: the library's default, OMP_NUM_THREADS).
 //
-// The CUDA handler (built with CUDA) waits for XLA's stream, then runs the
-// solvers' `cuda` backend, which returns when the solve is done.
+// The CUDA handler (built with CUDA) queues the copy and the solvers' `cuda`
+// solve on XLA's stream and returns: the host never waits for the device
+// (but where the solver's workspace may move, see tdma_cuda below).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -107,14 +108,21 @@ ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer up
 #ifdef MINIMODEL_FFI_CUDA
 // Per device, kept for the life of the process: the depths of full columns,
 // grown as needed, and the solver of the last nz (made once, so that a call
-// does not allocate and free its device workspace). The lock is held for the
-// whole solve that uses them (each solve waits for its end).
+// does not allocate and free its device workspace). A solve is queued on
+// XLA's stream and may still run when the next call comes: `done` is
+// recorded after it, and the host waits for it before anything the solve
+// uses changes (the depths or the solver replaced, the workspace grown for
+// more columns) and before a solve on another stream, which would share the
+// solver's workspace and status word. The lock is held while a call queues.
 struct DeviceDepth {
   int *p = nullptr;
   size_t n = 0;
   int nz = -1;
   mm_tdma *solver = nullptr;
   int solver_nz = -1;
+  cudaEvent_t done = nullptr; // recorded after the last solve queued
+  cudaStream_t stream = nullptr;
+  size_t ncol_max = 0; // the most columns solved since the solver was made
 };
 std::mutex device_lock;
 DeviceDepth device_depths[64];
@@ -139,14 +147,21 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
       (e = cudaMemcpyAsync(x, rhs.untyped_data(), rhs.size_bytes(), cudaMemcpyDeviceToDevice,
                            stream)) != cudaSuccess)
     return cuda_error("copy of the right-hand side", e);
-  // The solver's stream is not XLA's: wait for the operands and the copy.
-  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) return cuda_error("stream", e);
   int dev = 0;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess) return cuda_error("device", e);
   if (dev < 0 || dev >= 64) return ffi::Error::Internal("minimodel tdma: device index over 63");
   std::lock_guard<std::mutex> hold(device_lock);
   DeviceDepth &dd = device_depths[dev];
-  if (dd.n < sh.ncol || dd.nz != sh.nz) {
+  if (!dd.done && (e = cudaEventCreateWithFlags(&dd.done, cudaEventDisableTiming)) != cudaSuccess)
+    return cuda_error("event", e);
+  const bool grows = dd.n < sh.ncol || dd.nz != sh.nz;
+  const bool renew = !dd.solver || dd.solver_nz != sh.nz;
+  // the last solve is done before what it uses changes, or another stream
+  // takes the solver (the first call has nothing queued: the event is new)
+  if ((grows || renew || sh.ncol > dd.ncol_max || stream != dd.stream) &&
+      (e = cudaEventSynchronize(dd.done)) != cudaSuccess)
+    return cuda_error("the previous solve", e);
+  if (grows) {
     const size_t n = dd.n > sh.ncol ? dd.n : sh.ncol;
     if (dd.p) cudaFree(dd.p);
     dd.p = nullptr, dd.n = 0, dd.nz = -1;
@@ -160,16 +175,22 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
     }
     dd.p = p, dd.n = n, dd.nz = sh.nz;
   }
-  if (!dd.solver || dd.solver_nz != sh.nz) {
+  if (renew) {
     if (dd.solver) mm_tdma_destroy(dd.solver);
-    dd.solver = nullptr;
+    dd.solver = nullptr, dd.ncol_max = 0;
     const int rc = mm_tdma_create("auto", sh.nz, 1, &dd.solver);
     if (rc) return solver_error(rc);
     dd.solver_nz = sh.nz;
   }
-  const int rc = mm_py_solve_with(dd.solver, sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
-                                  diag.untyped_data(), upper.untyped_data(), x, 0);
-  return rc ? solver_error(rc) : ffi::Error::Success();
+  // the depths are the handler's own (every column full): no check needed
+  const int rc = mm_py_solve_async(dd.solver, sh.single, sh.ncol, sh.nz, dd.p,
+                                   lower.untyped_data(), diag.untyped_data(),
+                                   upper.untyped_data(), x, (void *)stream);
+  if (rc) return solver_error(rc);
+  if ((e = cudaEventRecord(dd.done, stream)) != cudaSuccess) return cuda_error("event", e);
+  dd.stream = stream;
+  if (sh.ncol > dd.ncol_max) dd.ncol_max = sh.ncol;
+  return ffi::Error::Success();
 }
 #endif
 

@@ -20,7 +20,9 @@
  * queued on a stream, mm_tdma_fused_mixing_async: the GPU step's), bitwise
  * against kappa written out here, the surface term added and reference's
  * fused solve, with convection on and off, a surface term zero and not,
- * and in the spilling plans. */
+ * and in the spilling plans. And the plain solve queued on a stream
+ * (mm_tdma_solve_async, _f_async: the JAX handler's), bitwise the
+ * synchronous one. */
 #include <cuda_runtime_api.h>
 
 #include "tdma_test_util.h"
@@ -279,6 +281,55 @@ static void check_bad_depth(const char *name, tu_rng *rng) {
   tu_batch_free(&t);
 }
 
+/* The plain solve of t by `cuda` queued on a stream of its own
+ * (mm_tdma_solve_async, _f_async: the JAX handler's) against the synchronous
+ * solve, bitwise; one synchronous call first, as the callers make, checks
+ * the depths and sizes the workspace. */
+static void check_async(tu_rng *r, size_t ncol, int nz, int nrhs, int single) {
+  tu_batch t;
+  tu_batch_make(&t, r, ncol, nz, nrhs, NULL);
+  mm_tdma *s = NULL;
+  int rc = mm_tdma_create("cuda", nz, 1, &s);
+  TU_CHECK(rc == 0, "cuda: %s", mm_tdma_strerror(rc));
+  if (rc) return;
+  const size_t n = ncol * (size_t)nz, es = single ? sizeof(float) : sizeof(double);
+  void **want = single ? (void **)tu_copy_rhs_f(&t) : (void **)tu_copy_rhs(&t);
+  rc = dev_run(s, &t, 0, single, nrhs, want);
+  TU_CHECK(rc == 0, "cuda, synchronous: %s", mm_tdma_strerror(rc));
+  dev_batch d;
+  dev_make(&d, &t, single);
+  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = d.depth};
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  if (single) {
+    float *rhs[MM_TDMA_MAX_RHS];
+    for (int q = 0; q < nrhs; q++)
+      rhs[q] = d.rhs[q];
+    rc = mm_tdma_solve_f_async(s, &bt, d.a, d.b, d.c, rhs, nrhs, (void *)st);
+  } else {
+    double *rhs[MM_TDMA_MAX_RHS];
+    for (int q = 0; q < nrhs; q++)
+      rhs[q] = d.rhs[q];
+    rc = mm_tdma_solve_async(s, &bt, d.a, d.b, d.c, rhs, nrhs, (void *)st);
+  }
+  TU_CHECK(rc == 0, "cuda, queued: %s", mm_tdma_strerror(rc));
+  CK(cudaStreamSynchronize(st));
+  CK(cudaStreamDestroy(st));
+  void *got = tu_xmalloc(n * es);
+  for (int q = 0; q < nrhs; q++) {
+    CK(cudaMemcpy(got, d.rhs[q], n * es, cudaMemcpyDeviceToHost));
+    TU_CHECK(!memcmp(got, want[q], n * es),
+             "cuda solve%s_async ncol=%zu nz=%d nrhs=%d: not the synchronous solve's bits",
+             single ? "_f" : "", ncol, nz, nrhs);
+  }
+  cases++, bitwise_cases++;
+  free(got);
+  dev_free(&d, nrhs);
+  tu_free_rhs(want, nrhs);
+  mm_tdma_destroy(s);
+  tu_batch_free(&t);
+}
+
 /* cuda's fused_mixing (async: on a stream of its own) against kappa from
  * the formula of mm_tdma_mixing, the surface term and reference, bitwise. */
 static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top, int async) {
@@ -428,6 +479,14 @@ int main(void) {
   }
   unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
   unsetenv("MM_TDMA_CUDA_WARPS_PER_SM"), unsetenv("MM_TDMA_CUDA_PREFETCH");
+
+  /* the plain solve queued on a stream */
+  for (int single = 0; single <= 1; single++)
+    for (int nrhs = 1; nrhs <= 2; nrhs++) {
+      check_async(&rng, 37, 17, nrhs, single);
+      check_async(&rng, 1001, 100, nrhs, single);
+    }
+  printf("cuda solve_async, solve_f_async: bitwise the synchronous solve's\n");
 
   /* kappa inside the solve: the default plan and two that spill */
   {

@@ -183,6 +183,8 @@ static void check_table(void) {
                "%s: a required operation is NULL", be->name);
       TU_CHECK(!be->fused_async || be->device_memory, "%s: fused_async on host memory", be->name);
       TU_CHECK(!be->fused_mixing || be->exact, "%s: fused_mixing on an inexact backend", be->name);
+      TU_CHECK((!be->solve_async && !be->solve_f_async) || be->device_memory,
+               "%s: solve_async on host memory", be->name);
       TU_CHECK(!be->fused_mixing_async || (be->device_memory && be->fused_mixing),
                "%s: fused_mixing_async on host memory or without fused_mixing", be->name);
       if (be->device_memory != device || be->priority <= 0) continue;
