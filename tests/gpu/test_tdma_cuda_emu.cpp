@@ -352,6 +352,15 @@ struct Dev {
 };
 static const Dev devs[] = {{"A100", 167936, 166912}, {"H100", 233472, 232448}};
 
+/* Forced slot counts, with and without prefetch: one slot (every chunk but
+ * the last spilled, nothing to prefetch), two (spills and a prefetch) and
+ * three. */
+struct Forced {
+  int slots;
+  bool prefetch;
+};
+static const Forced forced[] = {{1, false}, {2, false}, {2, true}, {3, true}};
+
 template <typename T> static void run_all(Rng &r) {
   const size_t ncols[] = {1, 31, 33, 37, 100};
   const int nzs[] = {1, 2, 3, 5, 17, 32, 33, 100};
@@ -366,7 +375,9 @@ template <typename T> static void run_all(Rng &r) {
           for (const Dev &d : devs)
             for (int wps : {1, 2, 4, 8}) {
               Plan pl;
-              const bool pf = wps == 8; /* prefetch: the plans of 8 warps per SM */
+              /* prefetch: the H100's plan of 2 warps per SM (the whole column
+               * on chip, every chunk prefetched) */
+              const bool pf = wps == 2 && &d == &devs[1];
               const int rc = mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, d.sm, d.block, wps, 0,
                                                   0, &pl, pf);
               CHECK(rc == 0, "no plan for %s nz=%d nrhs=%d", d.name, nz, nrhs);
@@ -374,20 +385,19 @@ template <typename T> static void run_all(Rng &r) {
               CHECK(pl.warp_bytes * (size_t)pl.warps <= d.block && pl.stride % 2 == 1 &&
                         pl.kt >= 1 && pl.kt <= nz && pl.slots >= 1,
                     "bad plan for %s", d.name);
-              if (wps == 2 || wps == 8) check_case(t, fused, pl, d.name);
+              if (wps == 2 || wps == 8) check_case(t, fused, pl, pf ? "H100, prefetch" : d.name);
             }
           /* forced chunk sizes and slot counts: spills */
           const int kts[] = {1, 3, 8};
           for (int kt : kts)
-            for (int slots : {1, 2, 3})
-              for (bool pf : {false, true}) {
-                if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
-                Plan pl;
-                if (mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, 233472, 232448, 2, kt, slots,
-                                         &pl, pf))
-                  continue;
-                check_case(t, fused, pl, pf ? "forced, prefetch" : "forced");
-              }
+            for (const Forced &f : forced) {
+              if (kt == 1 && (nz > 5 || f.slots > 1)) continue; /* slow to emulate */
+              Plan pl;
+              if (mmcuda::mm_cuda_plan(nz, nrhs, sizeof(T), fused, 233472, 232448, 2, kt, f.slots,
+                                       &pl, f.prefetch))
+                continue;
+              check_case(t, fused, pl, f.prefetch ? "forced, prefetch" : "forced");
+            }
         }
       }
 }
@@ -476,7 +486,7 @@ static void run_mixing(Rng &r) {
             for (int wps : {2, 8}) {
               Plan pl;
               const int rc = mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, d.sm, d.block, wps,
-                                                  0, 0, &pl, wps == 8);
+                                                  0, 0, &pl, wps == 2 && &d == &devs[1]);
               CHECK(rc == 0, "no mixing plan for %s nz=%d", d.name, nz);
               for (int eager = 0; !rc && eager <= pl.prefetch; eager++) {
                 g_eager = eager != 0;
@@ -485,19 +495,19 @@ static void run_mixing(Rng &r) {
               g_eager = false;
             }
           for (int kt : {1, 3, 8})
-            for (int slots : {1, 2, 3})
-              for (bool pf : {false, true}) {
-                if (kt == 1 && (nz > 5 || slots > 1)) continue; /* slow to emulate */
-                Plan pl;
-                if (mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, 233472, 232448, 2, kt, slots,
-                                         &pl, pf))
-                  continue;
-                for (int eager = 0; eager <= pl.prefetch; eager++) {
-                  g_eager = eager != 0;
-                  check_mixing(r, ncol, nz, convect, top, pl, pf ? "forced, prefetch" : "forced");
-                }
-                g_eager = false;
+            for (const Forced &f : forced) {
+              if (kt == 1 && (nz > 5 || f.slots > 1)) continue; /* slow to emulate */
+              Plan pl;
+              if (mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, 233472, 232448, 2, kt, f.slots,
+                                       &pl, f.prefetch))
+                continue;
+              for (int eager = 0; eager <= pl.prefetch; eager++) {
+                g_eager = eager != 0;
+                check_mixing(r, ncol, nz, convect, top, pl,
+                             f.prefetch ? "forced, prefetch" : "forced");
               }
+              g_eager = false;
+            }
         }
   /* negative control: another surface term must show */
   Plan pl;
