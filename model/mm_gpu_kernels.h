@@ -50,6 +50,12 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
 #define MM_GPU_TILE_X    (MM_GPU_THREADS / MM_GPU_TILE_K)
 #define MM_GPU_TILE_Y    32
 #define MM_GPU_TILE_RING 6
+/* Blocks per SM the CUDA kernel's registers must leave room for
+ * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gives the superbee
+ * kernel 80 registers and no spill; unbounded it took 88 (2 blocks per SM),
+ * and at 4 it spills. Its shared memory allows 6 on an H100. Not yet
+ * measured on a device. */
+#define MM_GPU_TILE_MIN_BLOCKS 3
 
 /* A rectangle's tiles: cells [ib, ie) x [jb, je) of the block (indices
  * without the halo), nz levels. Blocks are numbered with the tile's level
@@ -102,8 +108,10 @@ MM_CELL_FN int mm_gpu_tile_slot(int j, int j0) {
  * (store). */
 MM_CELL_FN void mm_gpu_tile_fetch(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
                                   int tid, int j, double *tv, double *sv) {
-  int n = 0;
-  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS, n++) {
+  /* a constant trip count, so that tv and sv stay in registers */
+  for (int n = 0; n < MM_GPU_TILE_PER_THREAD; n++) {
+    const int e = tid + n * MM_GPU_THREADS;
+    if (e >= (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K) break;
     const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
     const int i = i0 - 2 + c, k = k0 + kk;
     if (i >= t->ie + 2 || k >= t->nz) continue;
@@ -114,8 +122,9 @@ MM_CELL_FN void mm_gpu_tile_fetch(const mm_cell_hstep *h, const mm_gpu_tiles *t,
 }
 MM_CELL_FN void mm_gpu_tile_store(const mm_gpu_tiles *t, int k0, int i0, int slot, int tid,
                                   const double *tv, const double *sv, mm_gpu_tile_smem *s) {
-  int n = 0;
-  for (int e = tid; e < (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K; e += MM_GPU_THREADS, n++) {
+  for (int n = 0; n < MM_GPU_TILE_PER_THREAD; n++) {
+    const int e = tid + n * MM_GPU_THREADS;
+    if (e >= (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K) break;
     const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
     if (i0 - 2 + c >= t->ie + 2 || k0 + kk >= t->nz) continue;
     s->temp[slot][c][kk] = tv[n];
@@ -169,7 +178,7 @@ MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t,
                                   int phase, mm_gpu_tile_smem *s) {
   int k0, i0, j0, j1;
   mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
-  double tv[MM_GPU_TILE_PER_THREAD], sv[MM_GPU_TILE_PER_THREAD];
+  double tv[MM_GPU_TILE_PER_THREAD] = {0.0}, sv[MM_GPU_TILE_PER_THREAD] = {0.0};
   if (phase == 0) {
     for (int j = j0 - 2; j <= j0 + 2 && j <= j1 + 1; j++) {
       mm_gpu_tile_fetch(h, t, k0, i0, tid, j, tv, sv);

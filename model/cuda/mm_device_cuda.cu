@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(MM_GPU_THREADS)
 
 /* The march of mm_gpu_kernels.h: its phases, a barrier after each. */
 template <int SCHEME>
-__global__ void __launch_bounds__(MM_GPU_THREADS)
+__global__ void __launch_bounds__(MM_GPU_THREADS, MM_GPU_TILE_MIN_BLOCKS)
     tiles_kernel(mm_cell_hstep h, const mm_gpu_tiles t) {
   __shared__ mm_gpu_tile_smem s;
   h.scheme = SCHEME;
