@@ -183,9 +183,8 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
     dd.solver_nz = sh.nz;
   }
   // the depths are the handler's own (every column full): no check needed
-  const int rc = mm_py_solve_async(dd.solver, sh.single, sh.ncol, sh.nz, dd.p,
-                                   lower.untyped_data(), diag.untyped_data(),
-                                   upper.untyped_data(), x, (void *)stream);
+  const int rc = mm_py_solve_async(dd.solver, sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
+                                   diag.untyped_data(), upper.untyped_data(), x, (void *)stream);
   if (rc) return solver_error(rc);
   if ((e = cudaEventRecord(dd.done, stream)) != cudaSuccess) return cuda_error("event", e);
   dd.stream = stream;
