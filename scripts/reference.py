@@ -300,7 +300,9 @@ def load_config(path=None, overrides=(), text=None):
         dot, eq = ov.find("."), ov.find("=")
         if dot < 0 or eq < 0 or dot > eq:
             raise ConfigError(f"--set {ov}: expected SECTION.KEY=VALUE")
-        section, key, value = ov[:dot], ov[dot + 1:eq], ov[eq + 1:]
+        # the value without the blanks around it, as model/mm_config.c
+        # (override_value) takes it
+        section, key, value = ov[:dot], ov[dot + 1:eq], ov[eq + 1:].strip(" \t")
         if section != section.strip() or key != key.strip():
             raise ConfigError(f"--set {ov}: blanks around the key: write SECTION.KEY=VALUE "
                               "with none before the '='")
@@ -308,6 +310,12 @@ def load_config(path=None, overrides=(), text=None):
             raise ConfigError(f"--set {ov}: [{section}]: unknown section")
         if (section, key) not in KEY_TABLE:
             raise ConfigError(f"--set {ov}: {section}.{key}: unknown key")
+        if _NOT_TEXT_RE.search(value):
+            raise ConfigError(f"--set: {section}.{key}: not valid UTF-8 text, or a control "
+                              "character")
+        if any(c == ";" and (i == 0 or value[i - 1] in " \t") for i, c in enumerate(value)):
+            raise ConfigError(f"--set: {section}.{key} = {value}: ';' would start a comment in a "
+                              "configuration file")
         try:
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:

@@ -129,7 +129,11 @@ typedef struct mm_tdma_backend {
   int (*fused_mixing_async)(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,
                             const mm_tdma_mixing *mix, double *const rhs[2], void *stream);
   /* Device backends only (NULL elsewhere): the plain solve queued on a
-   * stream, with fused_async's conventions (no depth check, no wait). */
+   * stream and returning at once, without the depth check (the caller's
+   * depths are known to be right). Launch errors are returned; errors while
+   * running show at the stream's next synchronisation. The workspace is
+   * sized (allocated) inside the call when it must grow: the caller makes
+   * sure no earlier solve of this solver still runs then. */
   int (*solve_async)(void *ctx, const mm_tdma_batch *bt, const double *a, const double *b,
                      const double *c, double *const *rhs, int nrhs, void *stream);
   int (*solve_f_async)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,

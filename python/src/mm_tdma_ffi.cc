@@ -111,10 +111,15 @@ ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer up
 // does not allocate and free its device workspace). A solve is queued on
 // XLA's stream and may still run when the next call comes: `done` is
 // recorded after it, and the host waits for it before anything the solve
-// uses changes (the depths or the solver replaced, the workspace grown for
-// more columns) and before a solve on another stream, which would share the
-// solver's workspace and status word. The lock is held while a call queues.
+// uses changes (the depths or the solver replaced, the solver's workspace
+// grown: more bytes of columns than any solve of this solver had) and before
+// a solve on another stream, which would share the solver's workspace and
+// status word. Each device's lock is held while a call queues.
+//
+// The handler must never be declared command-buffer compatible: it may wait
+// for an event and allocate, which a CUDA graph capture does not allow.
 struct DeviceDepth {
+  std::mutex lock;
   int *p = nullptr;
   size_t n = 0;
   int nz = -1;
@@ -122,9 +127,8 @@ struct DeviceDepth {
   int solver_nz = -1;
   cudaEvent_t done = nullptr; // recorded after the last solve queued
   cudaStream_t stream = nullptr;
-  size_t ncol_max = 0; // the most columns solved since the solver was made
+  size_t bytes_max = 0; // the most bytes of columns (ncol nz element) solved by this solver
 };
-std::mutex device_lock;
 DeviceDepth device_depths[64];
 
 ffi::Error cuda_error(const char *what, cudaError_t e) {
@@ -150,15 +154,16 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
   int dev = 0;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess) return cuda_error("device", e);
   if (dev < 0 || dev >= 64) return ffi::Error::Internal("minimodel tdma: device index over 63");
-  std::lock_guard<std::mutex> hold(device_lock);
   DeviceDepth &dd = device_depths[dev];
+  std::lock_guard<std::mutex> hold(dd.lock);
   if (!dd.done && (e = cudaEventCreateWithFlags(&dd.done, cudaEventDisableTiming)) != cudaSuccess)
     return cuda_error("event", e);
   const bool grows = dd.n < sh.ncol || dd.nz != sh.nz;
   const bool renew = !dd.solver || dd.solver_nz != sh.nz;
+  const size_t bytes = sh.ncol * (size_t)sh.nz * (sh.single ? sizeof(float) : sizeof(double));
   // the last solve is done before what it uses changes, or another stream
   // takes the solver (the first call has nothing queued: the event is new)
-  if ((grows || renew || sh.ncol > dd.ncol_max || stream != dd.stream) &&
+  if ((grows || renew || bytes > dd.bytes_max || stream != dd.stream) &&
       (e = cudaEventSynchronize(dd.done)) != cudaSuccess)
     return cuda_error("the previous solve", e);
   if (grows) {
@@ -168,8 +173,11 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
     int *p = nullptr;
     if ((e = cudaMalloc((void **)&p, n * sizeof(int))) != cudaSuccess)
       return cuda_error("depths", e);
+    // on XLA's stream, so that the solve queued there after it sees them (a
+    // copy from pageable memory is staged before the call returns)
     const std::vector<int> host(n, sh.nz);
-    if ((e = cudaMemcpy(p, host.data(), n * sizeof(int), cudaMemcpyHostToDevice)) != cudaSuccess) {
+    if ((e = cudaMemcpyAsync(p, host.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream)) !=
+        cudaSuccess) {
       cudaFree(p);
       return cuda_error("depths", e);
     }
@@ -177,18 +185,19 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
   }
   if (renew) {
     if (dd.solver) mm_tdma_destroy(dd.solver);
-    dd.solver = nullptr, dd.ncol_max = 0;
-    const int rc = mm_tdma_create("auto", sh.nz, 1, &dd.solver);
+    dd.solver = nullptr, dd.bytes_max = 0;
+    const int rc = mm_tdma_create("cuda", sh.nz, 1, &dd.solver);
     if (rc) return solver_error(rc);
     dd.solver_nz = sh.nz;
   }
   // the depths are the handler's own (every column full): no check needed
   const int rc = mm_py_solve_async(dd.solver, sh.single, sh.ncol, sh.nz, dd.p, lower.untyped_data(),
                                    diag.untyped_data(), upper.untyped_data(), x, (void *)stream);
-  if (rc) return solver_error(rc);
+  // recorded whatever the solve returned: part of it may be queued
   if ((e = cudaEventRecord(dd.done, stream)) != cudaSuccess) return cuda_error("event", e);
   dd.stream = stream;
-  if (sh.ncol > dd.ncol_max) dd.ncol_max = sh.ncol;
+  if (rc) return solver_error(rc);
+  if (bytes > dd.bytes_max) dd.bytes_max = bytes;
   return ffi::Error::Success();
 }
 #endif

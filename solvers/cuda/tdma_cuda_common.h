@@ -9,7 +9,9 @@
  *     nrhs pointers are host memory;
  *   - work is queued on the legacy default stream and the call returns when
  *     it is done (one 4-byte device-to-host copy of a status word per call),
- *     so the results are ready, and a bad depth is reported, on return;
+ *     so the results are ready, and a bad depth is reported, on return; the
+ *     *_async entries instead queue on the caller's stream, without the
+ *     depth check, and return at once (mm_tdma.h);
  *   - a depth outside 0..nz is found by a check kernel before the solve,
  *     which then touches nothing: the batch is rejected whole (EINVAL). */
 #ifndef MM_TDMA_CUDA_COMMON_H

@@ -283,25 +283,30 @@ static void check_bad_depth(const char *name, tu_rng *rng) {
 
 /* The plain solve of t by `cuda` queued on a stream of its own
  * (mm_tdma_solve_async, _f_async: the JAX handler's) against the synchronous
- * solve, bitwise; one synchronous call first, as the callers make, checks
- * the depths and sizes the workspace. */
-static void check_async(tu_rng *r, size_t ncol, int nz, int nrhs, int single) {
+ * solve of another solver, bitwise. warm: the queued solver made one
+ * synchronous call first (its workspace sized, its status word set);
+ * otherwise, as in the handler, its first call is the queued one. */
+static void check_async(tu_rng *r, size_t ncol, int nz, int nrhs, int single, int warm) {
   tu_batch t;
   tu_batch_make(&t, r, ncol, nz, nrhs, NULL);
-  mm_tdma *s = NULL;
-  int rc = mm_tdma_create("cuda", nz, 1, &s);
+  mm_tdma *sync = NULL, *s = NULL;
+  int rc = mm_tdma_create("cuda", nz, 1, &sync);
+  if (!rc) rc = mm_tdma_create("cuda", nz, 1, &s);
   TU_CHECK(rc == 0, "cuda: %s", mm_tdma_strerror(rc));
-  if (rc) return;
   const size_t n = ncol * (size_t)nz, es = single ? sizeof(float) : sizeof(double);
   void **want = single ? (void **)tu_copy_rhs_f(&t) : (void **)tu_copy_rhs(&t);
-  rc = dev_run(s, &t, 0, single, nrhs, want);
+  void **scratch = single ? (void **)tu_copy_rhs_f(&t) : (void **)tu_copy_rhs(&t);
+  if (!rc) rc = dev_run(sync, &t, 0, single, nrhs, want);
   TU_CHECK(rc == 0, "cuda, synchronous: %s", mm_tdma_strerror(rc));
+  if (!rc && warm) rc = dev_run(s, &t, 0, single, nrhs, scratch);
   dev_batch d;
   dev_make(&d, &t, single);
+  CK(cudaDeviceSynchronize()); /* the uploads (legacy stream) before the queued solve */
   const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = d.depth};
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  if (single) {
+  if (rc) {
+  } else if (single) {
     float *rhs[MM_TDMA_MAX_RHS];
     for (int q = 0; q < nrhs; q++)
       rhs[q] = d.rhs[q];
@@ -316,17 +321,19 @@ static void check_async(tu_rng *r, size_t ncol, int nz, int nrhs, int single) {
   CK(cudaStreamSynchronize(st));
   CK(cudaStreamDestroy(st));
   void *got = tu_xmalloc(n * es);
-  for (int q = 0; q < nrhs; q++) {
+  for (int q = 0; q < nrhs && !rc; q++) {
     CK(cudaMemcpy(got, d.rhs[q], n * es, cudaMemcpyDeviceToHost));
     TU_CHECK(!memcmp(got, want[q], n * es),
-             "cuda solve%s_async ncol=%zu nz=%d nrhs=%d: not the synchronous solve's bits",
-             single ? "_f" : "", ncol, nz, nrhs);
+             "cuda solve%s_async ncol=%zu nz=%d nrhs=%d warm=%d: not the synchronous solve's bits",
+             single ? "_f" : "", ncol, nz, nrhs, warm);
   }
-  cases++, bitwise_cases++;
+  cases++, bitwise_cases += rc == 0;
   free(got);
   dev_free(&d, nrhs);
   tu_free_rhs(want, nrhs);
+  tu_free_rhs(scratch, nrhs);
   mm_tdma_destroy(s);
+  mm_tdma_destroy(sync);
   tu_batch_free(&t);
 }
 
@@ -482,10 +489,12 @@ int main(void) {
 
   /* the plain solve queued on a stream */
   for (int single = 0; single <= 1; single++)
-    for (int nrhs = 1; nrhs <= 2; nrhs++) {
-      check_async(&rng, 37, 17, nrhs, single);
-      check_async(&rng, 1001, 100, nrhs, single);
-    }
+    for (int nrhs = 1; nrhs <= 2; nrhs++)
+      for (int warm = 0; warm <= 1; warm++) {
+        check_async(&rng, 37, 17, nrhs, single, warm);
+        check_async(&rng, 1001, 100, nrhs, single, warm);
+        check_async(&rng, 333, 200, nrhs, single, warm); /* spills: a workspace */
+      }
   printf("cuda solve_async, solve_f_async: bitwise the synchronous solve's\n");
 
   /* kappa inside the solve: the default plan and two that spill */

@@ -443,6 +443,22 @@ def test_range():
                 f"{var} = {value}: exit {rc}, {err!r}"
 
 
+def test_set_value_blanks():
+    """--set takes the value without the blanks around it, and refuses a ';'
+    after a blank and control characters, as the model does
+    (model/mm_config.c, override_value; the model: cli.set_value_blanks)."""
+    cfg = ref.load_config(text="", overrides=["grid.periodic_x= yes ", "grid.nx=\t5 "])
+    assert cfg["grid.periodic_x"] is True and cfg["grid.nx"] == 5, cfg
+    for ov, want in (("run.name=a ;b", "';' would start a comment"),
+                     ("run.name=a\x01b", "not valid UTF-8 text, or a control character")):
+        try:
+            ref.load_config(text="", overrides=[ov])
+        except ref.ConfigError as e:
+            assert want in str(e), f"{ov!r}: {e}"
+        else:
+            raise AssertionError(f"{ov!r}: accepted, want refused ({want})")
+
+
 def test_all_land():
     """A grid with no wet cell is refused with exit 2, with the model's
     message (model/mm_model.c, check_wet)."""
@@ -479,8 +495,8 @@ CONFIG_FILES = [
      {"grid.nx": 5, "grid.ny": 6, "run.steps": 2}),
     ("empty_unknown_section", b"[bogus]\n[grid]\nnx = 5\n", {"grid.nx": 5}),
     ("comments_and_colon", b"# a\n; b\n[grid] ; c\nnx : 5 ; five\n  ; d\n", {"grid.nx": 5}),
-    ("bool_case", b"[grid]\nperiodic_x = TRUE\nperiodic_y = Off\n[output]\ninitial_record = No\n",
-     {"grid.periodic_x": True, "grid.periodic_y": False, "output.initial_record": False}),
+    ("bool_case", b"[grid]\nperiodic_x = TRUE\nperiodic_y = ON\n[output]\ninitial_record = No\n",
+     {"grid.periodic_x": True, "grid.periodic_y": True, "output.initial_record": False}),
 ]
 # (name, file bytes, the model's message after "FILE")
 REFUSED_FILES = [
@@ -498,6 +514,8 @@ REFUSED_FILES = [
     ("control_character", b"[run]\nname = a\x01b\n", ":2: not valid UTF-8 text"),
     ("not_utf8", b"[run]\nsteps = 2\nname = \xff\n", ":3: not valid UTF-8 text"),
     ("nul_byte", b"[run]\nname = a\x00b\n", ": contains NUL bytes: not a configuration file"),
+    ("bool_not_ascii", "[grid]\nperiodic_x = TRU\u00c9\n".encode(),
+     ":2: grid.periodic_x = TRU\u00c9: must be true or false"),
 ]
 
 
