@@ -347,29 +347,14 @@ static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top
   tu_geometry(r, nz, inv_h, g);
   double *r0 = tu_xmalloc(n * sizeof *r0), *r1 = tu_xmalloc(n * sizeof *r1);
   double *kappa = tu_xmalloc(n * sizeof *kappa);
-  for (size_t e = 0; e < n; e++)
-    kappa[e] = NAN;
   tu_mixing_tracers(r, ncol, nz, depth, r0, r1);
-  const mm_tdma_mixing mix = {.alpha = 2e-4,
-                              .beta = 7.6e-4,
-                              .kappa_v = 1e-5,
-                              .kappa_mix = 0.1,
-                              .convect = convect,
-                              .top = top};
+  const mm_tdma_mixing mix = tu_mixing_params(convect, top);
   double *e0 = tu_xmalloc(n * sizeof *e0), *e1 = tu_xmalloc(n * sizeof *e1);
-  memcpy(e0, r0, n * sizeof *e0);
-  memcpy(e1, r1, n * sizeof *e1);
-  tu_mixing_kappa(&mix, ncol, nz, depth, r0, r1, kappa);
-  for (size_t c = 0; c < ncol; c++)
-    if (depth[c] > 0 && top != 0.0) e0[c * (size_t)nz] += top;
   const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
   const mm_tdma_geometry geo = {.inv_h = inv_h, .g = g};
-  mm_tdma *ref = NULL, *s = NULL;
-  int rc = mm_tdma_create("reference", nz, 0, &ref);
-  double *const erhs[2] = {e0, e1};
-  if (!rc) rc = mm_tdma_fused(ref, &bt, &geo, kappa, erhs, 2);
+  int rc = tu_mixing_expect(&mix, &bt, &geo, r0, r1, kappa, e0, e1);
   TU_CHECK(rc == 0, "reference: %s", mm_tdma_strerror(rc));
-  mm_tdma_destroy(ref);
+  mm_tdma *s = NULL;
 
   int *ddepth = to_dev(depth, ncol * sizeof *depth);
   double *dinv_h = to_dev(inv_h, (size_t)nz * sizeof *inv_h),

@@ -318,6 +318,40 @@ static inline void tu_mixing_kappa(const mm_tdma_mixing *mix, size_t ncol, int n
     }
 }
 
+/* The mixing parameters of the tests: convection on or off, a surface term. */
+static inline mm_tdma_mixing tu_mixing_params(int convect, double top) {
+  const mm_tdma_mixing mix = {.alpha = 2e-4,
+                              .beta = 7.6e-4,
+                              .kappa_v = 1e-5,
+                              .kappa_mix = 0.1,
+                              .convect = convect,
+                              .top = top};
+  return mix;
+}
+
+/* The expected result of mm_tdma_fused_mixing on r0, r1 (host memory):
+ * kappa written out here (tu_mixing_kappa; NaN elsewhere), the surface term
+ * added to copies e0, e1 of r0, r1 at the top of every wet column, then
+ * reference's fused solve of the copies. Returns its status. */
+static inline int tu_mixing_expect(const mm_tdma_mixing *mix, const mm_tdma_batch *bt,
+                                   const mm_tdma_geometry *geo, const double *r0, const double *r1,
+                                   double *kappa, double *e0, double *e1) {
+  const size_t n = bt->ncol * (size_t)bt->nz;
+  for (size_t e = 0; e < n; e++)
+    kappa[e] = NAN;
+  tu_mixing_kappa(mix, bt->ncol, bt->nz, bt->depth, r0, r1, kappa);
+  memcpy(e0, r0, n * sizeof *e0);
+  memcpy(e1, r1, n * sizeof *e1);
+  for (size_t c = 0; c < bt->ncol; c++)
+    if (bt->depth[c] > 0 && mix->top != 0.0) e0[c * (size_t)bt->nz] += mix->top;
+  mm_tdma *ref = NULL;
+  int rc = mm_tdma_create("reference", bt->nz, 0, &ref);
+  double *const erhs[2] = {e0, e1};
+  if (!rc) rc = mm_tdma_fused(ref, bt, geo, kappa, erhs, 2);
+  mm_tdma_destroy(ref);
+  return rc;
+}
+
 static inline void tu_set_threads(int n) {
 #ifdef _OPENMP
   omp_set_num_threads(n);
