@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,11 @@ int main(int argc, char **argv) {
    * the user chose the components (OMPI_MCA_sharedfp set). Other MPI
    * libraries do not read the variable. */
   setenv("OMPI_MCA_sharedfp", "^sm", 0);
+  mm_signal_defer(); /* until mm_signal_install, after MPI_Init */
+  /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
+   * stop signal that arrives now, held back while MPI starts */
+  const char *init_signal = getenv("MINIMODEL_FAULT_SIGNAL_IN_INIT");
+  if (init_signal && atoi(init_signal) > 0) raise(atoi(init_signal));
   /* OpenMP threads inside a rank; only the main thread calls MPI */
   int thread_level = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {

@@ -4,7 +4,15 @@
 #ifndef MM_SIGNAL_H
 #define MM_SIGNAL_H
 
-/* Install the handlers (after MPI_Init, which may install its own). A
+/* Hold the stop signals back (block them in the calling thread, and so in
+ * the threads it creates) until mm_signal_install: called before MPI_Init,
+ * which takes a fraction of a second to a few seconds, so that a signal in
+ * that time stops the run with its line and status instead of killing the
+ * process with no word. */
+void mm_signal_defer(void);
+
+/* Install the handlers (after MPI_Init, which may install its own), then
+ * deliver a signal that mm_signal_defer held back. A
  * signal that is ignored on entry (nohup, a background job) stays ignored.
  * Further signals change nothing: one signal often arrives twice (timeout(1)
  * sends it to the command and to its process group, a terminal's Ctrl-C

@@ -15,23 +15,43 @@ static void mm_signal_handler(int signo) {
   if (mm_signal_first == 0) mm_signal_first = signo;
 }
 
+/* The stop signals, in the order mm_signal_name knows them. */
+static const int mm_stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+#define MM_N_STOP_SIGNALS (sizeof mm_stop_signals / sizeof mm_stop_signals[0])
+
+static void mm_stop_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  for (size_t i = 0; i < MM_N_STOP_SIGNALS; i++)
+    sigaddset(set, mm_stop_signals[i]);
+}
+
+void mm_signal_defer(void) {
+  sigset_t set;
+  mm_stop_signal_set(&set);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 void mm_signal_install(void) {
   /* A file-size limit (ulimit -f) then makes a write past it fail with
    * EFBIG, which ends the run as any failed write does (exit 1, the files
    * closed), instead of killing the process: mpirun starts its ranks with
    * SIGXFSZ at its default action whatever its own shell set. */
   signal(SIGXFSZ, SIG_IGN);
-  static const int signals[] = {SIGTERM, SIGINT, SIGHUP};
-  for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+  for (size_t i = 0; i < MM_N_STOP_SIGNALS; i++) {
     struct sigaction old;
-    if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (sigaction(mm_stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction act;
     memset(&act, 0, sizeof act);
     act.sa_handler = mm_signal_handler;
     sigemptyset(&act.sa_mask);
     act.sa_flags = SA_RESTART; /* the libraries' reads and writes go on */
-    sigaction(signals[i], &act, NULL);
+    sigaction(mm_stop_signals[i], &act, NULL);
   }
+  /* a signal held back by mm_signal_defer is delivered now, to the handler
+   * (or discarded, when ignored) */
+  sigset_t set;
+  mm_stop_signal_set(&set);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int mm_signal_received(void) {

@@ -129,6 +129,8 @@ static const struct {
     {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",
      "tests: SIGKILL in the middle of the n-th restart write"},
     {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},
+    {"MINIMODEL_FAULT_SIGNAL_IN_INIT", "signal number",
+     "tests: every process raises that signal before MPI starts (app/main.c)"},
     {"MINIMODEL_FAULT_DEVICE_OP", "n",
      "tests: the n-th call of a fallible operation of the emulated device fails"},
 };

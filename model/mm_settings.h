@@ -53,7 +53,10 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *   MINIMODEL_FAULT_DEVICE_OP=N       the N-th call of a fallible operation of the
  *                                     emulated device (model/mm_device_emulated.c)
  *                                     fails on rank R (R counted among the ranks
- *                                     of its node), as a device error would */
+ *                                     of its node), as a device error would
+ *   MINIMODEL_FAULT_SIGNAL_IN_INIT=N  every process raises signal N before
+ *                                     MPI_Init (read by app/main.c, not here:
+ *                                     it comes before the settings are read) */
 typedef struct {
   int rank;                   /* MINIMODEL_FAULT_RANK */
   long nan_step;              /* MINIMODEL_FAULT_NAN_STEP */

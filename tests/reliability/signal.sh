@@ -9,7 +9,11 @@
 #  2. mpirun -np 1 and -np 2, SIGTERM and SIGINT to mpirun (Open MPI sends
 #     its ranks SIGTERM: 143 on every rank);
 #  3. mpirun -np 2, SIGTERM to rank 1 alone: both ranks stop after the same
-#     step (rank 0 must not wait for rank 1 in the halo exchange).
+#     step (rank 0 must not wait for rank 1 in the halo exchange);
+#  4. a signal while MPI starts (MINIMODEL_FAULT_SIGNAL_IN_INIT: raised
+#     before MPI_Init, held back until the handlers are in place): the line
+#     "stopped by SIG... before case 1", 128 + N, nothing written; one
+#     process (TERM, INT, HUP) and mpirun -np 2 (TERM, every rank).
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
@@ -118,6 +122,29 @@ for how in mpirun:1:TERM mpirun:1:INT mpirun:2:TERM mpirun:2:INT rank1:2:TERM; d
   echo "ok: $name: every rank exit 143 (mpirun $rc) after step $stop, history to $record, restart $restart"
   [ "$target" = rank1 ] || rm -f "$work/$name".* # the last one is continued below
 done
+
+# 4. a signal while MPI starts: the line and the status, not a silent death
+for sig in 15:TERM:143 2:INT:130 1:HUP:129; do
+  IFS=: read -r num sig code <<<"$sig"
+  name=init_$sig
+  MINIMODEL_FAULT_SIGNAL_IN_INIT=$num timeout -k 5 120 "$mm" "${common[@]}" --set run.name=$name \
+    "$ini" >"$work/log" 2>&1
+  rc=$?
+  [ $rc = $code ] || fail "$name: exit $rc, expected $code"
+  grep -qx "minimodel: stopped by SIG$sig before case 1 ($ini); exit status $code" "$work/log" ||
+    fail "$name: no line 'stopped by SIG$sig before case 1'"
+  [ -z "$(ls "$work" | grep "^$name")" ] || fail "$name: files written: $(ls "$work" | grep "^$name")"
+  echo "ok: $name: exit $rc, the line, nothing written"
+done
+rm -f "$work"/status.* "$work"/pid.* "$work"/events.*
+MINIMODEL_FAULT_SIGNAL_IN_INIT=15 timeout -k 5 120 mpirun --oversubscribe \
+  -x MINIMODEL_FAULT_SIGNAL_IN_INIT -np 2 "$py" "$here/rank_status.py" "$work" \
+  "$mm" "${common[@]}" --set run.name=init_np2 "$ini" >"$work/log" 2>&1
+statuses 143 2
+[ "$(grep -c "^minimodel: stopped by SIGTERM before case 1 ($ini); exit status 143\$" "$work/log")" = 1 ] ||
+  fail "init_np2: not one line 'stopped by SIGTERM before case 1'"
+[ -z "$(ls "$work" | grep "^init_np2")" ] || fail "init_np2: files written"
+echo "ok: init_np2: every rank exit 143, one line, nothing written"
 
 # the restart of a stopped run continues to the bits of an uninterrupted one
 name=rank1_np2_TERM # the last one checked: $restart is its restart step
