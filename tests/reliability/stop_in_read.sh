@@ -16,7 +16,12 @@
 #  4. mpirun -np 2, SIGTERM to mpirun (it sends the ranks SIGTERM, then
 #     SIGKILL 1 s later): the line comes before the SIGKILL;
 #  5. the test read of the history that a continued run appends to (here
-#     the damaged file), SIGTERM: 143.
+#     the damaged file), SIGTERM: 143;
+#  6. no signal: the run's own read at its time limit (MINIMODEL_READ_TIMEOUT,
+#     the test read passed): the watchdog's exit 2.
+# A read ended by the watchdog leaves no MPI-IO lock file beside the input
+# (loop.nc-<job>-<pid>.lock, Open MPI's: the rank removes its own before it
+# exits).
 set -u
 mm="$1"; src="$2"; work="$3"
 job=
@@ -75,12 +80,20 @@ opened() {
 probe_line() { echo "stopped by signal $1 ($2) while test-reading .*${3:-loop.nc}: the test read had not ended 0.1 s after the signal"; }
 watch_line() { echo "stopped by $1 (rank [01]) in case flat while reading .*/loop.nc: the read had not ended 0.5 s after the signal; exit status"; }
 
+# no_mpi_lock NAME: no MPI-IO lock file left beside loop.nc
+no_mpi_lock() {
+  local left
+  left=$(ls "$work" | grep '^loop\.nc-.*\.lock$')
+  [ -z "$left" ] || fail "$1: left beside the input: $left"
+}
+
 # judge NAME RC CODE LINE SECONDS OUTDIR
 judge() {
   [ "$2" = "$3" ] || fail "$1: exit $2, expected $3"
   grep -q "$4" log || fail "$1: message"
   [ "$5" -le 15 ] || fail "$1: ended $5 s after the signal, expected within 15 s"
   [ ! -e "$6" ] || fail "$1: $6 was written"
+  no_mpi_lock "$1"
   for _ in $(seq 50); do pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || break; sleep 0.1; done
   ! pgrep -f "minimodel-probe $work/loop.nc" >/dev/null || fail "$1: a test read is left running"
   echo "ok: $1: exit $2 within $5 s of the signal"
@@ -145,3 +158,11 @@ signal "SIGTERM during the history's test read" TERM $job 143 \
   "$(probe_line 15 Terminated flat.nc)" out5/flat.lock
 cmp -s loop.nc out5/flat.nc || fail "the history was changed"
 echo "ok: the history unchanged"
+
+# 6. the run's own read at its time limit, no signal: the watchdog's exit 2
+t0=$(date +%s)
+MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=2 timeout -k 5 120 \
+  "$mm" --set initial.restart="$work/loop.nc" --set output.dir=out6 "$flat" >log 2>&1
+rc=$?
+judge "the read's time limit" $rc 2 "error (rank 0): .*loop.nc: still not read after 2 s" \
+  $(($(date +%s) - t0)) out6
