@@ -156,8 +156,7 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
         }
     }
 
-  /* an input that is one of the case's own outputs; an input that an
-   * earlier case writes */
+  /* an input that is one of the case's own outputs, or another case's */
   for (int c = 0; c < n && err == MM_OK; c++) {
     const char *const keys[2] = {"initial.file", "initial.restart"};
     const char *const inputs[2] = {cfgs[c].initial_file, cfgs[c].initial_restart};
@@ -175,10 +174,27 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                          "it elsewhere first, or give the case another run.name or output.dir",
                          files[c], keys[k], inputs[k], mm_output_files[i].what, pa);
       }
-      for (int e = 0; e < c && !later[2 * c + k]; e++)
-        for (int i = 0; i < MM_NOUTPUT; i++) {
+      /* another case's output: an earlier case's restart file as
+       * initial.restart is a chain (checked when its case reads it); any
+       * other is refused, for the user's file of that name is replaced
+       * before it is read (an earlier case), or after (a later one) */
+      for (int e = 0; e < n && err == MM_OK; e++)
+        for (int i = 0; i < MM_NOUTPUT && err == MM_OK && e != c; i++) {
           mm_output_path(dirs[e], &cfgs[e], i, pa);
-          if (mm_same_file(in, pa)) later[2 * c + k] = 1;
+          if (!mm_same_file(in, pa)) continue;
+          if (e < c && k == 1 && !strcmp(mm_output_files[i].suffix, ".restart.nc")) {
+            later[2 * c + k] = 1;
+            continue;
+          }
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "%s: %s = %s is case %d's (%s) %s (%s), which that case replaces %s: copy "
+                         "it elsewhere first, or give one of the cases another run.name or "
+                         "output.dir%s",
+                         files[c], keys[k], inputs[k], e + 1, files[e], mm_output_files[i].what, pa,
+                         e < c ? "before this case reads it" : "after this case has read it",
+                         e < c ? "; a case may continue from an earlier case's restart file "
+                                 "(initial.restart)"
+                               : "");
         }
     }
   }

@@ -8,7 +8,10 @@
 #  own_input: an initial.file or initial.restart that is the case's own
 #     history, restart or crash file (also through a symbolic link) is
 #     refused with exit 2, and nothing is written; continuing in place
-#     (initial.restart = its own restart file) still works;
+#     (initial.restart = its own restart file) still works; another case's
+#     output as an input is refused (a later case would replace it after it
+#     is read, an earlier one before), except an earlier case's restart file
+#     as initial.restart (a chain), which runs;
 #     The case's own resolved configuration as its configuration file is
 #     run where it reproduces the case (the same text written back), and
 #     refused with a --set or as another case's file;
@@ -112,6 +115,25 @@ own_input)
   cmp_nc first.nc out/flat.nc || fail "the case run again from its resolved configuration differs"
   # continuing in place from its own restart file (step 4) to step 6
   expect 0 "" --set initial.restart=out/flat.restart.nc --set run.steps=6 a.ini
+  # another case's output as an input: a later case would replace it after
+  # it is read, an earlier one before (the user's file of that name lost);
+  # only an earlier case's restart file as initial.restart (a chain) runs
+  mkdir cross
+  case_ini cross/b.ini b cross/D
+  case_ini cross/a_file.ini a cross/D "[initial]" "file = cross/D/b.nc"
+  case_ini cross/a_restart.ini a cross/D "[initial]" "restart = cross/D/b.restart.nc"
+  run cross/b.ini || fail "cross: case b alone"
+  rm cross/D/b.lock 2>/dev/null
+  before=$(cd cross/D && md5sum -- *)
+  expect 2 "cross/a_file.ini: initial.file = cross/D/b.nc is case 2's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces after this case has read it" \
+    cross/a_file.ini cross/b.ini
+  expect 2 "cross/a_restart.ini: initial.restart = cross/D/b.restart.nc is case 2's \(cross/b.ini\) restart file \($work/cross/D/b.restart.nc\), which that case replaces after this case has read it" \
+    cross/a_restart.ini cross/b.ini
+  expect 2 "cross/a_file.ini: initial.file = cross/D/b.nc is case 1's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces before this case reads it" \
+    cross/b.ini cross/a_file.ini
+  [ "$(cd cross/D && md5sum -- *)" = "$before" ] || fail "a refused run changed the files in cross/D/"
+  expect 0 "" cross/b.ini cross/a_restart.ini
+  [ -f cross/D/a.nc ] || fail "the chain (case 2 from case 1's restart file) did not run"
   ;;
 output_dir)
   # an output.dir that cannot be one is refused with exit 2 before any case
