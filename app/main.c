@@ -96,6 +96,51 @@ static char *printable(const char *text) {
   return out;
 }
 
+/* The ranks run one invocation: the same arguments after the program's name
+ * on every rank (mpirun's form `-np 1 minimodel a.ini : -np 1 minimodel
+ * b.ini` starts them with others, and ranks that go different ways wait for
+ * each other for ever). Collective; MM_ERR_INPUT on every rank when they
+ * differ, with the message of the lowest rank that differs (mm_agree). */
+static MM_NODISCARD mm_err args_agree(int argc, char **argv, MPI_Comm comm) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  size_t len = 0; /* the arguments, each with its '\0' */
+  for (int a = 1; a < argc; a++)
+    len += strlen(argv[a]) + 1;
+  char *mine = malloc(len + 1), *o = mine;
+  for (int a = 1; a < argc && mine; a++) {
+    memcpy(o, argv[a], strlen(argv[a]) + 1);
+    o += strlen(argv[a]) + 1;
+  }
+  long n[2] = {mine ? (long)len : -1, argc}; /* rank 0's */
+  mm_err err = MM_MPI_ERR(MPI_Bcast(n, 2, MPI_LONG, 0, comm));
+  char *first = err == MM_OK && n[0] >= 0 ? malloc((size_t)n[0] + 1) : NULL;
+  if (err == MM_OK && rank == 0 && first) memcpy(first, mine, len);
+  const int have = first && mine;
+  int all = 0;
+  if (err == MM_OK) err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
+  if (err == MM_OK && !all) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)n[0], MPI_CHAR, 0, comm));
+  if (err == MM_OK && (n[0] != (long)len || n[1] != argc || memcmp(first, mine, len) != 0)) {
+    for (size_t i = 0; i < len; i++) /* shown with blanks between */
+      if (mine[i] == '\0' && i + 1 < len) mine[i] = ' ';
+    for (long i = 0; i < n[0]; i++)
+      if (first[i] == '\0' && i + 1 < n[0]) first[i] = ' ';
+    if (len) mine[len - 1] = '\0';
+    if (n[0]) first[n[0] - 1] = '\0';
+    char *shown = printable(len ? mine : ""), *shown0 = printable(n[0] ? first : "");
+    err = MM_ERROR(MM_ERR_INPUT,
+                   "started with other arguments than rank 0 ('%s' against '%s'): every rank "
+                   "must run the same command",
+                   shown ? shown : "?", shown0 ? shown0 : "?");
+    free(shown);
+    free(shown0);
+  }
+  free(first);
+  free(mine);
+  return mm_agree(comm, err);
+}
+
 int main(int argc, char **argv) {
   /* Open MPI's MPI-IO (OMPIO) opens, for every file, a POSIX semaphore named
    * after the file's base name (/dev/shm/sem.OMPIO_<name>) for its shared
@@ -127,6 +172,12 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, MM_ERR_RUN); /* unchecked: does not return */
   }
   mm_signal_install();
+  const mm_err args = args_agree(argc, argv, MPI_COMM_WORLD);
+  if (args != MM_OK) {
+    if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", mm_error_message());
+    (void)MPI_Finalize(); /* unchecked: ending anyway */
+    return (int)args;
+  }
 
   mm_run_options opt = {.version = MINIMODEL_VERSION};
   /* the command line, as the files' history attribute gives it */

@@ -230,9 +230,54 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
   return err;
 }
 
+/* Every rank reads the configuration files itself: a file replaced while
+ * the ranks start (an editor's save, a script's mv) can give them other
+ * cases, which then wait for each other for ever in different collectives.
+ * Each case's resolved text is compared with rank 0's; the first line that
+ * differs is named. Collective. */
+static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *const *files, int n,
+                                         MPI_Comm comm) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  mm_err err = MM_OK;
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    char *mine = mm_run_resolved_text(&cfgs[c]);
+    long len = mine ? (long)strlen(mine) : -1; /* rank 0's, after the Bcast */
+    const long my_len = len;
+    err = MM_MPI_ERR(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
+    char *first = err == MM_OK && len >= 0 ? malloc((size_t)len + 1) : NULL;
+    const int have = mine && first;
+    int all = 0;
+    if (err == MM_OK) err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
+    if (err == MM_OK && !all) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+    if (err == MM_OK && rank == 0) memcpy(first, mine, (size_t)len + 1);
+    if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)len + 1, MPI_CHAR, 0, comm));
+    if (err == MM_OK && (my_len != len || strcmp(mine, first) != 0)) {
+      /* the first line that differs, each side */
+      const char *a = mine, *b = first;
+      while (*a && *a == *b) {
+        a++;
+        b++;
+      }
+      while (a > mine && a[-1] != '\n')
+        a--, b--;
+      const int la = (int)strcspn(a, "\n"), lb = (int)strcspn(b, "\n");
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: read otherwise than on rank 0 ('%.*s' against '%.*s' there): was the "
+                     "file changed while the run started? Every rank reads it",
+                     files[c], la, a, lb, b);
+    }
+    free(first);
+    free(mine);
+    err = mm_agree(comm, err);
+  }
+  return err;
+}
+
 mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
+  MM_CHECK(mm_cases_same(cfgs, files, n, comm));
   int *later = calloc(2 * (size_t)n, sizeof *later);
   mm_err err = later ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
   if (err == MM_OK && rank == 0) err = mm_outputs_rank0(cfgs, files, n, later);
@@ -244,7 +289,7 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
     if (!file && !restart) continue;
     err = mm_agree(comm, mm_run_check_inputs(&cfgs[c], file, restart, comm));
     if (err != MM_OK) { /* name the case */
-      char msg[1024];
+      char msg[MM_ERROR_MAX];
       snprintf(msg, sizeof msg, "%s", mm_error_message());
       mm_error_clear();
       err = MM_ERROR(err, "%s: %s", files[c], msg);

@@ -379,7 +379,7 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
     if (werr == MM_OK && *good_step >= 0)
       werr = mm_crash_write(g, cfg, origin, good_t, good_s, *good_step,
                             (double)*good_step * cfg->run_dt);
-    char saved[1200] = "no good state could be saved";
+    char saved[MM_ERROR_MAX] = "no good state could be saved";
     if (werr != MM_OK) {
       snprintf(saved, sizeof saved, "the crash file could not be written: %s", mm_error_message());
       mm_error_clear(); /* the blow-up is the error to report */

@@ -7,7 +7,7 @@
 /* The one record of the current error on this rank. */
 static struct {
   mm_err code;
-  char message[1024];
+  char message[MM_ERROR_MAX];
   char where[512];
 } mm_error_record;
 
@@ -49,7 +49,7 @@ mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
   if (extra_max) *extra_max = out[1];
   if (out[0] == MM_OK) return MM_OK;
   const int first = -out[2];
-  char msg[1024];
+  char msg[MM_ERROR_MAX];
   snprintf(msg, sizeof msg, "%s", mm_error_message());
   MM_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
   if (rank == first) return (mm_err)out[0];

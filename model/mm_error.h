@@ -25,6 +25,11 @@ typedef enum {
  * left unread is a compiler warning (an error with -Werror). */
 #define MM_NODISCARD __attribute__((warn_unused_result))
 
+/* The longest message kept, its end included: room for two paths of
+ * PATH_MAX (4096) would be more than a terminal shows; this keeps a long
+ * path and the reason after it (a message is cut there). */
+#define MM_ERROR_MAX 8192
+
 /* Record an error (first one wins until mm_error_clear) and return code. */
 MM_NODISCARD mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ranks_agree.sh MINIMODEL SOURCE_DIR WORK
+# Ranks that would run different cases are refused with exit 2 and a message
+# before anything is written, instead of waiting for each other for ever in
+# different collectives:
+#  1. ranks started with other arguments (mpirun's form `-np 1 minimodel
+#     ARGS : -np 1 minimodel OTHER-ARGS`), also --help on one rank alone;
+#  2. one command, but a configuration file that reads otherwise on rank 1
+#     (here: each rank in a directory of its own, as after a file replaced
+#     while the run started): the first line that differs is named.
+set -u
+mm="$1"; src="$2"; work="$3"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+rm -rf "$work"; mkdir -p "$work/A" "$work/B"
+cd "$work" || exit 1
+mpi=(timeout -k 5 60 mpirun --oversubscribe)
+flat="$src/configs/flat.ini"
+
+# expect REGEX ARGS...: exit 2 (not a hang: timeout's 124), the message
+expect() {
+  local regex="$1"; shift
+  "${mpi[@]}" "$@" >log 2>&1
+  local rc=$?
+  [ $rc = 2 ] || fail "exit $rc, expected 2: $*"
+  grep -qE -- "$regex" log || fail "the output does not match /$regex/"
+}
+
+# 1. other arguments
+expect "minimodel: error: rank 1: started with other arguments than rank 0 \('--quiet --set physics.kappa_h=5 --set output.dir=$work/out $flat' against '--quiet --set physics.kappa_h=50 --set output.dir=$work/out $flat'\): every rank must run the same command" \
+  -np 1 "$mm" --quiet --set physics.kappa_h=50 --set output.dir="$work/out" "$flat" : \
+  -np 1 "$mm" --quiet --set physics.kappa_h=5 --set output.dir="$work/out" "$flat"
+[ ! -e out ] || fail "other arguments: something was written"
+echo "ok: other arguments refused"
+expect "rank 1: started with other arguments than rank 0 \('--help' against '--dry-run $flat'\)" \
+  -np 1 "$mm" --dry-run "$flat" : -np 1 "$mm" --help
+echo "ok: --help on one rank refused"
+
+# 2. one command, a file that reads otherwise on rank 1
+printf '[run]\nname = c\nsteps = 4\n[grid]\nnx = 12\nny = 10\nnz = 4\n[physics]\nkappa_h = 50\n[output]\ndir = %s/out\n' \
+  "$work" >A/c.ini
+sed 's/^kappa_h = 50$/kappa_h = 5/' A/c.ini >B/c.ini
+expect "minimodel: error: rank 1: c.ini: read otherwise than on rank 0 \('kappa_h = 5' against 'kappa_h = 50' there\): was the file changed while the run started\?" \
+  -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini
+[ ! -e out ] || fail "a file read otherwise: something was written"
+echo "ok: a file read otherwise on rank 1 refused"
+# the same file on both: it runs
+cp A/c.ini B/c.ini
+"${mpi[@]}" -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini \
+  >log 2>&1 || fail "the same file in two directories: exit $?"
+[ -f out/c.nc ] || fail "the same file in two directories: no history"
+echo "ok: the same file in two directories runs"
+echo ok
