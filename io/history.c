@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "layout.h"
 #include "nc_util.h"
@@ -326,6 +327,7 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
   /* header: coordinates, kmt, the configuration text */
   const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
   mm_err err = mm_io_check_space(comm, h->dir, header, p);
+  if (err == MM_OK) err = mm_io_check_inodes(comm, h->dir, 2, p);
   if (err != MM_OK) {
     mm_history_free(h);
     return err;
@@ -343,6 +345,8 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
   err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
+    struct stat st;                       /* made empty before the failure: not left behind */
+    if (g->rank == 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(p);
     mm_history_free(h);
     return err;
   }
@@ -625,6 +629,7 @@ static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io
 static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
                                              const mm_history_found *f) {
   const char *p = h->path;
+  MM_CHECK(mm_io_check_inodes(h->comm, h->dir, 1, p));
   mm_err err = MM_OK;
   int s = nc_open_par(p, NC_WRITE, h->comm, MPI_INFO_NULL, &h->ncid);
   if (s != NC_NOERR)

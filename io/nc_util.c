@@ -23,17 +23,22 @@ mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *p
 mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
                          int status) {
   struct stat st;
+  char dir[MM_IO_PATH_MAX] = "."; /* the directory of path */
+  const char *slash = strrchr(path, '/');
+  if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  struct statvfs fs;
+  const bool fs_known = statvfs(dir, &fs) == 0;
   if (stat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode))
       return mm_error_set(code, src_file, src_line, "%s: cannot create: is a directory", path);
+    /* made, but not MPI-IO's lock file beside it */
+    if (fs_known && fs.f_files > 0 && fs.f_favail == 0)
+      return mm_error_set(code, src_file, src_line,
+                          "%s: cannot create: no free inode on the file system of '%s' (%s)", path,
+                          dir, strerror(ENOSPC));
     if (access(path, W_OK) != 0)
       return mm_error_set(code, src_file, src_line, "%s: cannot create: %s", path, strerror(errno));
   } else if (errno == ENOENT) {
-    char dir[MM_IO_PATH_MAX] = "."; /* the directory of path */
-    const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    struct statvfs fs;
-    const bool fs_known = statvfs(dir, &fs) == 0;
     if (fs_known && fs.f_files > 0 && fs.f_favail == 0)
       return mm_error_set(code, src_file, src_line,
                           "%s: cannot create: no free inode on the file system of '%s' (%s)", path,
@@ -159,6 +164,26 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
                      "%.2f MiB free",
                      path, dir, bytes / 1048576.0, free_bytes / 1048576.0);
   }
+  return mm_agree(comm, err);
+}
+
+mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, int need, const char *path) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  mm_err err = MM_OK;
+  struct statvfs fs;
+  /* f_files = 0: a file system without a count of inodes (it makes them as
+   * needed) */
+  if (rank == 0 && statvfs(dir, &fs) == 0 && fs.f_files > 0 && fs.f_favail < (fsfilcnt_t)need)
+    err = fs.f_favail == 0
+              ? MM_ERROR(MM_ERR_RUN,
+                         "%s: cannot create: no free inode on the file system of '%s' (%s)", path,
+                         dir, strerror(ENOSPC))
+              : MM_ERROR(MM_ERR_RUN,
+                         "%s: cannot create: %llu free inode on the file system of '%s', and the "
+                         "file takes %d: itself, and MPI-IO's lock file beside it while it is "
+                         "open (%s)",
+                         path, (unsigned long long)fs.f_favail, dir, need, strerror(ENOSPC));
   return mm_agree(comm, err);
 }
 

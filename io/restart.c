@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "layout.h"
 #include "nc_util.h"
@@ -116,6 +117,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   const double bytes =
       cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
   if (err == MM_OK) err = mm_io_check_space(comm, cfg->output_dir, bytes, tmp);
+  if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, 2, tmp);
   if (err != MM_OK) goto done;
 
   int nc = -1;
@@ -124,7 +126,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   err = mm_agree(comm, err);
   if (err != MM_OK) {
     if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
-    goto done;
+    goto remove_tmp;                 /* made, perhaps, before the failure */
   }
 
   mm_state_vars v = {-1, -1, -1};
@@ -191,7 +193,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   if (err == MM_OK) goto done;
 
 remove_tmp:
-  if (g->rank == 0) remove(tmp); /* no half-written file left behind */
+  if (g->rank == 0) unlink(tmp); /* no half-written file left behind (a directory stays) */
 done:
   free(buf);
   free(kmt);

@@ -6,7 +6,8 @@
 #   no_inodes  PATH is a directory on a small tmpfs with no inode left: a new
 #              file there fails with ENOSPC (the files named in
 #              $WITH_PATH_KEEP, space-separated, are made before the inodes
-#              run out). Needs root and mount; exit 77 (CTest: skipped) where
+#              run out; WITH_PATH_INODES=N leaves N free after all). Needs
+#              root and mount; exit 77 (CTest: skipped) where
 #              that is not possible.
 kind="$1"; path="$2"; shift 2
 case "$kind" in
@@ -32,6 +33,8 @@ case "$kind" in
     i=0
     while [ "$i" -lt 100 ] && : 2>/dev/null > "$path/inode_$i"; do i=$((i + 1)); done
     if : 2>/dev/null > "$path/one_more"; then echo "the tmpfs still has inodes"; exit 1; fi
+    # WITH_PATH_INODES=N: N inodes left free after all
+    for ((j = 0; j < ${WITH_PATH_INODES:-0}; j++)); do rm "$path/inode_$((i - 1 - j))" || exit 1; done
     "$@" ;;
   *)
     echo "with_path.sh: unknown kind $kind"; exit 1 ;;
