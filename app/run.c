@@ -448,11 +448,6 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   /* from here until the case ends no other run writes its files */
   mm_output_lock lock;
   MM_CHECK(mm_output_lock_create(cfg, g->cart, &lock));
-  err = write_resolved(cfg, g->cart);
-  if (err != MM_OK) {
-    mm_output_lock_destroy(&lock);
-    return err;
-  }
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
    * agree before the next collective, or a rank that failed alone would
@@ -489,6 +484,10 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &hist);
   else
     err = mm_history_create(g, hcfg, &origin, &hist);
+  /* the record of the case, once its history is taken: a continuation
+   * refused (another history, another grid) leaves the one of the run that
+   * wrote the history */
+  if (err == MM_OK) err = write_resolved(cfg, g->cart);
   if (err == MM_OK)
     err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
   long last_record = -1, last_restart = -1; /* steps written by this run */

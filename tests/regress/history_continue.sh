@@ -10,7 +10,8 @@
 #  - without a history in output.dir, one starts at the restart step.
 # A history that does not fit (another configuration or grid, records missing
 # before the restart step, one that starts after it, a damaged file) is
-# refused with exit 2 before any step, and left unchanged.
+# refused with exit 2 before any step, and left unchanged, with the resolved
+# configuration of the run that wrote it.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
@@ -99,8 +100,9 @@ refused() { # NAME REGEX RESTART [ARGS...]: continuing NAME's history is refused
   shift 3
   [[ "$*" == *output.dir=* ]] && dir="$work/new"
   cp "$dir/$name.nc" "$work/before.nc"
-  local restart_before
+  local restart_before resolved_before
   restart_before=$(cksum "$dir/$name.restart.nc" 2>&1)
+  resolved_before=$(cksum "$dir/$name.resolved.ini" 2>&1)
   run "${common[@]}" --set run.name="$name" --set run.steps=24 --set output.restart_interval=1 \
     --set initial.restart="$restart" "$@"
   local rc=$?
@@ -108,6 +110,8 @@ refused() { # NAME REGEX RESTART [ARGS...]: continuing NAME's history is refused
   grep -qE "error: .*$name.nc: $regex" "$work/log" || fail "$name: no message /$regex/"
   cmp -s "$dir/$name.nc" "$work/before.nc" || fail "$name: the history was changed"
   [ "$(cksum "$dir/$name.restart.nc" 2>&1)" = "$restart_before" ] || fail "$name: steps were computed"
+  [ "$(cksum "$dir/$name.resolved.ini" 2>&1)" = "$resolved_before" ] ||
+    fail "$name: the resolved configuration of the run that wrote the history was replaced"
   echo "ok: $name: refused with exit 2: $(grep -o "error: .*" "$work/log")"
 }
 run "${common[@]}" --set run.name=other --set run.steps=12 --set physics.kappa_h=40 ||
