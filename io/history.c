@@ -469,6 +469,40 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
              "a key that determines the solution differs" MM_HISTORY_LEFT,
              p, have, hash);
 
+  /* the time axis: records appended under another run.start_date or
+   * run.calendar (keys that do not change the solution, so not in the hash)
+   * would be read at other dates than the run's */
+  char units_want[MM_STR_MAX + 16];
+  snprintf(units_want, sizeof units_want, "seconds since %s", cfg->start_date);
+  /* a date with no time is at 00:00:00 (mm_config_date_problem's forms) */
+  char date_have[MM_STR_MAX + 16] = "", date_want[MM_STR_MAX + 16];
+  snprintf(date_want, sizeof date_want, "%s%s", cfg->start_date,
+           strlen(cfg->start_date) == 10 ? " 00:00:00" : "");
+  const char *const att_names[2] = {"units", "calendar"};
+  const char *const att_want[2] = {units_want, mm_config_calendar_name(cfg->calendar)};
+  const char *const key[2] = {"run.start_date", "run.calendar"};
+  nc_inq_varid(nc, "time", &var);
+  for (int a = 0; a < 2; a++) {
+    char att[MM_STR_MAX + 16] = "";
+    size_t att_len = 0;
+    nc_type att_type;
+    const bool read = nc_inq_att(nc, var, att_names[a], &att_type, &att_len) == NC_NOERR &&
+                      att_type == NC_CHAR && att_len < sizeof att &&
+                      nc_get_att_text(nc, var, att_names[a], att) == NC_NOERR;
+    bool same = read && strcmp(att, att_want[a]) == 0;
+    if (read && !a && !same && !strncmp(att, "seconds since ", 14)) {
+      snprintf(date_have, sizeof date_have, "%s%s", att + 14,
+               strlen(att + 14) == 10 ? " 00:00:00" : "");
+      same = strcmp(date_have, date_want) == 0;
+    }
+    MM_REQUIRE(same, MM_ERR_INPUT,
+               "%s: time has %s = '%s', this run '%s' (%s = %s): the records appended would be "
+               "read at other dates; continue with the %s of the history, or start a new "
+               "one" MM_HISTORY_LEFT,
+               p, att_names[a], read ? att : "(none)", att_want[a], key[a],
+               a ? att_want[a] : cfg->start_date, key[a]);
+  }
+
   /* the steps of the records, in increasing order */
   int nd = 0, dims[NC_MAX_VAR_DIMS];
   nc_type type;

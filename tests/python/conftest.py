@@ -72,3 +72,25 @@ def assert_close(x, ref, dtype):
 @pytest.fixture(params=DTYPES, ids=lambda d: np.dtype(d).name)
 def dtype(request):
     return request.param
+
+
+def run_script(code, timeout=120, env=None):
+    """Runs Python code in a new process (its own process group, so that a
+    hang ends the test, children and all, instead of pytest); returns the
+    CompletedProcess-like (returncode, stdout, stderr). A run past timeout
+    seconds fails the test."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=dict(os.environ, **(env or {})))
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"the script did not end within {timeout} s (hung):\n{out}\n{err}")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)

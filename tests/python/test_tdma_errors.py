@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minimodel.tdma as tdma
-from conftest import system
+from conftest import run_script, system
 
 
 @pytest.fixture
@@ -100,6 +100,46 @@ def test_depth(sys4):
     raises(TypeError, "depth", lower, diag, upper, rhs, depth=[[1, 2], [3]])
 
 
+def test_masked_depth(sys4):
+    # its mask would be ignored: refused, as masked coefficients are
+    lower, diag, upper, rhs, depth = sys4
+    for mask in (depth < 0, depth == depth.max()):
+        masked = np.ma.masked_array(depth, mask=mask)
+        raises(TypeError, "depth must not be a masked array", lower, diag, upper, rhs,
+               depth=masked)
+        raises(TypeError, "depth must not be a masked array", lower, diag, upper, rhs,
+               depth=masked, out=rhs.copy())
+
+
+def test_unaligned_depth_is_copied(sys4, monkeypatch):
+    # C ints at an odd byte offset: solved as an aligned copy, never passed on
+    # to the library unaligned (C requires an int's alignment)
+    lower, diag, upper, rhs, depth = sys4
+    depth = depth.copy()
+    depth[0, :3] = [0, 1, 5]
+    ref = tdma.solve(lower, diag, upper, rhs, depth=depth)
+    buf = np.zeros(depth.size * 4 + 8, np.uint8)
+    una = buf[1:1 + depth.size * 4].view(np.intc).reshape(depth.shape)
+    una[...] = depth
+    assert not una.flags.aligned
+    seen = []
+    for name in ("mm_py_solve", "mm_py_solve_from"):
+        f = getattr(tdma._lib.lib, name, None)
+        if f is None:
+            continue
+
+        def spy(*a, _f=f):
+            seen.append(a[4])
+            return _f(*a)
+        monkeypatch.setattr(tdma._lib.lib, name, spy)
+    np.testing.assert_array_equal(tdma.solve(lower, diag, upper, rhs, depth=una), ref)
+    out = np.zeros_like(rhs)
+    tdma.solve(lower, diag, upper, rhs, depth=una, out=out)
+    np.testing.assert_array_equal(out, ref)
+    assert len(seen) == 2
+    assert all(p % np.dtype(np.intc).alignment == 0 for p in seen), seen
+
+
 def test_backend_and_threads(sys4):
     lower, diag, upper, rhs, depth = sys4
     raises(ValueError, "unknown backend 'nope'; known: auto", lower, diag, upper, rhs, backend="nope")
@@ -176,3 +216,50 @@ def test_zero_pivot_no_error(backend):
     assert not np.isfinite(x[0]).all(), x[0]
     np.testing.assert_allclose(x[1], np.linalg.solve([[4.0, -1.0], [-1.0, 4.0]], rhs[1]),
                                rtol=1e-15)
+
+
+OUT_KEPT_SCRIPT = r"""
+import resource
+import numpy as np
+import minimodel.tdma as T
+
+def vm_size():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+
+nz = 1_000_000
+z = np.ones((1, nz))
+lower, upper = -0.1 * z, -0.1 * z
+for dtype in (np.float64, np.float32):
+    args = [a.astype(dtype) for a in (lower, z, upper, z)]
+    out = np.full_like(args[3], 7.0)
+    # simd reserves (1 + 8) * nz * 64 bytes per thread (576 MB here, 2.3 GB for
+    # 4 threads) when it solves: under this limit it cannot, after every
+    # argument was found good
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + 256 * 2**20, hard))
+    try:
+        T.solve(*args, backend="simd", threads=4, out=out)
+    except MemoryError as e:
+        assert "out of memory" in str(e), e
+    else:
+        raise AssertionError("no MemoryError")
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert (out == 7.0).all(), "out was written by a solve that failed"
+    # without the limit the same call solves
+    x = T.solve(*args, backend="simd", threads=4, out=out)
+    assert x is out
+    np.testing.assert_array_equal(out, T.solve(*args, backend="reference"))
+print("ok")
+"""
+
+
+def test_failed_solve_leaves_out():
+    """A solve that fails after the argument checks (here the solver's
+    workspace cannot be had, under an address-space limit) raises and leaves
+    out as it was: rhs is copied into out only once the solver and its
+    workspace are ready."""
+    r = run_script(OUT_KEPT_SCRIPT, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

@@ -8,7 +8,7 @@ import pytest
 
 import minimodel
 import minimodel.tdma as tdma
-from conftest import assert_close, dense_solve, system
+from conftest import assert_close, dense_solve, run_script, system
 
 SHAPES = [((), 9), ((37,), 12), ((5, 7), 10), ((3, 4, 5), 6), ((40,), 1), ((6,), 2)]
 
@@ -121,3 +121,32 @@ def test_concurrent_calls(dtype):
                                                  threads=1 + i % 3), range(6)))
     for g, e in zip(got, expect):
         np.testing.assert_array_equal(g, e)
+
+
+FORK_SCRIPT = r"""
+import multiprocessing as mp
+import numpy as np
+import minimodel.tdma as T
+
+a = np.ones((1000, 50))
+args = (-0.1 * a, a, -0.1 * a, a)
+parent = T.solve(*args)  # 50000 unknowns, 2 threads: the parent starts its OpenMP team
+with mp.get_context("fork").Pool(2) as pool:
+    child = pool.apply_async(T.solve, args).get(timeout=30)
+    asked = pool.apply_async(T.solve, args, {"backend": "omp", "threads": 2}).get(timeout=30)
+    child_threads = pool.apply_async(T.max_threads).get(timeout=30)
+np.testing.assert_array_equal(child, parent)
+np.testing.assert_array_equal(asked, parent)
+assert child_threads == 1, child_threads
+assert T.max_threads() == 2, T.max_threads()  # the parent keeps its threads
+np.testing.assert_array_equal(T.solve(*args, threads=2), parent)
+print("ok")
+"""
+
+
+def test_forked_child_after_threaded_solve():
+    """libgomp's thread team does not survive fork: a child whose parent had
+    solved with threads hung in its first threaded solve. Such a child now
+    solves with one thread (threads= included) and gets the parent's bits."""
+    r = run_script(FORK_SCRIPT, timeout=120, env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

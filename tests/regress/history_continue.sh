@@ -8,7 +8,8 @@
 #    run ends before them;
 #  - continued at its last step: that record is written once more, not twice;
 #  - without a history in output.dir, one starts at the restart step.
-# A history that does not fit (another configuration or grid, records missing
+# A history that does not fit (another configuration or grid, another
+# run.start_date or run.calendar, records missing
 # before the restart step, one that starts after it, a damaged file) is
 # refused with exit 2 before any step, and left unchanged, with the resolved
 # configuration of the run that wrote it.
@@ -119,6 +120,17 @@ run "${common[@]}" --set run.name=other --set run.steps=12 --set physics.kappa_h
 refused other "the history of another configuration" "$work/half.restart.nc"
 run "${common[@]}" --set run.name=grid --set run.steps=12 --set grid.nz=11 || fail "other grid"
 refused grid "the history of another grid" "$work/half.restart.nc"
+# another run.start_date or run.calendar (not in config_hash: they do not
+# change the solution) would append records read at other dates; the same
+# date written without its time (00:00:00) continues
+run "${common[@]}" --set run.name=dated --set run.steps=12 --set "run.start_date=2001-02-03" ||
+  fail "dated run"
+refused dated "time has units = 'seconds since 2001-02-03', this run 'seconds since 1999-06-01' \\(run.start_date = 1999-06-01\\)" \
+  "$work/half.restart.nc" --set "run.start_date=1999-06-01"
+refused dated "time has calendar = 'standard', this run '360_day' \\(run.calendar = 360_day\\)" \
+  "$work/half.restart.nc" --set "run.start_date=2001-02-03" --set run.calendar=360_day
+run "${common[@]}" --set run.name=dated --set run.steps=16 --set "run.start_date=2001-02-03 00:00:00" \
+  --set initial.restart="$work/half.restart.nc" || fail "dated: the same date with its time"
 run "${common[@]}" --set run.name=short --set run.steps=8 || fail "short run"
 refused short "holds the records up to step 8, .* the record of step 12 is missing" \
   "$work/half.restart.nc"
