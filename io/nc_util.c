@@ -356,8 +356,25 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path) {
   return mm_agree(comm, err);
 }
 
+/* An input that is no file, refused before it is opened: the open of a
+ * FIFO waits for a writer (it was the read's time limit, 10 minutes, before
+ * the run ended), a device never ends. A directory and a missing file are
+ * left to the checks that follow, which name them. */
+static MM_NODISCARD mm_err mm_io_check_file_kind(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return MM_OK;
+  const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "not a file";
+  return MM_ERROR(MM_ERR_INPUT, "%s: not a regular file (%s): an input must be a NetCDF file", path,
+                  kind);
+}
+
 mm_err mm_io_check_hdf5(const char *path) {
   static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  MM_CHECK(mm_io_check_file_kind(path));
   FILE *f = fopen(path, "rb");
   MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
@@ -470,6 +487,7 @@ static void mm_cdf_attributes(mm_cdf *c) {
 }
 
 mm_err mm_io_check_classic(const char *path) {
+  MM_CHECK(mm_io_check_file_kind(path));
   FILE *f = fopen(path, "rb");
   if (!f) return MM_OK; /* left to nc_open, which says why */
   struct stat st;

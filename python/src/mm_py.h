@@ -16,8 +16,9 @@ extern "C" {
 
 #define MM_PY_EXPORT __attribute__((visibility("default")))
 
-/* Bumped whenever a signature below changes; minimodel/_lib.py checks it. */
-#define MM_PY_ABI 1
+/* Bumped whenever a signature below changes or a function is added;
+ * minimodel/_lib.py checks it. */
+#define MM_PY_ABI 2
 MM_PY_EXPORT int mm_py_abi(void);
 
 /* One solve of ncol columns of nz levels, column-contiguous, one right-hand
@@ -25,10 +26,27 @@ MM_PY_EXPORT int mm_py_abi(void);
  * backend: a name of the table or "auto"; for_device: the pointers are GPU
  * device pointers (depth too). threads > 0: OpenMP threads for this call
  * (restored after); 0: the library's default (OMP_NUM_THREADS).
- * Returns 0 or an MM_TDMA_E* code (mm_py_strerror). */
+ * Returns 0 or an MM_TDMA_E* code (mm_py_strerror).
+ *
+ * After fork: libgomp's thread team does not survive fork(), and a child
+ * whose parent had started it hangs in its first parallel region. So in a
+ * child forked from a process that had solved here with more than one
+ * thread (or from such a child), every solve runs on one thread, threads
+ * > 0 included, and mm_py_max_threads() is 1 (pthread_atfork). OpenMP
+ * started in the parent by other libraries is not seen. */
 MM_PY_EXPORT int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int *depth,
                              const void *a, const void *b, const void *c, void *rhs, int threads,
                              int for_device);
+/* The same solve (host memory) of x, filled from src first unless src is
+ * NULL or x: the solver is made and its workspace reserved for this call's
+ * threads (a solve of the call's shape whose columns all have depth 0, which
+ * reads and writes no level) before src is copied, so that a failure to
+ * make or reserve either (MM_TDMA_ENOMEM) returns with x as it was. A
+ * failure of the solve itself (a backend's MM_TDMA_ESINGULAR, `lapack`) may
+ * leave x partly solved. */
+MM_PY_EXPORT int mm_py_solve_from(const char *backend, int single, size_t ncol, int nz,
+                                  const int *depth, const void *a, const void *b, const void *c,
+                                  const void *src, void *x, int threads);
 
 /* The same solve with a solver made once by mm_tdma_create (nz its own).
  * Not exported. */
@@ -52,8 +70,11 @@ MM_PY_EXPORT int mm_py_backend_flags(int i);
  * memory; NULL when there is none. */
 MM_PY_EXPORT const char *mm_py_auto_backend(int for_device);
 MM_PY_EXPORT const char *mm_py_strerror(int code);
-/* OpenMP threads a call with threads = 0 uses (1 without OpenMP). */
+/* OpenMP threads a call with threads = 0 uses (1 without OpenMP, and in a
+ * forked child that solves on one thread, see mm_py_solve). */
 MM_PY_EXPORT int mm_py_max_threads(void);
+/* 1 in a forked child that solves on one thread (see mm_py_solve), else 0. */
+MM_PY_EXPORT int mm_py_fork_single(void);
 /* 1 when the JAX FFI handlers are in the library (built where jax was
  * importable), 2 when the CUDA one is too; 0 without. */
 MM_PY_EXPORT int mm_py_ffi(void);
