@@ -67,6 +67,11 @@ mm_err mm_settings_read(mm_settings *s) {
   s->no_graph = graph == 0;
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
   MM_CHECK(env_text("MINIMODEL_EMULATED_THREADS", s->emulated_threads));
+  /* refused before any case, not by each case that makes the device */
+  MM_REQUIRE(!s->emulated_threads[0] || !strcmp(s->emulated_threads, "forward") ||
+                 !strcmp(s->emulated_threads, "reverse"),
+             MM_ERR_INPUT, "MINIMODEL_EMULATED_THREADS = %s: expected forward or reverse",
+             s->emulated_threads);
   s->debug = getenv("MINIMODEL_DEBUG") != NULL;
 #ifdef _OPENMP
   /* the OpenMP runtime crashes in its first parallel region when asked for

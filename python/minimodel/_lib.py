@@ -4,7 +4,7 @@ project's solvers by CMake) through ctypes: the C API of python/src/mm_py.h.
 import ctypes
 import os
 
-_ABI = 1  # MM_PY_ABI of mm_py.h
+_ABI = 2  # MM_PY_ABI of mm_py.h
 
 EINVAL, ENOMEM, ENOTSUP, EDEVICE, ESINGULAR = 1, 2, 3, 4, 5
 
@@ -27,6 +27,11 @@ def _load():
         ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p,
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
         ctypes.c_int]
+    lib.mm_py_solve_from.restype = ctypes.c_int
+    lib.mm_py_solve_from.argtypes = [
+        ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p,
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+        ctypes.c_int]
     for name, res, args in [
             ("mm_py_backend_count", ctypes.c_int, []),
             ("mm_py_backend_name", ctypes.c_char_p, [ctypes.c_int]),
@@ -35,6 +40,7 @@ def _load():
             ("mm_py_auto_backend", ctypes.c_char_p, [ctypes.c_int]),
             ("mm_py_strerror", ctypes.c_char_p, [ctypes.c_int]),
             ("mm_py_max_threads", ctypes.c_int, []),
+            ("mm_py_fork_single", ctypes.c_int, []),
             ("mm_py_ffi", ctypes.c_int, [])]:
         f = getattr(lib, name)
         f.restype = res

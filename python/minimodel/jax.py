@@ -10,18 +10,22 @@ one XLA FFI call (jax.ffi.ffi_call) into the project's solvers:
 - under jax.jit it is one custom call in the compiled program;
 - under jax.vmap the batch dimensions become more leading dimensions, that
   is more columns, with no transposes (vmap_method "broadcast_all");
-- jax.grad works through a custom VJP: the adjoint of a tridiagonal solve is
-  a solve with the transposed matrix (lower'[k] = upper[k-1], upper'[k] =
-  lower[k+1]), then lower_bar[k] = -lam[k] x[k-1], diag_bar = -lam x,
-  upper_bar[k] = -lam[k] x[k+1], rhs_bar = lam;
+- derivatives of every order, forward and reverse (jax.grad, jax.jvp,
+  jax.hessian, grad of grad, jax.linear_transpose in rhs), through
+  jax.lax.custom_linear_solve: the tangent of x is a solve with the same
+  matrix, dx = A^-1 (drhs - dA x), and the adjoint a solve with the
+  transposed one (lower'[k] = upper[k-1], upper'[k] = lower[k+1]), so that
+  lower_bar[k] = -lam[k] x[k-1], diag_bar = -lam x, upper_bar[k] =
+  -lam[k] x[k+1], rhs_bar = lam; each is one more FFI call, itself
+  differentiable;
 - the result is aliased to rhs (input_output_aliases {3: 0}): with
   jax.jit(minimodel.jax.tdma, donate_argnums=3) the right-hand side's buffer
   is solved in place, without a copy;
 - on the CPU the `auto` backend of the solvers (OpenMP threads: threads=n,
-  or OMP_NUM_THREADS), on a GPU the `cuda` backend when the package was
+  or OMP_NUM_THREADS; one thread in a process forked after a threaded solve,
+  as minimodel.tdma.solve), on a GPU the `cuda` backend when the package was
   built with CUDA.
 """
-import functools
 import numbers
 
 try:
@@ -62,30 +66,33 @@ def _call(lower, diag, upper, rhs, threads):
     return call(lower, diag, upper, rhs, threads=np.int32(threads))
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
+def _shift_down(x):
+    """y[..., k] = x[..., k-1], y[..., 0] = 0"""
+    return jnp.concatenate([jnp.zeros_like(x[..., :1]), x[..., :-1]], axis=-1)
+
+
+def _shift_up(x):
+    """y[..., k] = x[..., k+1], y[..., nz-1] = 0"""
+    return jnp.concatenate([x[..., 1:], jnp.zeros_like(x[..., :1])], axis=-1)
+
+
 def _tdma(lower, diag, upper, rhs, threads):
-    return _call(lower, diag, upper, rhs, threads)
+    # A x = rhs as a linear solve that JAX knows the derivatives of: the
+    # matrix-vector product A x (differentiable in the coefficients: its
+    # tangent gives d(A) x), the solve (the FFI call) and the solve with A^T
+    # (the FFI call on A^T's diagonals: its sub-diagonal is A's
+    # super-diagonal moved down one level, its super-diagonal A's
+    # sub-diagonal moved up one level).
+    def matvec(x):
+        return diag * x + lower * _shift_down(x) + upper * _shift_up(x)
 
+    def solve(_, b):
+        return _call(lower, diag, upper, b, threads)
 
-def _tdma_fwd(lower, diag, upper, rhs, threads):
-    x = _call(lower, diag, upper, rhs, threads)
-    return x, (lower, diag, upper, x)
+    def transpose_solve(_, b):
+        return _call(_shift_down(upper), diag, _shift_up(lower), b, threads)
 
-
-def _tdma_bwd(threads, res, g):
-    lower, diag, upper, x = res
-    zero = jnp.zeros_like(x[..., :1])
-    # A^T: its sub-diagonal is A's super-diagonal moved down one level, its
-    # super-diagonal A's sub-diagonal moved up one level.
-    lower_t = jnp.concatenate([zero, upper[..., :-1]], axis=-1)
-    upper_t = jnp.concatenate([lower[..., 1:], zero], axis=-1)
-    lam = _call(lower_t, diag, upper_t, g, threads)
-    lower_bar = jnp.concatenate([zero, -lam[..., 1:] * x[..., :-1]], axis=-1)
-    upper_bar = jnp.concatenate([-lam[..., :-1] * x[..., 1:], zero], axis=-1)
-    return lower_bar, -lam * x, upper_bar, lam
-
-
-_tdma.defvjp(_tdma_fwd, _tdma_bwd)
+    return jax.lax.custom_linear_solve(matvec, rhs, solve, transpose_solve)
 
 
 def tdma(lower, diag, upper, rhs, *, threads=None):

@@ -79,6 +79,9 @@ def _check_layout(name, a):
 
 
 def _check_depth(depth, lead, nz):
+    if isinstance(depth, np.ma.MaskedArray):
+        raise TypeError("depth must not be a masked array (its mask would be ignored): pass "
+                        "integers, e.g. depth.filled(0) for no wet level where masked")
     if isinstance(depth, np.ndarray):
         d = depth
     else:
@@ -95,7 +98,8 @@ def _check_depth(depth, lead, nz):
         if lo < 0 or hi > nz:
             raise ValueError(f"depth must be within 0..{nz} (nz, the last dimension); "
                              f"found {lo}..{hi}")
-    return np.ascontiguousarray(d, dtype=np.intc)
+    # C ints, C-contiguous and aligned (an unaligned int array is copied)
+    return np.require(d, dtype=np.intc, requirements=["C", "A"])
 
 
 def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, out=None):
@@ -111,7 +115,10 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         OMP_NUM_THREADS; the `omp` and `simd` backends use them).
     out: where to write the solution, an array like rhs (writeable, not
         overlapping lower, diag, upper or depth); out=rhs solves in place. Default:
-        a new array.
+        a new array. rhs is copied into out only once the solver and its
+        workspace are ready, so a call that raises leaves out as it was,
+        except a LinAlgError of the `lapack` backend (a singular column),
+        which may leave out (or rhs, solved in place) partly solved.
 
     The Thomas algorithm, without pivoting (that is what makes it fast):
     exact to rounding where every pivot stays well away from zero, as in a
@@ -120,6 +127,13 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     error is raised: a zero pivot gives inf or NaN in its column, a tiny one
     an inaccurate solution; check np.isfinite(x), or use a pivoting solver
     (scipy.linalg.solve_banded) for such matrices.
+
+    After fork: libgomp's OpenMP threads do not survive os.fork (a child
+    whose parent had solved with threads would hang). In a process forked
+    (multiprocessing's "fork") from one that had solved with more than one
+    thread, every solve runs on one thread, threads= included, and
+    max_threads() is 1; the results are the same bits. Use the "spawn" or
+    "forkserver" start method for threaded solves in child processes.
     """
     _check_array("rhs", rhs)
     dtype = rhs.dtype
@@ -154,6 +168,7 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     ncol = rhs.size // nz
     d = None if depth is None else _check_depth(depth, lead, nz)
 
+    fill = False  # out is filled from rhs (by the library, see below)
     if out is None:
         out = np.array(rhs, dtype=dtype, order="C", copy=True)
     else:
@@ -175,16 +190,18 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         if d is not None and out.size and np.may_share_memory(out, d):
             raise ValueError("out overlaps depth: the solve would overwrite the depths while "
                              "reading them")
-        if not same:
-            np.copyto(out, rhs)
-    if ncol == 0:
+        fill = not same
+    if ncol == 0:  # out has no element
         return out
     if d is None:
         d = np.full(ncol, nz, dtype=np.intc)
-    rc = _lib.lib.mm_py_solve(backend.encode(), int(dtype == np.float32), ncol, nz,
-                              d.ctypes.data, lower.ctypes.data, diag.ctypes.data,
-                              upper.ctypes.data, out.ctypes.data, 0 if threads is None
-                              else int(threads), 0)
+    # out apart from rhs: filled from rhs by the library, after the solver and
+    # its workspace are made, so that a failure there leaves out as it was
+    src = rhs.ctypes.data if fill else None
+    rc = _lib.lib.mm_py_solve_from(backend.encode(), int(dtype == np.float32), ncol, nz,
+                                   d.ctypes.data, lower.ctypes.data, diag.ctypes.data,
+                                   upper.ctypes.data, src, out.ctypes.data,
+                                   0 if threads is None else int(threads))
     if rc:
         msg = f"minimodel.tdma.solve ({backend}): {_lib.strerror(rc)}"
         if rc == _lib.ESINGULAR:

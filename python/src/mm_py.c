@@ -1,7 +1,9 @@
 /* The C API of the Python package (mm_py.h). */
 #include "mm_py.h"
 
+#include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "mm_tdma.h"
 #ifdef _OPENMP
@@ -10,6 +12,78 @@
 
 int mm_py_abi(void) {
   return MM_PY_ABI;
+}
+
+/* Fork: libgomp keeps its thread team across parallel regions and has no
+ * fork handler, so in a child forked after the parent started the team the
+ * first parallel region waits for threads that the child does not have.
+ * team_maybe: this process (or a parent before fork) solved here with more
+ * than one thread, so libgomp may have started its team; fork_single: this
+ * process is a child forked from such a process, and solves on one thread
+ * (with one thread the solvers open no parallel region). Both are inherited
+ * by further children. */
+static int team_maybe, fork_single;
+
+static void after_fork_child(void) {
+  if (__atomic_load_n(&team_maybe, __ATOMIC_RELAXED))
+    __atomic_store_n(&fork_single, 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void mm_py_init(void) {
+  pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+int mm_py_fork_single(void) {
+  return __atomic_load_n(&fork_single, __ATOMIC_RELAXED);
+}
+
+/* Sets this thread's OpenMP threads for one call (threads > 0: that many,
+ * 0: the default; one in a forked child, see above); returns the value to
+ * restore, or 0 when nothing was changed. */
+static int threads_enter(int threads) {
+#ifdef _OPENMP
+  const int before = omp_get_max_threads();
+  if (mm_py_fork_single()) {
+    if (before == 1) return 0;
+    omp_set_num_threads(1);
+    return before;
+  }
+  if ((threads > 0 ? threads : before) > 1) __atomic_store_n(&team_maybe, 1, __ATOMIC_RELAXED);
+  if (threads <= 0 || threads == before) return 0;
+  omp_set_num_threads(threads);
+  return before;
+#else
+  (void)threads;
+  return 0;
+#endif
+}
+
+static void threads_leave(int before) {
+#ifdef _OPENMP
+  if (before > 0) omp_set_num_threads(before);
+#else
+  (void)before;
+#endif
+}
+
+/* Depths of the reserving solve (mm_py_solve_from): columns of depth 0,
+ * whose levels no backend reads or writes. Up to RESERVE_UNKNOWNS unknowns
+ * (columns x nz): as many as the call's own when it has fewer, and
+ * otherwise enough for the solvers to take the threads a call of the
+ * call's size takes (they go parallel from 32768 unknowns, tdma_internal.c),
+ * so that the workspace reserved is the one the solve will use. */
+#define RESERVE_UNKNOWNS ((size_t)1 << 16)
+static const int reserve_depth[RESERVE_UNKNOWNS];
+
+static int solve_in(mm_tdma *s, int single, size_t ncol, int nz, const int *depth, const void *a,
+                    const void *b, const void *c, void *x) {
+  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
+  if (single) {
+    float *xf = x;
+    return mm_tdma_solve_f(s, &bt, a, b, c, &xf, 1);
+  }
+  double *xd = x;
+  return mm_tdma_solve(s, &bt, a, b, c, &xd, 1);
 }
 
 int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int *depth,
@@ -25,28 +99,37 @@ int mm_py_solve(const char *backend, int single, size_t ncol, int nz, const int 
   return rc;
 }
 
+int mm_py_solve_from(const char *backend, int single, size_t ncol, int nz, const int *depth,
+                     const void *a, const void *b, const void *c, const void *src, void *x,
+                     int threads) {
+  if (!backend || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !x))) return MM_TDMA_EINVAL;
+  if (ncol == 0) return MM_TDMA_OK;
+  if (!src || src == x)
+    return mm_py_solve(backend, single, ncol, nz, depth, a, b, c, x, threads, 0);
+  mm_tdma *s;
+  int rc = mm_tdma_create(backend, nz, 0, &s);
+  if (rc) return rc;
+  const int before = threads_enter(threads);
+  /* the reserving solve: the call's arrays, no level of them touched */
+  size_t nres = (RESERVE_UNKNOWNS + (size_t)nz - 1) / (size_t)nz;
+  if (nres > ncol) nres = ncol;
+  rc = solve_in(s, single, nres, nz, reserve_depth, a, b, c, x);
+  if (!rc) {
+    memcpy(x, src, ncol * (size_t)nz * (single ? sizeof(float) : sizeof(double)));
+    rc = solve_in(s, single, ncol, nz, depth, a, b, c, x);
+  }
+  threads_leave(before);
+  mm_tdma_destroy(s);
+  return rc;
+}
+
 int mm_py_solve_with(mm_tdma *s, int single, size_t ncol, int nz, const int *depth, const void *a,
                      const void *b, const void *c, void *rhs, int threads) {
   if (!s || nz < 1 || (ncol > 0 && (!depth || !a || !b || !c || !rhs))) return MM_TDMA_EINVAL;
   if (ncol == 0) return MM_TDMA_OK;
-  int rc;
-  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
-#ifdef _OPENMP
-  const int before = omp_get_max_threads();
-  if (threads > 0) omp_set_num_threads(threads);
-#else
-  (void)threads;
-#endif
-  if (single) {
-    float *x = rhs;
-    rc = mm_tdma_solve_f(s, &bt, a, b, c, &x, 1);
-  } else {
-    double *x = rhs;
-    rc = mm_tdma_solve(s, &bt, a, b, c, &x, 1);
-  }
-#ifdef _OPENMP
-  if (threads > 0) omp_set_num_threads(before);
-#endif
+  const int before = threads_enter(threads);
+  const int rc = solve_in(s, single, ncol, nz, depth, a, b, c, rhs);
+  threads_leave(before);
   return rc;
 }
 
@@ -107,7 +190,7 @@ const char *mm_py_strerror(int code) {
 
 int mm_py_max_threads(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  return mm_py_fork_single() ? 1 : omp_get_max_threads();
 #else
   return 1;
 #endif

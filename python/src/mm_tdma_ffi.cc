@@ -14,9 +14,12 @@
 // The CUDA handler (built with CUDA) queues the copy and the solvers' `cuda`
 // solve on XLA's stream and returns: the host never waits for the device
 // (but where the solver's workspace may move, see tdma_cuda below).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -80,16 +83,40 @@ ffi::Error solver_error(int rc) {
                     std::string("minimodel tdma: ") + mm_py_strerror(rc));
 }
 
-// Depths of ncol full columns, kept by the calling thread between calls.
-const int *full_depth(size_t ncol, int nz) {
-  thread_local std::vector<int> depth;
-  thread_local int depth_nz = -1;
-  if (depth.size() < ncol || depth_nz != nz) {
-    depth.assign(depth.size() > ncol ? depth.size() : ncol, nz);
-    depth_nz = nz;
+// Depths of full columns: kept by each calling thread between calls for up
+// to kDepthKept columns (a small call makes none), made for the call alone
+// above that, so that a call of many columns does not leave 4 bytes a column
+// in memory for the life of the process, on every XLA thread that ran one.
+constexpr size_t kDepthKept = size_t(1) << 16; // 256 KiB a thread
+
+class FullDepth {
+public:
+  // nullptr when the memory cannot be had
+  const int *get(size_t ncol, int nz) {
+    if (ncol > kDepthKept) {
+      own_.reset(new (std::nothrow) int[ncol]);
+      if (!own_) return nullptr;
+      std::fill_n(own_.get(), ncol, nz);
+      return own_.get();
+    }
+    thread_local std::vector<int> kept; // at most kDepthKept
+    thread_local int kept_nz = -1;
+    if (kept.size() < ncol || kept_nz != nz) {
+      try {
+        kept.assign(kept.size() > ncol ? kept.size() : ncol, nz);
+      } catch (const std::bad_alloc &) {
+        kept = std::vector<int>();
+        kept_nz = -1;
+        return nullptr;
+      }
+      kept_nz = nz;
+    }
+    return kept.data();
   }
-  return depth.data();
-}
+
+private:
+  std::unique_ptr<int[]> own_; // the depths of a call of more than kDepthKept columns
+};
 
 ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer upper,
                     ffi::AnyBuffer rhs, ffi::Result<ffi::AnyBuffer> out, int32_t threads) {
@@ -97,11 +124,14 @@ ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer up
   ffi::Error err = check(lower, diag, upper, rhs, *out, &sh);
   if (err.failure()) return err;
   if (sh.ncol == 0) return ffi::Error::Success();
+  FullDepth full;
+  const int *depth = full.get(sh.ncol, sh.nz);
+  if (!depth) return solver_error(MM_TDMA_ENOMEM);
   void *x = out->untyped_data();
   if (x != rhs.untyped_data()) std::memcpy(x, rhs.untyped_data(), rhs.size_bytes());
-  const int rc = mm_py_solve("auto", sh.single, sh.ncol, sh.nz, full_depth(sh.ncol, sh.nz),
-                             lower.untyped_data(), diag.untyped_data(), upper.untyped_data(), x,
-                             threads > 0 ? threads : 0, 0);
+  const int rc =
+      mm_py_solve("auto", sh.single, sh.ncol, sh.nz, depth, lower.untyped_data(),
+                  diag.untyped_data(), upper.untyped_data(), x, threads > 0 ? threads : 0, 0);
   return rc ? solver_error(rc) : ffi::Error::Success();
 }
 
