@@ -2,8 +2,10 @@
 TypeError or ValueError with a message, before the library is called, and
 leaves rhs and out untouched: wrong shapes, dtypes (also between the
 arrays), non-contiguous and Fortran-ordered arrays, depths out of range or of
-a wrong dtype or shape, unknown backends, bad thread counts, read-only or
-aliasing out."""
+a wrong dtype or shape or masked, unknown backends, bad thread counts,
+read-only or aliasing out. An unaligned depth is copied, never passed on
+unaligned; a solve that fails after the checks (out of memory) leaves out
+untouched."""
 import numpy as np
 import pytest
 

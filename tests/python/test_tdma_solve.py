@@ -2,7 +2,7 @@
 (numpy.linalg.solve): random diagonally dominant systems with random depths
 (0, 1, 2 and nz among them), float64 and float32, 1-D, 2-D and 3-D leading
 shapes, every backend, thread counts, in place (out=rhs) and into a given
-out."""
+out; in a child forked after a threaded solve."""
 import numpy as np
 import pytest
 
