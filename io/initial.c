@@ -25,6 +25,54 @@ static void mm_dims_text(int nc, int nd, const int *dims, char *text, size_t siz
   if (used < size) snprintf(text + used, size - used, ")");
 }
 
+/* The units a field may have, written as CF and common practice spell
+ * them; compared with case, blanks, '_', '.' and '^' taken out. A field
+ * without the attribute (or with an empty one) is taken in these units. */
+static const char *const mm_temp_units[] = {
+    "degc", "degreec", "degreesc", "degreecelsius", "degreescelsius", "celsius", "c", "°c", NULL};
+static const char *const mm_salt_units[] = {"g/kg",
+                                            "gkg-1",
+                                            "gperkg",
+                                            "psu",
+                                            "pss-78",
+                                            "pss78",
+                                            "1e-3",
+                                            "0.001",
+                                            "1",
+                                            "ppt",
+                                            "‰",
+                                            "practicalsalinityunit",
+                                            "practicalsalinityunits",
+                                            NULL};
+
+/* temp in degrees Celsius, salt in g/kg or on the practical salinity scale:
+ * a field in other units (K, degF, kg/kg) is refused, not read as if it
+ * were in these (the values are not converted). */
+static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, const char *name) {
+  nc_type type;
+  size_t len = 0;
+  if (nc_inq_att(nc, var, "units", &type, &len) != NC_NOERR) return MM_OK;
+  char units[128] = "", key[128];
+  MM_REQUIRE(
+      type == NC_CHAR && len < sizeof units && nc_get_att_text(nc, var, "units", units) == NC_NOERR,
+      MM_ERR_INPUT, "%s: %s: attribute units is not a text of under 128 characters", p, name);
+  size_t k = 0;
+  for (const unsigned char *c = (const unsigned char *)units; *c; c++)
+    if (*c != ' ' && *c != '_' && *c != '.' && *c != '^')
+      key[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+  key[k] = '\0';
+  if (k == 0) return MM_OK;
+  const bool temp = !strcmp(name, "temp");
+  if (!temp && !strcmp(units, "0.001")) return MM_OK; /* its '.' taken out would be 0001 */
+  for (const char *const *u = temp ? mm_temp_units : mm_salt_units; *u; u++)
+    if (!strcmp(key, *u)) return MM_OK;
+  return MM_ERROR(MM_ERR_INPUT,
+                  "%s: %s has units = '%s': expected %s (values are read as they are, not "
+                  "converted)",
+                  p, name, units,
+                  temp ? "degrees Celsius (degC)" : "g/kg or practical salinity (g/kg, psu, 1)");
+}
+
 /* Read field `name` of the open file into dst (model layout, land 0) through
  * buf (one field of the block in file order). */
 static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid *g,
@@ -62,16 +110,27 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
                     name, want[0], want[1], want[2], nd, found);
   }
 
-  /* a wet value equal to the fill value is missing data */
-  double fill;
-  const double *reject = &fill;
-  if (nc_get_att_double(nc, var, "_FillValue", &fill) != NC_NOERR) {
-    if (type == NC_DOUBLE)
-      fill = NC_FILL_DOUBLE;
-    else if (type == NC_FLOAT)
-      fill = (double)NC_FILL_FLOAT;
-    else
-      reject = NULL;
+  MM_CHECK(mm_initial_units(nc, p, var, name));
+
+  /* a wet value equal to the fill value (the type's default where the
+   * attribute is absent, for double and float) or to missing_value (CF's
+   * other mark of missing data) is missing data */
+  double reject[2];
+  const char *reject_name[2];
+  int n_reject = 0;
+  if (nc_get_att_double(nc, var, "_FillValue", &reject[0]) == NC_NOERR) {
+    reject_name[n_reject++] = "the _FillValue";
+  } else if (type == NC_DOUBLE || type == NC_FLOAT) {
+    reject[0] = type == NC_DOUBLE ? NC_FILL_DOUBLE : (double)NC_FILL_FLOAT;
+    reject_name[n_reject++] = "the _FillValue";
+  }
+  size_t n_missing = 0;
+  nc_type missing_type;
+  if (nc_inq_att(nc, var, "missing_value", &missing_type, &n_missing) == NC_NOERR) {
+    MM_REQUIRE(n_missing == 1 && missing_type != NC_CHAR && missing_type != NC_STRING &&
+                   nc_get_att_double(nc, var, "missing_value", &reject[n_reject]) == NC_NOERR,
+               MM_ERR_INPUT, "%s: %s: attribute missing_value is not one number", p, name);
+    reject_name[n_reject++] = "the missing_value";
   }
 
   if (!dst) return MM_OK; /* metadata only (mm_initial_check) */
@@ -81,10 +140,11 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
   if (s != NC_NOERR)
     return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                       strcmp(name, "temp") ? "reading salt" : "reading temp", s);
-  const mm_io_bad bad = mm_io_unpack(g, buf, reject, dst);
-  MM_REQUIRE(!bad.found, MM_ERR_INPUT, "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): %s", p, name,
+  const mm_io_bad bad = mm_io_unpack(g, buf, reject, n_reject, dst);
+  MM_REQUIRE(!bad.found, MM_ERR_INPUT, "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): %s%s", p, name,
              bad.value, bad.i, bad.j, bad.k,
-             bad.found == 1 ? "not finite" : "the _FillValue (missing data)");
+             bad.found == 1 ? "not finite" : reject_name[bad.found >= 2 ? bad.found - 2 : 0],
+             bad.found == 1 ? "" : " (missing data)");
   return MM_OK;
 }
 

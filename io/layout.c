@@ -34,7 +34,7 @@ void mm_io_pack(const mm_grid *g, const double *restrict src, double land, doubl
 }
 
 mm_io_bad mm_io_unpack(const mm_grid *g, const double *restrict src, const double *reject,
-                       double *restrict dst) {
+                       int n_reject, double *restrict dst) {
   const int nz = g->nz, nxl = g->nxl, nyl = g->nyl;
   const size_t plane = (size_t)nxl * (size_t)nyl;
   mm_io_bad bad = {0};
@@ -55,7 +55,9 @@ mm_io_bad mm_io_unpack(const mm_grid *g, const double *restrict src, const doubl
               continue;
             }
             column[k] = v;
-            int why = !isfinite(v) ? 1 : (reject && v == *reject) ? 2 : 0;
+            int why = !isfinite(v) ? 1 : 0;
+            for (int r = 0; r < n_reject && !why; r++)
+              if (v == reject[r]) why = 2 + r;
             if (why && !bad.found)
               bad = (mm_io_bad){.found = why, .i = g->i0 + i, .j = g->j0 + j, .k = k, .value = v};
           }

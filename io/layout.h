@@ -18,10 +18,11 @@ typedef struct {
 void mm_io_pack(const mm_grid *g, const double *restrict src, double land, double *restrict dst);
 
 /* The reverse: src in block file order to dst in model layout, 0 on land,
- * halo untouched. Reports the first wet value that is not finite or, when
- * reject is not NULL, equal to *reject. */
+ * halo untouched. Reports the first wet value that is not finite (found =
+ * 1) or equal to reject[r], r < n_reject (found = 2 + r: the values that
+ * mark missing data). */
 mm_io_bad mm_io_unpack(const mm_grid *g, const double *restrict src, const double *reject,
-                       double *restrict dst);
+                       int n_reject, double *restrict dst);
 
 /* The rank's block of kmt in file order (y, x): dst[j*nxl + i]. */
 void mm_io_pack_kmt(const mm_grid *g, int *restrict dst);

@@ -423,7 +423,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
         err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                          f ? "reading salt (truncated?)" : "reading temp (truncated?)", sf);
       if (err != MM_OK) continue;
-      mm_io_bad bad = mm_io_unpack(g, buf, NULL, dst[f]);
+      mm_io_bad bad = mm_io_unpack(g, buf, NULL, 0, dst[f]);
       if (bad.found) err = mm_bad_value(p, names[f], bad);
     }
     err = mm_agree(comm, err);

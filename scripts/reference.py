@@ -697,11 +697,20 @@ def initial_state(cfg, grid):
     return T, S
 
 
+# the units of initial.file's fields that are read (io/initial.c), compared
+# in lower case with blanks, '_', '.' and '^' taken out; none or empty: these
+TEMP_UNITS = {"degc", "degreec", "degreesc", "degreecelsius", "degreescelsius", "celsius", "c",
+              "°c"}
+SALT_UNITS = {"g/kg", "gkg-1", "gperkg", "psu", "pss-78", "pss78", "1e-3", "1", "ppt", "‰",
+              "practicalsalinityunit", "practicalsalinityunits"}
+
+
 def read_initial_file(path, grid):
     """initial.file (docs/output.md): numeric temp and salt on dimensions named
     (z, y, x), in this order, of shape exactly (nz, ny, nx); land ignored (0);
-    a wet value that is not finite or equals the _FillValue (missing data) is
-    refused."""
+    a wet value that is not finite or equals the _FillValue or missing_value
+    (missing data) is refused, and so is a field whose units are not degrees
+    Celsius (temp) or g/kg, practical salinity (salt)."""
     import netCDF4
     try:
         ds = netCDF4.Dataset(path, "r")
@@ -724,6 +733,15 @@ def read_initial_file(path, grid):
                 raise ConfigError(f"{path}: {name}: expected dimensions (z, y, x) = "
                                   f"{(grid.nz, grid.ny, grid.nx)}, found {var.dimensions} "
                                   f"{var.shape}")
+            units = var.getncattr("units") if "units" in var.ncattrs() else ""
+            if isinstance(units, str) and units.strip():
+                key = "".join(c for c in units.lower() if c not in " _.^")
+                ok = TEMP_UNITS if name == "temp" else SALT_UNITS
+                if key not in ok and not (name == "salt" and units == "0.001"):
+                    want = ("degrees Celsius (degC)" if name == "temp"
+                            else "g/kg or practical salinity (g/kg, psu, 1)")
+                    raise ConfigError(f"{path}: {name} has units = '{units}': expected {want} "
+                                      "(values are read as they are, not converted)")
             var.set_auto_mask(False)
             a = np.asarray(var[...], dtype=np.float64)
             if "_FillValue" in var.ncattrs():
@@ -736,6 +754,10 @@ def read_initial_file(path, grid):
                 raise ConfigError(f"{path}: {name} has non-finite values at wet cells")
             if fill is not None and np.any(wet == fill):
                 raise ConfigError(f"{path}: {name} has the _FillValue (missing data) at wet cells")
+            if "missing_value" in var.ncattrs() and \
+                    np.any(wet == float(np.ravel(var.getncattr("missing_value"))[0])):
+                raise ConfigError(f"{path}: {name} has the missing_value (missing data) at wet "
+                                  "cells")
             lo, hi = TEMP_RANGE if name == "temp" else SALT_RANGE
             if np.any((wet < lo) | (wet > hi)):
                 raise ConfigError(f"{path}: {name} has values outside the physically possible "

@@ -84,7 +84,9 @@ def _tdma(lower, diag, upper, rhs, threads):
     # super-diagonal moved down one level, its super-diagonal A's
     # sub-diagonal moved up one level).
     def matvec(x):
-        return diag * x + lower * _shift_down(x) + upper * _shift_up(x)
+        # lower[..., 0] and upper[..., nz-1] are not used: whatever they hold
+        # (NaN, say) never reaches a derivative
+        return diag * x + _shift_down(_shift_up(lower) * x) + _shift_up(_shift_down(upper) * x)
 
     def solve(_, b):
         return _call(lower, diag, upper, b, threads)

@@ -2,8 +2,9 @@
  * set to 0), refused with MM_ERR_INPUT on every rank for other dimensions,
  * dimensions not named (z, y, x) in this order (on a cubic grid, (x, y, z)
  * would otherwise be read transposed), a missing variable, a non-finite or
- * missing (fill) wet value, values packed with scale_factor / add_offset, a
- * missing file.
+ * missing (fill, missing_value) wet value, values packed with scale_factor /
+ * add_offset, units other than degrees Celsius and g/kg (or practical
+ * salinity), a missing file.
  *
  * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
 #include "io_test.h"
@@ -21,6 +22,10 @@ typedef enum {
   PACKED,      /* salt stored as short with scale_factor, add_offset (CF packing) */
   OFFSET_ONLY, /* temp with add_offset alone */
   IDENTITY,    /* temp with scale_factor = 1, add_offset = 0: values as stored */
+  UNITS_OK,    /* temp in "degree_Celsius", salt in "g kg-1" */
+  UNITS_SALT,  /* salt in "kg kg-1" (a mass fraction, 1000 times too small) */
+  UNITS_TEMP,  /* temp in "degF" */
+  MISSING_WET, /* one wet cell of temp equal to its missing_value */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -59,6 +64,15 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
     IO_NC(nc_put_att_double(nc, vt, "scale_factor", NC_DOUBLE, 1, &one));
     IO_NC(nc_put_att_double(nc, vt, "add_offset", NC_FLOAT, 1, &zero));
   }
+  const char *const t_units = kind == UNITS_TEMP ? "degF"
+                              : kind == UNITS_OK ? "degree_Celsius"
+                                                 : NULL;
+  const char *const s_units = kind == UNITS_SALT ? "kg kg-1" : kind == UNITS_OK ? "g kg-1" : NULL;
+  if (t_units) IO_NC(nc_put_att_text(nc, vt, "units", strlen(t_units), t_units));
+  if (s_units) IO_NC(nc_put_att_text(nc, vs, "units", strlen(s_units), s_units));
+  const double missing = -99.0;
+  if (kind == MISSING_WET)
+    IO_NC(nc_put_att_double(nc, vt, "missing_value", NC_DOUBLE, 1, &missing));
   IO_NC(nc_enddef(nc));
 
   double *t = malloc((size_t)nz * ny * nx * sizeof *t),
@@ -76,6 +90,7 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   const size_t bad = ((size_t)bk * ny + bj) * nx + bi;
   if (kind == NAN_WET) s[bad] = NAN;
   if (kind == FILL_WET) t[bad] = NC_FILL_DOUBLE;
+  if (kind == MISSING_WET) t[bad] = missing;
   if (kind == PACKED) /* what a packing writer stores; land 0 */
     for (size_t e = 0; e < (size_t)nz * ny * nx; e++)
       s[e] = isnan(s[e]) ? 0.0 : round((s[e] - offset) / scale);
@@ -136,6 +151,10 @@ int main(int argc, char **argv) {
       {"packed.nc", NC_NETCDF4, PACKED},
       {"offset_only.nc", NC_64BIT_OFFSET, OFFSET_ONLY},
       {"identity.nc", NC_NETCDF4, IDENTITY},
+      {"units_ok.nc", NC_NETCDF4, UNITS_OK},
+      {"units_salt.nc", NC_NETCDF4, UNITS_SALT},
+      {"units_temp.nc", NC_64BIT_OFFSET, UNITS_TEMP},
+      {"missing_wet.nc", NC_NETCDF4, MISSING_WET},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -168,6 +187,18 @@ int main(int argc, char **argv) {
       &g, path[9],
       (const char *const[]){"offset_only.nc", "temp is packed", "the attribute add_offset", NULL});
   expect_read(&cfg, &g, path[10]); /* packing that changes nothing */
+  /* units: read where they are the model's, refused where the values would
+   * be read in another unit; missing_value marks missing data as _FillValue */
+  expect_read(&cfg, &g, path[11]);
+  expect_refused(&g, path[12],
+                 (const char *const[]){"units_salt.nc", "salt has units = 'kg kg-1'",
+                                       "expected g/kg or practical salinity", NULL});
+  expect_refused(&g, path[13],
+                 (const char *const[]){"units_temp.nc", "temp has units = 'degF'",
+                                       "expected degrees Celsius", NULL});
+  expect_refused(&g, path[14],
+                 (const char *const[]){"missing_wet.nc", "temp = -99", "(i=6, j=4, k=1)",
+                                       "the missing_value (missing data)", NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */

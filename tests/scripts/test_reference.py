@@ -443,6 +443,38 @@ def test_range():
                 f"{var} = {value}: exit {rc}, {err!r}"
 
 
+def test_initial_units_missing():
+    """initial.file's fields in other units (temp in degF, salt in kg kg-1)
+    are refused with exit 2, as the model does (io.initial); a wet value equal
+    to the missing_value is missing data; the model's units are read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nname = u\nsteps = 2\n[grid]\nnx = 4\nny = 3\nnz = 6\n"
+                             f"[output]\ndir = {tmp}/out\n")
+        cases = (("temp", {"units": "degF"}, None, "temp has units = 'degF'"),
+                 ("salt", {"units": "kg kg-1"}, None, "salt has units = 'kg kg-1'"),
+                 ("temp", {"missing_value": -99.0}, -99.0, "temp has the missing_value"),
+                 ("temp", {"units": "degree_Celsius"}, None, None),
+                 ("salt", {"units": "PSU"}, None, None))
+        for n, (var, atts, value, want) in enumerate(cases):
+            path = os.path.join(tmp, f"in{n}.nc")
+            with netCDF4.Dataset(path, "w") as ds:
+                for dim, size in (("z", 6), ("y", 3), ("x", 4)):
+                    ds.createDimension(dim, size)
+                for v, base in (("temp", 10.0), ("salt", 35.0)):
+                    a = np.full((6, 3, 4), base)
+                    x = ds.createVariable(v, "f8", ("z", "y", "x"))
+                    if v == var:
+                        x.setncatts(atts)
+                        if value is not None:
+                            a[1, 1, 1] = value
+                    x[:] = a
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
+            if want:
+                assert rc == 2 and want in err, f"{atts}: exit {rc}, {err!r}"
+            else:
+                assert rc == 0, f"{atts}: exit {rc}, {err!r}"
+
+
 def test_set_value_blanks():
     """--set takes the value without the blanks around it, and refuses a ';'
     after a blank and control characters, as the model does
