@@ -331,15 +331,17 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
 
   long long step_ll;
   MM_CHECK(mm_find_att(nc, p, "step", false, 1, &len));
-  s = nc_get_att_longlong(nc, NC_GLOBAL, "step", &step_ll);
-  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
-  MM_REQUIRE(step_ll >= 0 && step_ll <= 1000000000LL, MM_ERR_INPUT,
-             "%s: attribute step = %lld is out of range", p, step_ll);
-  double step_d; /* a step of 2.5 (a double) is read as 2 above */
+  /* as a double first: a step of 2.5 would be read as 2, NaN as the least
+   * long long */
+  double step_d;
   s = nc_get_att_double(nc, NC_GLOBAL, "step", &step_d);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
-  MM_REQUIRE(step_d == (double)step_ll, MM_ERR_INPUT,
+  MM_REQUIRE(isfinite(step_d) && step_d == floor(step_d), MM_ERR_INPUT,
              "%s: attribute step = %g is not a whole number of steps", p, step_d);
+  s = nc_get_att_longlong(nc, NC_GLOBAL, "step", &step_ll);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
+  MM_REQUIRE(step_ll >= 0 && step_ll <= 1000000000LL && step_d == (double)step_ll, MM_ERR_INPUT,
+             "%s: attribute step = %lld is out of range", p, step_ll);
   MM_CHECK(mm_find_att(nc, p, "time", false, 1, &len));
   s = nc_get_att_double(nc, NC_GLOBAL, "time", time);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "time", s);

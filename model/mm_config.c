@@ -430,6 +430,16 @@ static char *reader(char *str, int num, void *stream) {
                         p->name, p->line, (int)(end - lead), start + lead);
       return NULL;
     }
+    /* "[]": inih takes it for no section, and a key after it for a key
+     * before any section */
+    size_t name = lead + 1;
+    while (name < content && (start[name] == ' ' || start[name] == '\t'))
+      name++;
+    if (name < content && start[name] == ']') {
+      p->err =
+          MM_ERROR(MM_ERR_INPUT, "%s:%d: []: a section header without a name", p->name, p->line);
+      return NULL;
+    }
   }
   memcpy(str, start + lead, content - lead);
   str[content - lead] = '\n';

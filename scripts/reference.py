@@ -225,6 +225,8 @@ def ini_entries(text, name):
         lead = line.strip(" \t")
         if lead.startswith("[") and header_end(lead) is None:
             raise ConfigError(f"{name}:{n}: {lead}: section header without its closing ']'")
+        if lead.startswith("[") and lead[1:].lstrip(" \t").startswith("]"):
+            raise ConfigError(f"{name}:{n}: []: a section header without a name")
         if n == 1 and line.startswith(BOM):
             line = line[1:]
         line = line.strip(" \t")

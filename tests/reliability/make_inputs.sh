@@ -34,4 +34,6 @@ ncdump -h packed.restart.nc | grep -q 'temp:scale_factor = 0.5' || { echo "packe
 # ... and with step = 2.5 (a double), which reads as 2 when taken as an integer
 ncdump valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = 2.5 ;/' | ncgen -k nc4 -o step_half.restart.nc
 ncdump -h step_half.restart.nc | grep -q ':step = 2.5 ;' || { echo "step_half.restart.nc: no step 2.5"; exit 1; }
+ncdump valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = NaN ;/' | ncgen -k nc4 -o step_nan.restart.nc
+ncdump -h step_nan.restart.nc | grep -q ':step = NaN ;' || { echo "step_nan.restart.nc: no step NaN"; exit 1; }
 echo "ok: inputs in $dir"

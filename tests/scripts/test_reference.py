@@ -538,6 +538,8 @@ REFUSED_FILES = [
      ":3: grid.nx: duplicate key (first set on line 2)"),
     ("unclosed_section", b"[run\nsteps = 1\n", ":1: [run: section header without its closing ']'"),
     ("key_before_section", b"nx = 5\n", ":1: nx: key before any [section]"),
+    ("empty_section", b"[run]\nsteps = 2\n[]\nnx = 5\n", ":3: []: a section header without a name"),
+    ("blank_section", b"[ \t]\n", ":1: []: a section header without a name"),
     ("bom_key_before_section", b"\xef\xbb\xbfsteps = 2\n", ":1: steps: key before any [section]"),
     ("no_equals", b"[grid]\nnx\n", ":2: syntax error (expected [section] or key = value)"),
     ("unknown_key_after_syntax_error", b"[grid]\nnx\nbogus = 1\n", ":3: grid.bogus: unknown key"),
