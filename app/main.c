@@ -197,6 +197,7 @@ int main(int argc, char **argv) {
   const char **files = calloc(nargs, sizeof *files);
   int n_ovr = 0, n_files = 0;
   bool bandwidth_probe = false;
+  const char *bandwidth_arg = NULL; /* the first --bandwidth's value */
   int done = 0;
   /* the environment's settings, read once (mm_settings.h) */
   mm_settings env;
@@ -229,7 +230,10 @@ int main(int argc, char **argv) {
       const char *v = arg[11] == '=' ? arg + 12 : (a + 1 < argc ? argv[++a] : NULL);
       char *end = NULL;
       const double x = v ? strtod(v, &end) : 0.0;
-      if (v && !strcmp(v, "probe")) {
+      if (bandwidth_arg) { /* which one would count? as --set of one key twice */
+        err = MM_ERROR(MM_ERR_INPUT, "--bandwidth %s and --bandwidth %s: given twice",
+                       bandwidth_arg, v ? v : "(nothing)");
+      } else if (v && !strcmp(v, "probe")) {
         bandwidth_probe = true;
       } else if (!v || end == v || *end || isspace((unsigned char)*v) || !(x >= 1e-3) ||
                  !(x <= 1e6)) {
@@ -239,6 +243,7 @@ int main(int argc, char **argv) {
         opt.bandwidth_gbps = x;
         opt.bandwidth_source = "given";
       }
+      if (!bandwidth_arg) bandwidth_arg = v;
     } else if (!strcmp(arg, "--set") || !strncmp(arg, "--set=", 6)) {
       const char *v = arg[5] == '=' ? arg + 6 : (a + 1 < argc ? argv[++a] : NULL);
       if (!v)

@@ -94,7 +94,8 @@ static const mm_key mm_keys[] = {
     {"initial", "file", T_STRING, OFF(initial_file), "", "", 0, 0, 0, NULL, false,
      "NetCDF file with temp and salt on (z, y, x); empty = analytic state"},
     {"initial", "restart", T_STRING, OFF(initial_restart), "", "", 0, 0, 0, NULL, false,
-     "restart file to continue from; empty = start at step 0"},
+     "restart file to continue from (its state replaces initial.file's and the pattern's); "
+     "empty = start at step 0"},
     {"initial", "pattern", T_ENUM, OFF(initial_pattern), "stratified", "", 0, 0, 0,
      "stratified|step|mode|uniform", false, "analytic initial state (docs/physics.md)"},
     {"initial", "mode", T_INT, OFF(initial_mode), "1", "", 0, 10000, 0, NULL, false,
