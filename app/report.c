@@ -19,6 +19,7 @@
  *     the whole run) and gbps (bytes over the phase's total_s); with
  *     --bandwidth, bandwidth_gbps and bandwidth_source at the top and per
  *     phase x_floor (total_s over the time the bytes take at that bandwidth). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,8 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   const mm_config *cfg = mm_model_config(m);
   const double step_total = mean[MM_PHASE_STEP];
   FILE *f = fopen(path, "w");
-  if (!f) return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file", path);
+  if (!f)
+    return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file: %s", path, strerror(errno));
   fputs("{\n  \"name\": ", f);
   json_string(f, cfg->run_name);
   fputs(",\n  \"version\": ", f);

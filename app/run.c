@@ -488,6 +488,18 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
    * refused (another history, another grid) leaves the one of the run that
    * wrote the history */
   if (err == MM_OK) err = write_resolved(cfg, g->cart);
+  /* the timing file is written when the case ends well: one left by an
+   * earlier run would be taken for this one's should it fail */
+  mm_err removed = MM_OK; /* rank 0's; err is the ranks' (agreed) */
+  if (err == MM_OK && g->rank == 0) {
+    char timing[2 * MM_STR_MAX + 32];
+    snprintf(timing, sizeof timing, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
+    struct stat st;
+    if (lstat(timing, &st) == 0 && S_ISREG(st.st_mode) && unlink(timing) != 0)
+      removed = MM_ERROR(MM_ERR_RUN, "%s: cannot remove the timing file of an earlier run: %s",
+                         timing, strerror(errno));
+  }
+  if (err == MM_OK) err = mm_agree(g->cart, removed);
   if (err == MM_OK)
     err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, NULL, &d, true);
   long last_record = -1, last_restart = -1; /* steps written by this run */

@@ -3,7 +3,8 @@
 # A NaN injected into temp on rank 1 of 2 (MINIMODEL_FAULT_NAN_STEP) stops
 # every rank with exit 1 and a message that names the step, the variable and
 # the cell; <name>.crash.nc holds the last good state, bit for bit the state
-# of a run stopped at that step. Once with history records every 5 steps,
+# of a run stopped at that step; a timing file of an earlier run of the case
+# is not left beside it. Once with history records every 5 steps,
 # once with output.interval = 0 (the check then runs every 10 steps).
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
@@ -17,6 +18,8 @@ common=(--set output.dir="$work" --set grid.ranks_x=1 --set grid.ranks_y=2)
 
 check_case() { # name nan_step interval detect_step good_step place steps
   local name="$1" nan="$2" interval="$3" detect="$4" good="$5" place="$6" steps="$7"
+  # a timing file of an earlier run of the case: gone, not taken for this one
+  echo '{"name": "earlier"}' >"$work/$name.timing.json"
   MINIMODEL_FAULT_NAN_STEP=$nan MINIMODEL_FAULT_RANK=1 \
     run "${common[@]}" --set run.name="$name" --set output.interval="$interval" \
     --set run.steps="$steps"
@@ -26,6 +29,7 @@ check_case() { # name nan_step interval detect_step good_step place steps
   grep -qE "numerical blow-up at step $detect: temp = NaN/Inf at $place .*last good state \(step $good\) written to $work/$name.crash.nc" "$work/log" ||
     fail "$name: the message does not name step $detect, temp, the cell ($place) and the crash file"
   [ -f "$work/$name.crash.nc" ] || fail "$name: no crash file"
+  [ ! -e "$work/$name.timing.json" ] || fail "$name: an earlier run's timing file left beside the crash"
   [ "$(step_of "$work/$name.crash.nc")" = "$good" ] || fail "$name: crash file step is not $good"
   # the same state, written as a restart by a clean run of $good steps
   run "${common[@]}" --set run.name="ref$good" --set run.steps="$good" \
