@@ -702,6 +702,11 @@ static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
     MM_REQUIRE(cfg->dz_surface <= uniform, MM_ERR_INPUT,
                "%s: grid.dz_surface = %g: must be <= grid.depth / grid.nz = %g",
                origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, uniform);
+    /* one level is the whole depth: a thinner surface level was ignored */
+    MM_REQUIRE(cfg->nz > 1 || cfg->dz_surface == cfg->depth, MM_ERR_INPUT,
+               "%s: grid.dz_surface = %g: with grid.nz = 1 the one level is grid.depth = %g m "
+               "thick (leave dz_surface 0)",
+               origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, cfg->depth);
   }
   MM_CHECK(check_levels(cfg, name));
   MM_REQUIRE(cfg->initial_pattern != MM_INIT_MODE || cfg->initial_mode >= 1, MM_ERR_INPUT,

@@ -362,6 +362,10 @@ def validate_config(cfg, name):
         if cfg["grid.dz_surface"] > uniform:
             raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: must be "
                               f"<= grid.depth / grid.nz = {uniform:g}")
+        if cfg["grid.nz"] == 1 and cfg["grid.dz_surface"] != cfg["grid.depth"]:
+            raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: with "
+                              f"grid.nz = 1 the one level is grid.depth = {cfg['grid.depth']:g} "
+                              "m thick (leave dz_surface 0)")
     # the thinnest level must be a normal double (check_levels() in mm_config.c)
     thinnest = cfg["grid.dz_surface"] or cfg["grid.depth"] / cfg["grid.nz"]
     if thinnest < sys.float_info.min:

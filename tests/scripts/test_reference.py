@@ -443,6 +443,18 @@ def test_range():
                 f"{var} = {value}: exit {rc}, {err!r}"
 
 
+def test_dz_surface_one_level():
+    """One level is the whole depth: another grid.dz_surface is refused, as
+    the model does (cfg.dz_surface_one_level); dz_surface = depth is read."""
+    try:
+        config("grid.nz=1", "grid.depth=1200", "grid.dz_surface=1000")
+    except ref.ConfigError as e:
+        assert "with grid.nz = 1 the one level is grid.depth = 1200 m thick" in str(e), str(e)
+    else:
+        raise AssertionError("grid.nz = 1, dz_surface = 1000: accepted")
+    assert config("grid.nz=1", "grid.depth=1200", "grid.dz_surface=1200")["grid.nz"] == 1
+
+
 def test_initial_units_missing():
     """initial.file's fields in other units (temp in degF, salt in kg kg-1)
     are refused with exit 2, as the model does (io.initial); a wet value equal
