@@ -7,7 +7,9 @@
  *
  * Backends are rows of one table (mm_tdma_backends in tdma.c), chosen at run
  * time by name; "auto" picks the fastest correct one for the machine. All CPU
- * backends except `lapack` give results bitwise identical to `reference`.
+ * backends except `lapack` give results bitwise identical to `reference`
+ * (a NaN where reference has one; its sign and payload bits may differ, as
+ * the IEEE standard leaves them to the instructions).
  *
  * Device backends (.device_memory = 1: `cuda`, `cusparse`, built with CUDA):
  * every array argument is a GPU device pointer: depth, a, b, c, kappa, each
