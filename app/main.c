@@ -104,31 +104,42 @@ static char *printable(const char *text) {
 static MM_NODISCARD mm_err args_agree(int argc, char **argv, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
-  size_t len = 0; /* the arguments, each with its '\0' */
+  /* compared: the program's version (ranks of other versions write other
+   * attributes into the files they write together), then the arguments
+   * after the program's name, each with its '\0' */
+  const size_t vlen = strlen(MINIMODEL_VERSION) + 1;
+  size_t len = vlen;
   for (int a = 1; a < argc; a++)
     len += strlen(argv[a]) + 1;
-  char *mine = malloc(len + 1), *o = mine;
-  for (int a = 1; a < argc && mine; a++) {
-    memcpy(o, argv[a], strlen(argv[a]) + 1);
-    o += strlen(argv[a]) + 1;
+  char *mine = malloc(len + 1);
+  if (mine) {
+    memcpy(mine, MINIMODEL_VERSION, vlen);
+    for (int a = 1, at = (int)vlen; a < argc; at += (int)strlen(argv[a]) + 1, a++)
+      memcpy(mine + at, argv[a], strlen(argv[a]) + 1);
   }
-  long n[2] = {mine ? (long)len : -1, argc}; /* rank 0's */
-  mm_err err = MM_MPI_ERR(MPI_Bcast(n, 2, MPI_LONG, 0, comm));
-  char *first = err == MM_OK && n[0] >= 0 ? malloc((size_t)n[0] + 1) : NULL;
-  if (err == MM_OK && rank == 0 && first) memcpy(first, mine, len);
+  long n = mine ? (long)len : -1; /* rank 0's, after the Bcast */
+  MM_MPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+  char *first = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (rank == 0 && first) memcpy(first, mine, len);
   const int have = first && mine;
   int all = 0;
-  if (err == MM_OK) err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
+  mm_err err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
   if (err == MM_OK && !all) err = MM_ERROR(MM_ERR_RUN, "out of memory");
-  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)n[0], MPI_CHAR, 0, comm));
-  if (err == MM_OK && (n[0] != (long)len || n[1] != argc || memcmp(first, mine, len) != 0)) {
-    for (size_t i = 0; i < len; i++) /* shown with blanks between */
-      if (mine[i] == '\0' && i + 1 < len) mine[i] = ' ';
-    for (long i = 0; i < n[0]; i++)
-      if (first[i] == '\0' && i + 1 < n[0]) first[i] = ' ';
-    if (len) mine[len - 1] = '\0';
-    if (n[0]) first[n[0] - 1] = '\0';
-    char *shown = printable(len ? mine : ""), *shown0 = printable(n[0] ? first : "");
+  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)n, MPI_CHAR, 0, comm));
+  if (err == MM_OK && strcmp(first, mine) != 0) { /* the version part */
+    err =
+        MM_ERROR(MM_ERR_INPUT,
+                 "runs minimodel %s, rank 0 minimodel %.64s: every rank must run the same program",
+                 MINIMODEL_VERSION, first);
+  } else if (err == MM_OK && (n != (long)len || memcmp(first, mine, len) != 0)) {
+    /* shown with blanks between the arguments */
+    for (size_t i = vlen; i + 1 < len; i++)
+      if (mine[i] == '\0') mine[i] = ' ';
+    for (long i = (long)vlen; i + 1 < n; i++)
+      if (first[i] == '\0') first[i] = ' ';
+    mine[len - 1] = '\0';
+    first[n - 1] = '\0';
+    char *shown = printable(mine + vlen), *shown0 = printable(first + vlen);
     err = MM_ERROR(MM_ERR_INPUT,
                    "started with other arguments than rank 0 ('%s' against '%s'): every rank "
                    "must run the same command",
@@ -191,6 +202,21 @@ int main(int argc, char **argv) {
   }
   char *command = joined ? printable(joined) : NULL;
   free(joined);
+  /* rank 0's on every rank: the ranks write it together into the files'
+   * history attribute, and the program's name may differ between them (a
+   * link, a relative path) */
+  long command_n = command ? (long)strlen(command) + 1 : -1;
+  int bcast_ok = MPI_Bcast(&command_n, 1, MPI_LONG, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+  char *command0 = bcast_ok && command_n > 0 ? malloc((size_t)command_n) : NULL;
+  if (rank == 0 && command0) memcpy(command0, command, (size_t)command_n);
+  int have_command = command0 != NULL;
+  bcast_ok = bcast_ok && MPI_Allreduce(MPI_IN_PLACE, &have_command, 1, MPI_INT, MPI_MIN,
+                                       MPI_COMM_WORLD) == MPI_SUCCESS;
+  if (bcast_ok && have_command)
+    bcast_ok = MPI_Bcast(command0, (int)command_n, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+  free(command);
+  command = bcast_ok && have_command ? command0 : NULL; /* NULL: out of memory, below */
+  if (!command) free(command0);
   opt.command = command;
   const size_t nargs = argc > 0 ? (size_t)argc : 1;
   mm_config_override *ovr = calloc(nargs, sizeof *ovr);
@@ -201,9 +227,12 @@ int main(int argc, char **argv) {
   int done = 0;
   /* the environment's settings, read once (mm_settings.h) */
   mm_settings env;
-  mm_err err = mm_settings_read(&env);
+  /* a bad setting is the run's error, after the options: --help and
+   * --version answer whatever the environment */
+  const mm_err settings_err = mm_settings_read(&env);
   env.stop_signal = mm_signal_received;
-  if (err == MM_OK && (!ovr || !files || !command)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  mm_err err = MM_OK;
+  if (!ovr || !files || !command) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   bool options = true; /* until "--" */
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {
@@ -256,6 +285,7 @@ int main(int argc, char **argv) {
       files[n_files++] = arg;
     }
   }
+  if (err == MM_OK && !done) err = settings_err;
   if (err == MM_OK && !done && n_files == 0) {
     /* a --set that took the file for its value says so, rather than that
      * no file was given */

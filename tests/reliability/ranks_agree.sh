@@ -5,6 +5,8 @@
 # different collectives:
 #  1. ranks started with other arguments (mpirun's form `-np 1 minimodel
 #     ARGS : -np 1 minimodel OTHER-ARGS`), also --help on one rank alone;
+#     the program's name alone may differ (a link): that runs, with rank
+#     0's command in the files (ranks of another version are refused too);
 #  2. one command, but a configuration file that reads otherwise on rank 1
 #     (here: each rank in a directory of its own, as after a file replaced
 #     while the run started): the first line that differs is named.
@@ -34,6 +36,16 @@ echo "ok: other arguments refused"
 expect "rank 1: started with other arguments than rank 0 \('--help' against '--dry-run $flat'\)" \
   -np 1 "$mm" --dry-run "$flat" : -np 1 "$mm" --help
 echo "ok: --help on one rank refused"
+
+# the program's name may differ (a link): it runs, and the files' history
+# attribute, which the ranks write together, is rank 0's command
+ln -s "$mm" "$work/mm_link"
+"${mpi[@]}" -np 1 "$mm" --quiet --set output.dir="$work/argv0" "$flat" : \
+  -np 1 "$work/mm_link" --quiet --set output.dir="$work/argv0" "$flat" >log 2>&1 ||
+  fail "the program's name differing on rank 1: exit $?"
+ncdump -h "$work/argv0/flat.nc" | grep -q ":history = .*minimodel [^:]*: $mm --quiet" ||
+  fail "the history attribute is not rank 0's command"
+echo "ok: the program's name differing on rank 1 runs, rank 0's command in the history"
 
 # 2. one command, a file that reads otherwise on rank 1
 printf '[run]\nname = c\nsteps = 4\n[grid]\nnx = 12\nny = 10\nnz = 4\n[physics]\nkappa_h = 50\n[output]\ndir = %s/out\n' \
