@@ -104,13 +104,15 @@ MM_NODISCARD mm_err mm_io_path(char *path, const mm_config *cfg, const char *suf
  * MM_ERR_RUN naming path and dir otherwise. */
 MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
 
-/* Before creating (need = 2) or opening (need = 1) path in dir: rank 0
- * checks that the file system has that many free inodes, and the ranks
- * agree (collective). Open MPI's MPI-IO makes a lock file beside every file
- * it opens (app/main.c); with the file made and no inode left for the lock,
- * the ranks were left waiting for each other in the libraries' open.
- * MM_ERR_RUN naming path and the inodes free. */
-MM_NODISCARD mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, int need, const char *path);
+/* Before path in dir is created or opened through MPI-IO (collective):
+ * rank 0 checks that the file system has the inodes that takes (3 to
+ * create: the file, Open MPI's lock file beside it, one more while it
+ * opens; 2 to open), and the ranks agree. With the file made and no inode
+ * left for the lock, the ranks were left waiting for each other in the
+ * libraries' open. A read-only file system, or one without a count of
+ * inodes, passes. MM_ERR_RUN naming path and the inodes free. */
+MM_NODISCARD mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create,
+                                       const char *path);
 
 /* Before writing about `bytes` more to path in dir: rank 0 checks that the
  * file system has that much space free, and the ranks agree (collective).

@@ -117,7 +117,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   const double bytes =
       cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
   if (err == MM_OK) err = mm_io_check_space(comm, cfg->output_dir, bytes, tmp);
-  if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, 2, tmp);
+  if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, true, tmp);
   if (err != MM_OK) goto done;
 
   int nc = -1;
@@ -363,6 +363,12 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   /* refuse what is not a whole HDF5 file before the collective open */
   mm_err err = mm_agree(g->cart, mm_io_check_hdf5(p));
   if (err == MM_OK) err = mm_io_probe(g->cart, &cfg->env, p); /* a crash or a hang in libhdf5 */
+  if (err == MM_OK) {                                         /* MPI-IO's lock file beside it */
+    char dir[MM_IO_PATH_MAX] = ".";
+    const char *slash = strrchr(p, '/');
+    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == p ? 1 : (int)(slash - p), p);
+    err = mm_io_check_inodes(g->cart, dir, false, p);
+  }
   if (err != MM_OK) return err;
 
   MPI_Comm comm;

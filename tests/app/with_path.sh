@@ -6,7 +6,8 @@
 #   no_inodes  PATH is a directory on a small tmpfs with no inode left: a new
 #              file there fails with ENOSPC (the files named in
 #              $WITH_PATH_KEEP, space-separated, are made before the inodes
-#              run out; WITH_PATH_INODES=N leaves N free after all). Needs
+#              run out; those of $WITH_PATH_COPY are copied there;
+#              WITH_PATH_INODES=N leaves N free after all). Needs
 #              root and mount; exit 77 (CTest: skipped) where
 #              that is not possible.
 kind="$1"; path="$2"; shift 2
@@ -30,6 +31,7 @@ case "$kind" in
     fi
     trap 'umount "$path"; rmdir "$path"' EXIT
     for keep in ${WITH_PATH_KEEP:-}; do : >"$path/$keep" || exit 1; done
+    for copy in ${WITH_PATH_COPY:-}; do cp "$copy" "$path/" || exit 1; done
     i=0
     while [ "$i" -lt 100 ] && : 2>/dev/null > "$path/inode_$i"; do i=$((i + 1)); done
     if : 2>/dev/null > "$path/one_more"; then echo "the tmpfs still has inodes"; exit 1; fi
