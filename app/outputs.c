@@ -175,16 +175,26 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                          files[c], keys[k], inputs[k], mm_output_files[i].what, pa);
       }
       /* another case's output: an earlier case's restart file as
-       * initial.restart is a chain (checked when its case reads it); any
-       * other is refused, for the user's file of that name is replaced
-       * before it is read (an earlier case), or after (a later one) */
+       * initial.restart is a chain (checked when its case reads it), and so
+       * is the restart file of a later case that continues from it in
+       * place; any other is refused, for the user's file of that name is
+       * replaced before it is read (an earlier case), or after (a later
+       * one) */
       for (int e = 0; e < n && err == MM_OK; e++)
         for (int i = 0; i < MM_NOUTPUT && err == MM_OK && e != c; i++) {
           mm_output_path(dirs[e], &cfgs[e], i, pa);
           if (!mm_same_file(in, pa)) continue;
-          if (e < c && k == 1 && !strcmp(mm_output_files[i].suffix, ".restart.nc")) {
+          const bool restart_file = !strcmp(mm_output_files[i].suffix, ".restart.nc");
+          if (e < c && k == 1 && restart_file) {
             later[2 * c + k] = 1;
             continue;
+          }
+          /* a later case that continues in place from this restart file (a
+           * branch listed before the run it branches from) */
+          if (e > c && k == 1 && restart_file && cfgs[e].initial_restart[0]) {
+            char own[MM_PATH_TEXT];
+            mm_resolve(cfgs[e].initial_restart, own);
+            if (mm_same_file(own, pa)) continue;
           }
           err = MM_ERROR(MM_ERR_INPUT,
                          "%s: %s = %s is case %d's (%s) %s (%s), which that case replaces %s: copy "

@@ -134,6 +134,13 @@ own_input)
   [ "$(cd cross/D && md5sum -- *)" = "$before" ] || fail "a refused run changed the files in cross/D/"
   expect 0 "" cross/b.ini cross/a_restart.ini
   [ -f cross/D/a.nc ] || fail "the chain (case 2 from case 1's restart file) did not run"
+  # a branch listed before the run it branches from, which continues in
+  # place: the branch reads the restart file before it is replaced
+  case_ini cross/b_on.ini b cross/D "[initial]" "restart = cross/D/b.restart.nc"
+  sed -i 's/^steps = 4$/steps = 6/' cross/b_on.ini
+  case_ini cross/branch.ini branch cross/E "[initial]" "restart = cross/D/b.restart.nc"
+  expect 0 "" cross/branch.ini cross/b_on.ini
+  [ -f cross/E/branch.nc ] || fail "the branch did not run"
   ;;
 output_dir)
   # an output.dir that cannot be one is refused with exit 2 before any case
