@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mm_report.h"
 
@@ -291,10 +292,16 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     if (steps > 0 && (share_sum < 0.9 || share_sum > 1.1))
       printf("  note: the phases add up to %.1f%% of the step\n", 100.0 * share_sum);
 
-    char path[2 * MM_STR_MAX + 32];
+    /* written whole to .tmp, then renamed into place: a link at the name
+     * is replaced, and what it names is not written */
+    char path[2 * MM_STR_MAX + 32], tmp[2 * MM_STR_MAX + 40];
     snprintf(path, sizeof path, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
-    err = write_json(path, m, t, opt, bytes, cells, sum, mean, tmin, tmax, step_s, solve_s, ns,
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    err = write_json(tmp, m, t, opt, bytes, cells, sum, mean, tmin, tmax, step_s, solve_s, ns,
                      col_rate, share_sum, step_median);
+    if (err == MM_OK && rename(tmp, path) != 0)
+      err = MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file: %s", path, strerror(errno));
+    if (err != MM_OK) unlink(tmp); /* unchecked: at worst a .tmp stays */
     fflush(stdout);
   }
   free(step_s);

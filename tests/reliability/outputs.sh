@@ -70,9 +70,14 @@ duplicate)
   # replaces the link
   case_ini f.ini other2 out3
   mkdir out3 && ln -s ../out/flat.restart.nc out3/other2.restart.nc
+  ln -s ../out/other.nc out3/other2.timing.json # the same for the timing file
+  cp out/other.nc other_before.nc
   expect 0 "" a.ini f.ini
   [ -f out3/other2.restart.nc ] && [ ! -L out3/other2.restart.nc ] ||
     fail "a.ini f.ini: the restart file did not replace the link"
+  [ -f out3/other2.timing.json ] && [ ! -L out3/other2.timing.json ] ||
+    fail "a.ini f.ini: the timing file did not replace the link"
+  cmp -s out/other.nc other_before.nc || fail "a.ini f.ini: the file a timing link named was written"
   ;;
 own_input)
   case_ini a.ini flat out
