@@ -486,9 +486,13 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
     char att[MM_STR_MAX + 16] = "";
     size_t att_len = 0;
     nc_type att_type;
-    const bool read = nc_inq_att(nc, var, att_names[a], &att_type, &att_len) == NC_NOERR &&
-                      att_type == NC_CHAR && att_len < sizeof att &&
-                      nc_get_att_text(nc, var, att_names[a], att) == NC_NOERR;
+    const bool present = nc_inq_att(nc, var, att_names[a], &att_type, &att_len) == NC_NOERR;
+    bool read = present && att_type == NC_CHAR && att_len < sizeof att &&
+                nc_get_att_text(nc, var, att_names[a], att) == NC_NOERR;
+    if (!present && a == 1) { /* CF's default calendar (histories of older versions) */
+      snprintf(att, sizeof att, "standard");
+      read = true;
+    }
     bool same = read && strcmp(att, att_want[a]) == 0;
     if (read && !a && !same && !strncmp(att, "seconds since ", 14)) {
       snprintf(date_have, sizeof date_have, "%s%s", att + 14,

@@ -25,6 +25,9 @@ static void mm_dims_text(int nc, int nd, const int *dims, char *text, size_t siz
   if (used < size) snprintf(text + used, size - used, ")");
 }
 
+/* The most values of a missing_value attribute (CF allows a vector). */
+#define MM_MISSING_MAX 8
+
 /* The units a field may have, written as CF and common practice spell
  * them; compared with case, blanks, '_', '.' and '^' taken out. A field
  * without the attribute (or with an empty one) is taken in these units. */
@@ -53,9 +56,20 @@ static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, cons
   size_t len = 0;
   if (nc_inq_att(nc, var, "units", &type, &len) != NC_NOERR) return MM_OK;
   char units[128] = "", key[128];
-  MM_REQUIRE(
-      type == NC_CHAR && len < sizeof units && nc_get_att_text(nc, var, "units", units) == NC_NOERR,
-      MM_ERR_INPUT, "%s: %s: attribute units is not a text of under 128 characters", p, name);
+  bool text = false;
+  if (type == NC_CHAR && len < sizeof units) {
+    text = nc_get_att_text(nc, var, "units", units) == NC_NOERR;
+  } else if (type == NC_STRING && len == 1) { /* as netCDF4-python writes non-ASCII text */
+    char *str = NULL;
+    if (nc_get_att_string(nc, var, "units", &str) == NC_NOERR && str &&
+        strlen(str) < sizeof units) {
+      snprintf(units, sizeof units, "%s", str);
+      text = true;
+    }
+    if (str) nc_free_string(1, &str);
+  }
+  MM_REQUIRE(text, MM_ERR_INPUT, "%s: %s: attribute units is not a text of under 128 characters", p,
+             name);
   size_t k = 0;
   for (const unsigned char *c = (const unsigned char *)units; *c; c++)
     if (*c != ' ' && *c != '_' && *c != '.' && *c != '^')
@@ -115,8 +129,8 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
   /* a wet value equal to the fill value (the type's default where the
    * attribute is absent, for double and float) or to missing_value (CF's
    * other mark of missing data) is missing data */
-  double reject[2];
-  const char *reject_name[2];
+  double reject[1 + MM_MISSING_MAX];
+  const char *reject_name[1 + MM_MISSING_MAX];
   int n_reject = 0;
   if (nc_get_att_double(nc, var, "_FillValue", &reject[0]) == NC_NOERR) {
     reject_name[n_reject++] = "the _FillValue";
@@ -127,10 +141,13 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
   size_t n_missing = 0;
   nc_type missing_type;
   if (nc_inq_att(nc, var, "missing_value", &missing_type, &n_missing) == NC_NOERR) {
-    MM_REQUIRE(n_missing == 1 && missing_type != NC_CHAR && missing_type != NC_STRING &&
+    MM_REQUIRE(n_missing >= 1 && n_missing <= MM_MISSING_MAX && missing_type != NC_CHAR &&
+                   missing_type != NC_STRING &&
                    nc_get_att_double(nc, var, "missing_value", &reject[n_reject]) == NC_NOERR,
-               MM_ERR_INPUT, "%s: %s: attribute missing_value is not one number", p, name);
-    reject_name[n_reject++] = "the missing_value";
+               MM_ERR_INPUT, "%s: %s: attribute missing_value is not 1 to %d numbers", p, name,
+               MM_MISSING_MAX);
+    for (size_t m = 0; m < n_missing; m++)
+      reject_name[n_reject++] = "the missing_value";
   }
 
   if (!dst) return MM_OK; /* metadata only (mm_initial_check) */

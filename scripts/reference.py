@@ -707,6 +707,7 @@ def initial_state(cfg, grid):
 # in lower case with blanks, '_', '.' and '^' taken out; none or empty: these
 TEMP_UNITS = {"degc", "degreec", "degreesc", "degreecelsius", "degreescelsius", "celsius", "c",
               "°c"}
+MISSING_MAX = 8  # values of a missing_value attribute (CF allows a vector)
 SALT_UNITS = {"g/kg", "gkg-1", "gperkg", "psu", "pss-78", "pss78", "1e-3", "1", "ppt", "‰",
               "practicalsalinityunit", "practicalsalinityunits"}
 
@@ -740,8 +741,12 @@ def read_initial_file(path, grid):
                                   f"{(grid.nz, grid.ny, grid.nx)}, found {var.dimensions} "
                                   f"{var.shape}")
             units = var.getncattr("units") if "units" in var.ncattrs() else ""
-            if isinstance(units, str) and units.strip():
-                key = "".join(c for c in units.lower() if c not in " _.^")
+            if not isinstance(units, str) or len(units.encode()) >= 128:
+                raise ConfigError(f"{path}: {name}: attribute units is not a text of under 128 "
+                                  "characters")
+            key = "".join(c for c in units if c not in " _.^")
+            key = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in key)
+            if key:
                 ok = TEMP_UNITS if name == "temp" else SALT_UNITS
                 if key not in ok and not (name == "salt" and units == "0.001"):
                     want = ("degrees Celsius (degC)" if name == "temp"
@@ -760,10 +765,14 @@ def read_initial_file(path, grid):
                 raise ConfigError(f"{path}: {name} has non-finite values at wet cells")
             if fill is not None and np.any(wet == fill):
                 raise ConfigError(f"{path}: {name} has the _FillValue (missing data) at wet cells")
-            if "missing_value" in var.ncattrs() and \
-                    np.any(wet == float(np.ravel(var.getncattr("missing_value"))[0])):
-                raise ConfigError(f"{path}: {name} has the missing_value (missing data) at wet "
-                                  "cells")
+            if "missing_value" in var.ncattrs():
+                mv = np.ravel(var.getncattr("missing_value"))
+                if not 1 <= mv.size <= MISSING_MAX or mv.dtype.kind not in "iuf":
+                    raise ConfigError(f"{path}: {name}: attribute missing_value is not 1 to "
+                                      f"{MISSING_MAX} numbers")
+                if np.any(np.isin(wet, mv.astype(np.float64))):
+                    raise ConfigError(f"{path}: {name} has the missing_value (missing data) at "
+                                      "wet cells")
             lo, hi = TEMP_RANGE if name == "temp" else SALT_RANGE
             if np.any((wet < lo) | (wet > hi)):
                 raise ConfigError(f"{path}: {name} has values outside the physically possible "

@@ -26,6 +26,8 @@ typedef enum {
   UNITS_SALT,  /* salt in "kg kg-1" (a mass fraction, 1000 times too small) */
   UNITS_TEMP,  /* temp in "degF" */
   MISSING_WET, /* one wet cell of temp equal to its missing_value */
+  UNITS_STR,   /* temp's units "°C" as an NC_STRING (netCDF4-python's non-ASCII text) */
+  MISSING_TWO, /* temp's missing_value {-99, -98}, one wet cell -98 */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -70,9 +72,16 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   const char *const s_units = kind == UNITS_SALT ? "kg kg-1" : kind == UNITS_OK ? "g kg-1" : NULL;
   if (t_units) IO_NC(nc_put_att_text(nc, vt, "units", strlen(t_units), t_units));
   if (s_units) IO_NC(nc_put_att_text(nc, vs, "units", strlen(s_units), s_units));
-  const double missing = -99.0;
+  const double missing = -99.0, missing_two[2] = {-99.0, -98.0};
   if (kind == MISSING_WET)
     IO_NC(nc_put_att_double(nc, vt, "missing_value", NC_DOUBLE, 1, &missing));
+  if (kind == MISSING_TWO)
+    IO_NC(nc_put_att_double(nc, vt, "missing_value", NC_DOUBLE, 2, missing_two));
+  if (kind == UNITS_STR) {
+    const char *celsius = "\xc2\xb0"
+                          "C";
+    IO_NC(nc_put_att_string(nc, vt, "units", 1, &celsius));
+  }
   IO_NC(nc_enddef(nc));
 
   double *t = malloc((size_t)nz * ny * nx * sizeof *t),
@@ -91,6 +100,7 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   if (kind == NAN_WET) s[bad] = NAN;
   if (kind == FILL_WET) t[bad] = NC_FILL_DOUBLE;
   if (kind == MISSING_WET) t[bad] = missing;
+  if (kind == MISSING_TWO) t[bad] = missing_two[1];
   if (kind == PACKED) /* what a packing writer stores; land 0 */
     for (size_t e = 0; e < (size_t)nz * ny * nx; e++)
       s[e] = isnan(s[e]) ? 0.0 : round((s[e] - offset) / scale);
@@ -155,6 +165,8 @@ int main(int argc, char **argv) {
       {"units_salt.nc", NC_NETCDF4, UNITS_SALT},
       {"units_temp.nc", NC_64BIT_OFFSET, UNITS_TEMP},
       {"missing_wet.nc", NC_NETCDF4, MISSING_WET},
+      {"units_str.nc", NC_NETCDF4, UNITS_STR},
+      {"missing_two.nc", NC_NETCDF4, MISSING_TWO},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -198,6 +210,10 @@ int main(int argc, char **argv) {
                                        "expected degrees Celsius", NULL});
   expect_refused(&g, path[14],
                  (const char *const[]){"missing_wet.nc", "temp = -99", "(i=6, j=4, k=1)",
+                                       "the missing_value (missing data)", NULL});
+  expect_read(&cfg, &g, path[15]);
+  expect_refused(&g, path[16],
+                 (const char *const[]){"missing_two.nc", "temp = -98", "(i=6, j=4, k=1)",
                                        "the missing_value (missing data)", NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the

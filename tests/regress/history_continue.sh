@@ -131,6 +131,13 @@ refused dated "time has calendar = 'standard', this run '360_day' \\(run.calenda
   "$work/half.restart.nc" --set "run.start_date=2001-02-03" --set run.calendar=360_day
 run "${common[@]}" --set run.name=dated --set run.steps=16 --set "run.start_date=2001-02-03 00:00:00" \
   --set initial.restart="$work/half.restart.nc" || fail "dated: the same date with its time"
+# a history without time:calendar (an older version's) is on CF's default,
+# the standard calendar
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d: d["time"].delncattr("calendar")' "$work/dated.nc" ||
+  fail "dated: cannot remove the calendar"
+run "${common[@]}" --set run.name=dated --set run.steps=20 --set "run.start_date=2001-02-03" \
+  --set initial.restart="$work/half.restart.nc" || fail "dated: a history without a calendar"
 run "${common[@]}" --set run.name=short --set run.steps=8 || fail "short run"
 refused short "holds the records up to step 8, .* the record of step 12 is missing" \
   "$work/half.restart.nc"

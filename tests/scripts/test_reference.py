@@ -466,7 +466,14 @@ def test_initial_units_missing():
                  ("salt", {"units": "kg kg-1"}, None, "salt has units = 'kg kg-1'"),
                  ("temp", {"missing_value": -99.0}, -99.0, "temp has the missing_value"),
                  ("temp", {"units": "degree_Celsius"}, None, None),
-                 ("salt", {"units": "PSU"}, None, None))
+                 ("salt", {"units": "PSU"}, None, None),
+                 ("temp", {"units": "\u00b0C"}, None, None),  # an NC_STRING in the file
+                 ("salt", {"units": "_"}, None, None),
+                 ("temp", {"units": 1.0}, None, "temp: attribute units is not a text"),
+                 ("temp", {"missing_value": np.array([-99.0, -98.0])}, -98.0,
+                  "temp has the missing_value"),
+                 ("temp", {"missing_value": "-99"}, None,
+                  "temp: attribute missing_value is not 1 to 8 numbers"))
         for n, (var, atts, value, want) in enumerate(cases):
             path = os.path.join(tmp, f"in{n}.nc")
             with netCDF4.Dataset(path, "w") as ds:
