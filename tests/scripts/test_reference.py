@@ -416,6 +416,22 @@ def test_stretched_levels():
 # ---------------------------------------------------------------------------
 # The physically possible range
 # ---------------------------------------------------------------------------
+def write_initial(path, shape, var, atts, value, cell):
+    """An initial.file of temp 10 and salt 35 on (z, y, x) of shape; var gets
+    the attributes atts and, unless value is None, value at cell."""
+    with netCDF4.Dataset(path, "w") as ds:
+        for dim, size in zip(("z", "y", "x"), shape):
+            ds.createDimension(dim, size)
+        for v, base in (("temp", 10.0), ("salt", 35.0)):
+            a = np.full(shape, base)
+            x = ds.createVariable(v, "f8", ("z", "y", "x"))
+            if v == var:
+                x.setncatts(atts)
+                if value is not None:
+                    a[cell] = value
+            x[:] = a
+
+
 def test_range():
     """A surface flux that heats the top cells past 110 degC stops the run
     with exit 1; an initial file with a wet value outside the range is
@@ -430,14 +446,7 @@ def test_range():
         assert rc == 0, f"15 steps: exit {rc}, {err!r}"
         for var, value in (("temp", 150.0), ("salt", -5.0)):
             path = os.path.join(tmp, f"{var}.nc")
-            with netCDF4.Dataset(path, "w") as ds:
-                for dim, n in (("z", 12), ("y", 3), ("x", 4)):
-                    ds.createDimension(dim, n)
-                for v, base in (("temp", 10.0), ("salt", 35.0)):
-                    a = np.full((12, 3, 4), base)
-                    if v == var:
-                        a[2, 1, 3] = value
-                    ds.createVariable(v, "f8", ("z", "y", "x"))[:] = a
+            write_initial(path, (12, 3, 4), var, {}, value, (2, 1, 3))
             rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
             assert rc == 2 and f"{var} has values outside the physically possible range" in err, \
                 f"{var} = {value}: exit {rc}, {err!r}"
@@ -476,17 +485,7 @@ def test_initial_units_missing():
                   "temp: attribute missing_value is not 1 to 8 numbers"))
         for n, (var, atts, value, want) in enumerate(cases):
             path = os.path.join(tmp, f"in{n}.nc")
-            with netCDF4.Dataset(path, "w") as ds:
-                for dim, size in (("z", 6), ("y", 3), ("x", 4)):
-                    ds.createDimension(dim, size)
-                for v, base in (("temp", 10.0), ("salt", 35.0)):
-                    a = np.full((6, 3, 4), base)
-                    x = ds.createVariable(v, "f8", ("z", "y", "x"))
-                    if v == var:
-                        x.setncatts(atts)
-                        if value is not None:
-                            a[1, 1, 1] = value
-                    x[:] = a
+            write_initial(path, (6, 3, 4), var, atts, value, (1, 1, 1))
             rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
             if want:
                 assert rc == 2 and want in err, f"{atts}: exit {rc}, {err!r}"
