@@ -117,25 +117,20 @@ static MM_NODISCARD mm_err args_agree(int argc, char **argv, MPI_Comm comm) {
     for (int a = 1, at = (int)vlen; a < argc; at += (int)strlen(argv[a]) + 1, a++)
       memcpy(mine + at, argv[a], strlen(argv[a]) + 1);
   }
-  long n = mine ? (long)len : -1; /* rank 0's, after the Bcast */
-  MM_MPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
-  char *first = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (rank == 0 && first) memcpy(first, mine, len);
-  const int have = first && mine;
-  int all = 0;
-  mm_err err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
-  if (err == MM_OK && !all) err = MM_ERROR(MM_ERR_RUN, "out of memory");
-  if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)n, MPI_CHAR, 0, comm));
+  char *first = NULL; /* rank 0's */
+  size_t n = 0;
+  mm_err err = mm_bcast_text(comm, mine, len, &first, &n);
+  if (err == MM_OK && !mine) err = MM_ERROR(MM_ERR_RUN, "out of memory");
   if (err == MM_OK && strcmp(first, mine) != 0) { /* the version part */
     err =
         MM_ERROR(MM_ERR_INPUT,
                  "runs minimodel %s, rank 0 minimodel %.64s: every rank must run the same program",
                  MINIMODEL_VERSION, first);
-  } else if (err == MM_OK && (n != (long)len || memcmp(first, mine, len) != 0)) {
+  } else if (err == MM_OK && (n != len || memcmp(first, mine, len) != 0)) {
     /* shown with blanks between the arguments */
     for (size_t i = vlen; i + 1 < len; i++)
       if (mine[i] == '\0') mine[i] = ' ';
-    for (long i = (long)vlen; i + 1 < n; i++)
+    for (size_t i = vlen; i + 1 < n; i++)
       if (first[i] == '\0') first[i] = ' ';
     mine[len - 1] = '\0';
     first[n - 1] = '\0';
@@ -205,18 +200,12 @@ int main(int argc, char **argv) {
   /* rank 0's on every rank: the ranks write it together into the files'
    * history attribute, and the program's name may differ between them (a
    * link, a relative path) */
-  long command_n = command ? (long)strlen(command) + 1 : -1;
-  int bcast_ok = MPI_Bcast(&command_n, 1, MPI_LONG, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
-  char *command0 = bcast_ok && command_n > 0 ? malloc((size_t)command_n) : NULL;
-  if (rank == 0 && command0) memcpy(command0, command, (size_t)command_n);
-  int have_command = command0 != NULL;
-  bcast_ok = bcast_ok && MPI_Allreduce(MPI_IN_PLACE, &have_command, 1, MPI_INT, MPI_MIN,
-                                       MPI_COMM_WORLD) == MPI_SUCCESS;
-  if (bcast_ok && have_command)
-    bcast_ok = MPI_Bcast(command0, (int)command_n, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+  char *command0 = NULL;
+  size_t command_len0 = 0;
+  const mm_err command_err = mm_bcast_text(MPI_COMM_WORLD, command, command ? strlen(command) : 0,
+                                           &command0, &command_len0);
   free(command);
-  command = bcast_ok && have_command ? command0 : NULL; /* NULL: out of memory, below */
-  if (!command) free(command0);
+  command = command0; /* NULL: the error below */
   opt.command = command;
   const size_t nargs = argc > 0 ? (size_t)argc : 1;
   mm_config_override *ovr = calloc(nargs, sizeof *ovr);
@@ -231,8 +220,8 @@ int main(int argc, char **argv) {
    * --version answer whatever the environment */
   const mm_err settings_err = mm_settings_read(&env);
   env.stop_signal = mm_signal_received;
-  mm_err err = MM_OK;
-  if (!ovr || !files || !command) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+  mm_err err = command_err;
+  if (err == MM_OK && (!ovr || !files)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 
   bool options = true; /* until "--" */
   for (int a = 1; a < argc && err == MM_OK && !done; a++) {

@@ -248,22 +248,13 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
  * differs is named. Collective. */
 static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *const *files, int n,
                                          MPI_Comm comm) {
-  int rank;
-  MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   for (int c = 0; c < n && err == MM_OK; c++) {
-    char *mine = mm_run_resolved_text(&cfgs[c]);
-    long len = mine ? (long)strlen(mine) : -1; /* rank 0's, after the Bcast */
-    const long my_len = len;
-    err = MM_MPI_ERR(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
-    char *first = err == MM_OK && len >= 0 ? malloc((size_t)len + 1) : NULL;
-    const int have = mine && first;
-    int all = 0;
-    if (err == MM_OK) err = MM_MPI_ERR(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm));
-    if (err == MM_OK && !all) err = MM_ERROR(MM_ERR_RUN, "out of memory");
-    if (err == MM_OK && rank == 0) memcpy(first, mine, (size_t)len + 1);
-    if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(first, (int)len + 1, MPI_CHAR, 0, comm));
-    if (err == MM_OK && (my_len != len || strcmp(mine, first) != 0)) {
+    char *mine = mm_run_resolved_text(&cfgs[c]), *first = NULL; /* first: rank 0's */
+    size_t len = 0;
+    err = mm_bcast_text(comm, mine, mine ? strlen(mine) : 0, &first, &len);
+    if (err == MM_OK && !mine) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+    if (err == MM_OK && strcmp(mine, first) != 0) {
       /* the first line that differs, each side */
       const char *a = mine, *b = first;
       while (*a && *a == *b) {

@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The one record of the current error on this rank. */
@@ -57,6 +58,32 @@ mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
   if (first != 0)
     return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
   return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
+}
+
+mm_err mm_bcast_text(MPI_Comm comm, const char *text, size_t len, char **out, size_t *out_len) {
+  int rank;
+  *out = NULL;
+  *out_len = 0;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  long n = rank == 0 && text && len <= INT_MAX ? (long)len : -1; /* rank 0's, after the Bcast */
+  MM_MPI(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  int all = buf != NULL;
+  MM_MPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm));
+  if (!all) {
+    free(buf);
+    return mm_error_set(MM_ERR_RUN, __FILE__, __LINE__, "out of memory");
+  }
+  if (rank == 0) memcpy(buf, text, (size_t)n);
+  const int rc = MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm);
+  if (rc != MPI_SUCCESS) {
+    free(buf);
+    return mm_mpi_error(rc, "MPI_Bcast", __FILE__, __LINE__);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *out_len = (size_t)n;
+  return MM_OK;
 }
 
 mm_err mm_agree(MPI_Comm comm, mm_err local) {

@@ -52,6 +52,13 @@ MM_NODISCARD mm_err mm_agree(MPI_Comm comm, mm_err local);
  * any rank (the per-step agreement carries the signal number this way). */
 MM_NODISCARD mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max);
 
+/* Rank 0's `len` bytes at `text` on every rank (collective; `text` and
+ * `len` are read on rank 0 alone, NULL there: out of memory): *out is
+ * malloc'd with a '\0' after the bytes, and *out_len their count. Every
+ * rank returns the same code; on an error *out is NULL. */
+MM_NODISCARD mm_err mm_bcast_text(MPI_Comm comm, const char *text, size_t len, char **out,
+                                  size_t *out_len);
+
 /* An MPI call that failed (its return code rc): an MM_ERR_RUN naming the
  * call and MPI's message. The communicators minimodel uses have
  * MPI_ERRORS_RETURN (set on MPI_COMM_WORLD in main and on every
