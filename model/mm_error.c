@@ -75,10 +75,10 @@ mm_err mm_bcast_text(MPI_Comm comm, const char *text, size_t len, char **out, si
     return mm_error_set(MM_ERR_RUN, __FILE__, __LINE__, "out of memory");
   }
   if (rank == 0) memcpy(buf, text, (size_t)n);
-  const int rc = MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm);
-  if (rc != MPI_SUCCESS) {
+  const mm_err err = MM_MPI_ERR(MPI_Bcast(buf, (int)n, MPI_CHAR, 0, comm));
+  if (err != MM_OK) {
     free(buf);
-    return mm_mpi_error(rc, "MPI_Bcast", __FILE__, __LINE__);
+    return err;
   }
   buf[n] = '\0';
   *out = buf;
