@@ -93,7 +93,8 @@ static int terminal_columns(void) {
 /* The bar in at most `width` characters (so that a redraw never wraps; no
  * limit when width < 0): fields are dropped from the right, then the bar
  * itself narrows, then it goes, leaving the percentage and the step; what
- * still does not fit is cut. Returns the length. */
+ * still does not fit is cut, and below the percentage's 4 characters
+ * nothing is shown. Returns the length. */
 static int bar_line(char *line, size_t n, int width, int pct, long done, long planned, long step,
                     long total, const char *model_t, const char *wall_t, const char *eta_t,
                     double rate) {
@@ -127,8 +128,9 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
       bar_width > 0 ? snprintf(line, n, "[%s] %3d%%", bar, pct) : snprintf(line, n, "%3d%%", pct);
   for (int f = 0; f < nfield && at > 0 && (size_t)at < n; f++)
     at += snprintf(line + at, n - (size_t)at, "%s", fields[f]);
-  /* narrower than the percentage and the step: cut */
-  if (width >= 0 && at > width) line[at = width] = '\0';
+  /* narrower than the percentage and the step: cut; narrower than the
+   * percentage itself: nothing ("100%" cut to "10" would read as 10 %) */
+  if (width >= 0 && at > width) line[at = width < 4 ? 0 : width] = '\0';
   return at;
 }
 

@@ -36,6 +36,9 @@ case "$kind" in
       # the end of the line
       widest=$(awk 'BEGIN { RS = "\r" } NR > 1 { sub(/\n.*/, ""); if (length($0) > w) w = length($0) } END { print w + 0 }' <<<"$out")
       [ "$widest" -lt "$COLUMNS" ] || fail "a redraw of $widest characters on $COLUMNS columns"
+      # narrower than "100%": nothing, not a cut percentage ("10")
+      [ "$COLUMNS" -ge 5 ] || [ "$widest" -eq 0 ] ||
+        fail "a redraw of $widest characters (a cut percentage) on $COLUMNS columns"
     fi ;;
   none)
     ! grep -qE "step [0-9]+/$steps" <<<"$out" || fail "progress printed"
