@@ -20,12 +20,19 @@ mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *p
   return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
 }
 
+void mm_io_dir_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (slash)
+    snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  else
+    snprintf(dir, size, ".");
+}
+
 mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const char *path,
                          int status) {
   struct stat st;
-  char dir[MM_IO_PATH_MAX] = "."; /* the directory of path */
-  const char *slash = strrchr(path, '/');
-  if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  char dir[MM_IO_PATH_MAX];
+  mm_io_dir_of(path, dir, sizeof dir);
   struct statvfs fs;
   const bool fs_known = statvfs(dir, &fs) == 0;
   if (stat(path, &st) == 0) {

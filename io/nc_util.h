@@ -104,6 +104,10 @@ MM_NODISCARD mm_err mm_io_path(char *path, const mm_config *cfg, const char *suf
  * MM_ERR_RUN naming path and dir otherwise. */
 MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
 
+/* The directory of path into dir (size bytes): "." for a bare name, "/"
+ * for a file in the root. */
+void mm_io_dir_of(const char *path, char *dir, size_t size);
+
 /* Before path in dir is created or opened through MPI-IO (collective):
  * rank 0 checks that the file system has the inodes that takes (3 to
  * create: the file, Open MPI's lock file beside it, one more while it

@@ -364,9 +364,8 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   mm_err err = mm_agree(g->cart, mm_io_check_hdf5(p));
   if (err == MM_OK) err = mm_io_probe(g->cart, &cfg->env, p); /* a crash or a hang in libhdf5 */
   if (err == MM_OK) {                                         /* MPI-IO's lock file beside it */
-    char dir[MM_IO_PATH_MAX] = ".";
-    const char *slash = strrchr(p, '/');
-    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == p ? 1 : (int)(slash - p), p);
+    char dir[MM_IO_PATH_MAX];
+    mm_io_dir_of(p, dir, sizeof dir);
     err = mm_io_check_inodes(g->cart, dir, false, p);
   }
   if (err != MM_OK) return err;
