@@ -425,6 +425,36 @@ static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33])
   return MM_OK;
 }
 
+/* The text attribute name of the time variable var into att (size bytes,
+ * NUL-terminated): true when it is there as text that fits. A calendar that
+ * is not there reads as CF's default, "standard" (histories of older
+ * versions). */
+static bool mm_history_time_att(int nc, int var, const char *name, char *att, size_t size) {
+  size_t len = 0;
+  nc_type type;
+  memset(att, 0, size);
+  if (nc_inq_att(nc, var, name, &type, &len) != NC_NOERR) {
+    if (strcmp(name, "calendar") != 0) return false;
+    snprintf(att, size, "standard");
+    return true;
+  }
+  return type == NC_CHAR && len < size && nc_get_att_text(nc, var, name, att) == NC_NOERR;
+}
+
+/* date (a run.start_date's form) into out with its time: a date with no
+ * time is at 00:00:00. */
+static void mm_history_date_at_time(const char *date, char *out, size_t size) {
+  snprintf(out, size, "%s%s", date, strlen(date) == 10 ? " 00:00:00" : "");
+}
+
+/* The refusal of a history whose time axis is the run's at other dates: the
+ * format for the history's file, the attribute's value there, the run's
+ * value (want, a format of one %s) and the key's value. */
+#define MM_HISTORY_OTHER_DATES(att, want, key)                                                     \
+  "%s: time has " att " = '%s', this run '" want "' (" key " = %s): the records appended would "   \
+  "be read at other dates; continue with the " key " of the history, or start a new "              \
+  "one" MM_HISTORY_LEFT
+
 /* The checks of mm_history_check on the open file nc. */
 static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g,
                                                  const mm_config *cfg, long step,
@@ -471,41 +501,23 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
 
   /* the time axis: records appended under another run.start_date or
    * run.calendar (keys that do not change the solution, so not in the hash)
-   * would be read at other dates than the run's */
-  char units_want[MM_STR_MAX + 16];
-  snprintf(units_want, sizeof units_want, "seconds since %s", cfg->start_date);
-  /* a date with no time is at 00:00:00 (mm_config_date_problem's forms) */
-  char date_have[MM_STR_MAX + 16] = "", date_want[MM_STR_MAX + 16];
-  snprintf(date_want, sizeof date_want, "%s%s", cfg->start_date,
-           strlen(cfg->start_date) == 10 ? " 00:00:00" : "");
-  const char *const att_names[2] = {"units", "calendar"};
-  const char *const att_want[2] = {units_want, mm_config_calendar_name(cfg->calendar)};
-  const char *const key[2] = {"run.start_date", "run.calendar"};
+   * would be read at other dates than the run's; a date with no time is at
+   * 00:00:00 (mm_config_date_problem's forms) */
   nc_inq_varid(nc, "time", &var);
-  for (int a = 0; a < 2; a++) {
-    char att[MM_STR_MAX + 16] = "";
-    size_t att_len = 0;
-    nc_type att_type;
-    const bool present = nc_inq_att(nc, var, att_names[a], &att_type, &att_len) == NC_NOERR;
-    bool read = present && att_type == NC_CHAR && att_len < sizeof att &&
-                nc_get_att_text(nc, var, att_names[a], att) == NC_NOERR;
-    if (!present && a == 1) { /* CF's default calendar (histories of older versions) */
-      snprintf(att, sizeof att, "standard");
-      read = true;
-    }
-    bool same = read && strcmp(att, att_want[a]) == 0;
-    if (read && !a && !same && !strncmp(att, "seconds since ", 14)) {
-      snprintf(date_have, sizeof date_have, "%s%s", att + 14,
-               strlen(att + 14) == 10 ? " 00:00:00" : "");
-      same = strcmp(date_have, date_want) == 0;
-    }
-    MM_REQUIRE(same, MM_ERR_INPUT,
-               "%s: time has %s = '%s', this run '%s' (%s = %s): the records appended would be "
-               "read at other dates; continue with the %s of the history, or start a new "
-               "one" MM_HISTORY_LEFT,
-               p, att_names[a], read ? att : "(none)", att_want[a], key[a],
-               a ? att_want[a] : cfg->start_date, key[a]);
-  }
+  char units[MM_STR_MAX + 16], calendar[MM_STR_MAX + 16];
+  char date_have[MM_STR_MAX + 16] = "", date_want[MM_STR_MAX + 16];
+  const bool units_read = mm_history_time_att(nc, var, "units", units, sizeof units);
+  if (units_read && !strncmp(units, "seconds since ", 14))
+    mm_history_date_at_time(units + 14, date_have, sizeof date_have);
+  mm_history_date_at_time(cfg->start_date, date_want, sizeof date_want);
+  MM_REQUIRE(date_have[0] && strcmp(date_have, date_want) == 0, MM_ERR_INPUT,
+             MM_HISTORY_OTHER_DATES("units", "seconds since %s", "run.start_date"), p,
+             units_read ? units : "(none)", cfg->start_date, cfg->start_date);
+  const char *const calendar_want = mm_config_calendar_name(cfg->calendar);
+  const bool calendar_read = mm_history_time_att(nc, var, "calendar", calendar, sizeof calendar);
+  MM_REQUIRE(calendar_read && strcmp(calendar, calendar_want) == 0, MM_ERR_INPUT,
+             MM_HISTORY_OTHER_DATES("calendar", "%s", "run.calendar"), p,
+             calendar_read ? calendar : "(none)", calendar_want, calendar_want);
 
   /* the steps of the records, in increasing order */
   int nd = 0, dims[NC_MAX_VAR_DIMS];
