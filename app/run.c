@@ -521,7 +521,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     err = mm_model_step(m, &tm);
     /* a step that failed on one rank (the solver) must stop every rank: the
      * others would wait for its halo; so must a signal received by any
-     * rank (SIGTERM, SIGINT, SIGHUP). One integer reduction per step. */
+     * rank (SIGTERM, SIGINT, SIGHUP). One reduction of three integers per step. */
     mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
     err = mm_agree_with_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);

@@ -69,6 +69,15 @@ def main():
                 if not same and not (name == "open minimum" and a[2] is None):
                     bad.append(f"{key[0]}.{key[1]}: {name} {x!r} in minimodel, {y!r} in "
                                f"reference.py")
+    # every default within its own range or among its choices (a default
+    # that is not would be left unset by mm_config_defaults)
+    for (s, k), (typ, default, lo, hi, lo_open, choices) in sorted(c.items()):
+        if typ in ("int", "real") and default != "":
+            v = float(default)
+            if (lo is not None and (v < lo or (lo_open and v == lo))) or (hi is not None and v > hi):
+                bad.append(f"{s}.{k}: default {default} out of its range in minimodel")
+        elif typ == "enum" and default not in choices.split("|"):
+            bad.append(f"{s}.{k}: default {default!r} not one of {choices} in minimodel")
     for b in bad:
         print("FAIL:", b)
     if not bad:
