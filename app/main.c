@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "mm_bandwidth.h"
@@ -17,6 +18,7 @@
 #include "mm_error.h"
 #include "mm_io.h"
 #include "mm_outputs.h"
+#include "mm_report.h"
 #include "mm_run.h"
 #include "mm_signal.h"
 
@@ -157,6 +159,19 @@ int main(int argc, char **argv) {
    * the user chose the components (OMPI_MCA_sharedfp set). Other MPI
    * libraries do not read the variable. */
   setenv("OMPI_MCA_sharedfp", "^sm", 0);
+  /* A process started without a launcher (a singleton) makes its own PMIx
+   * server in MPI_Init, whose data store is a shared-memory file of several
+   * MB: under a file-size limit (ulimit -f) below that, MPI_Init fails with
+   * PMIx's errors before minimodel can say anything. Under any finite limit
+   * a singleton's server keeps its data in memory instead (PMIx's gds
+   * component hash), unless the user chose one (PMIX_MCA_gds set); then the
+   * limit meets the model's own writes, which say what they could not
+   * write. Under mpirun the launcher's own limit is the user's
+   * (docs/reliability.md). */
+  struct rlimit fsize;
+  if (!mm_under_launcher() && getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+      fsize.rlim_cur != RLIM_INFINITY)
+    setenv("PMIX_MCA_gds", "hash", 0);
   mm_signal_defer(); /* until mm_signal_install, after MPI_Init */
   /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
    * stop signal that arrives now, held back while MPI starts */

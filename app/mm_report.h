@@ -25,6 +25,10 @@ typedef struct {
   double points;    /* grid points per step (global) */
 } mm_progress;
 
+/* Whether an MPI launcher started this process (its rank variables are
+ * set: mpirun, PMIx, Hydra, Slurm); false for a singleton. */
+bool mm_under_launcher(void);
+
 /* The mode rank 0 uses when progress is wanted. MINIMODEL_PROGRESS=bar|lines|off
  * decides when set (auto or empty: as unset); otherwise a bar only when stdout
  * is a terminal. Under an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm) a

@@ -12,7 +12,7 @@
 /* Environment variables that MPI launchers set in every rank they start:
  * OpenMPI (mpirun/orterun), PMIx (OpenMPI >= 4, PRRTE, Slurm with PMIx),
  * MPICH/Hydra and Intel MPI (PMI). */
-static bool under_launcher(void) {
+bool mm_under_launcher(void) {
   static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     if (getenv(vars[i])) return true;
@@ -50,7 +50,7 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn) {
               env);
   }
   if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
-  if (under_launcher() && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
+  if (mm_under_launcher() && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
   return MM_PROGRESS_BAR;
 }
 

@@ -26,17 +26,19 @@ static void mm_stop_signal_set(sigset_t *set) {
 }
 
 void mm_signal_defer(void) {
+  /* A file-size limit (ulimit -f) then makes a write past it fail with
+   * EFBIG, which ends the run as any failed write does (exit 1, the files
+   * closed), instead of killing the process: mpirun starts its ranks with
+   * SIGXFSZ at its default action whatever its own shell set. From before
+   * MPI_Init, whose shared-memory files (Open MPI's vader) meet the limit
+   * first. */
+  signal(SIGXFSZ, SIG_IGN);
   sigset_t set;
   mm_stop_signal_set(&set);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 void mm_signal_install(void) {
-  /* A file-size limit (ulimit -f) then makes a write past it fail with
-   * EFBIG, which ends the run as any failed write does (exit 1, the files
-   * closed), instead of killing the process: mpirun starts its ranks with
-   * SIGXFSZ at its default action whatever its own shell set. */
-  signal(SIGXFSZ, SIG_IGN);
   for (size_t i = 0; i < MM_N_STOP_SIGNALS; i++) {
     struct sigaction old;
     if (sigaction(mm_stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# singleton_limit.sh MINIMODEL SOURCE_DIR WORK singleton|mpirun
+# A file-size limit of 200 KiB, as a user tries a full disk, where the tests
+# of write_fail.sh keep it out of the way of MPI's own files:
+#   singleton  on minimodel started without mpirun: `ulimit -f 200;
+#              minimodel flat.ini`. MPI starts (the singleton's PMIx server
+#              keeps its data in memory, not in a shared-memory file of
+#              several MB that the limit refuses)
+#   mpirun     on each of 2 ranks under mpirun, with Open MPI's shared-memory
+#              transport (vader) left on: its files meet the limit in
+#              MPI_Init, with SIGXFSZ ignored from before it
+# Either way the history's write is what fails: exit 1 by no signal, one
+# message of minimodel's naming the file and the error, and in the
+# singleton nothing of PMIx's or MPI_Init's.
+set -u
+mm="$1"; src="$2"; work="$3"; mode="$4"
+rm -rf "$work"
+mkdir -p "$work"
+args=(--quiet --set output.dir="$work/out" --set run.steps=20 --set output.interval=1
+      "$src/configs/flat.ini")
+if [ "$mode" = singleton ]; then
+  (ulimit -f 200 && exec "$mm" "${args[@]}") >"$work/log" 2>&1
+else
+  timeout -k 10 120 mpirun --oversubscribe -np 2 bash -c 'ulimit -f 200 && exec "$@"' -- \
+    "$mm" "${args[@]}" >"$work/log" 2>&1
+fi
+rc=$?
+fail() { echo "FAIL ($mode): $*"; cat "$work/log"; exit 1; }
+[ $rc -eq 1 ] || fail "exit $rc, expected 1"
+! grep -qiE "signal|core dumped" "$work/log" || fail "a rank ended by a signal"
+if [ "$mode" = singleton ]; then
+  ! grep -qE "PMIX|MPI_Init|OPAL|An error occurred" "$work/log" ||
+    fail "MPI did not start under the limit"
+fi
+[ "$(grep -c "^minimodel: error" "$work/log")" -eq 1 ] || fail "not one error message"
+grep -qE "^minimodel: error: .*/flat\.nc: cannot reserve [0-9.]+ MiB for the next write: File too large" \
+  "$work/log" || fail "the message does not name the history and the limit"
+echo "ok ($mode): exit 1: $(grep "^minimodel: error" "$work/log")"
