@@ -33,6 +33,12 @@ void mm_signal_defer(void) {
    * MPI_Init, whose shared-memory files (Open MPI's vader) meet the limit
    * first. */
   signal(SIGXFSZ, SIG_IGN);
+  /* Progress and report on a pipe that closes (`minimodel case.ini | head`)
+   * then fail with EPIPE and are dropped; the run goes on to write its
+   * files, as under mpirun, which keeps its ranks' output from a closed
+   * pipe. A broken pipe otherwise killed the process mid-run, leaving its
+   * lock and Open MPI's lock file beside the history. */
+  signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   mm_stop_signal_set(&set);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
