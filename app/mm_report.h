@@ -35,9 +35,9 @@ bool mm_under_launcher(void);
  * rank's stdout is often a pseudo-terminal the launcher forwards to wherever
  * its own output goes, so isatty() says nothing: there the launcher's stdout
  * (the parent process's, read from /proc on Linux) is looked at instead, and
- * lines are printed when it cannot be told. A bad value is reported on
- * stderr (when `warn`) and treated as unset. */
-mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn);
+ * lines are printed when it cannot be told. Another value is refused
+ * before any case (mm_settings_read, exit 2). */
+mm_progress_mode mm_progress_choose(const mm_settings *settings);
 
 /* `on`: this rank shows progress at all (rank 0 and not --quiet). */
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step);

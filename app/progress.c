@@ -37,18 +37,12 @@ static bool parent_stdout_is_terminal(void) {
 #endif
 }
 
-mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn) {
+mm_progress_mode mm_progress_choose(const mm_settings *settings) {
+  /* (any other value than these and auto is refused by mm_settings_read) */
   const char *env = settings->progress;
-  if (env[0] && strcmp(env, "auto") != 0) {
-    if (strcmp(env, "bar") == 0) return MM_PROGRESS_BAR;
-    if (strcmp(env, "lines") == 0) return MM_PROGRESS_LINES;
-    if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
-    if (warn)
-      fprintf(stderr,
-              "minimodel: warning: MINIMODEL_PROGRESS=%s: expected bar, lines, off or auto; "
-              "using auto\n",
-              env);
-  }
+  if (strcmp(env, "bar") == 0) return MM_PROGRESS_BAR;
+  if (strcmp(env, "lines") == 0) return MM_PROGRESS_LINES;
+  if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
   if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
   if (mm_under_launcher() && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
   return MM_PROGRESS_BAR;
@@ -56,7 +50,7 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings, bool warn) {
 
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step) {
   memset(p, 0, sizeof *p);
-  p->mode = on ? mm_progress_choose(&cfg->env, true) : MM_PROGRESS_OFF;
+  p->mode = on ? mm_progress_choose(&cfg->env) : MM_PROGRESS_OFF;
   p->total = cfg->run_steps;
   p->first = first_step;
   const long remaining = cfg->run_steps - first_step;

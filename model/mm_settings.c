@@ -46,6 +46,10 @@ static MM_NODISCARD mm_err env_text(const char *name, char out[MM_SETTING_MAX]) 
 mm_err mm_settings_read(mm_settings *s) {
   memset(s, 0, sizeof *s);
   MM_CHECK(env_text("MINIMODEL_PROGRESS", s->progress));
+  MM_REQUIRE(!s->progress[0] || !strcmp(s->progress, "bar") || !strcmp(s->progress, "lines") ||
+                 !strcmp(s->progress, "off") || !strcmp(s->progress, "auto"),
+             MM_ERR_INPUT, "MINIMODEL_PROGRESS = %s: expected bar, lines, off or auto",
+             s->progress);
   MM_CHECK(env_text("MINIMODEL_MEMORY_LIMIT", s->memory_limit));
   MM_CHECK(env_text("MINIMODEL_READ_TIMEOUT", s->read_timeout));
   if (s->read_timeout[0]) { /* a typo must not turn the read watchdog off */
