@@ -2,7 +2,7 @@
  *
  * Exit status: 0 success; 2 usage, configuration or input error; 1 failure
  * while running; 128 + N stopped by signal N (SIGHUP 129, SIGINT 130,
- * SIGTERM 143). */
+ * SIGTERM 143; app/mm_signal.h lists the stop signals). */
 #include <ctype.h>
 #include <math.h>
 #include <mpi.h>
@@ -43,8 +43,9 @@ static const char usage[] =
     "  --            what follows is configuration files, also a name that starts with '-'\n"
     "\n"
     "Exit status: 0 success, 2 usage/configuration/input error, 1 failure while running,\n"
-    "  128+N stopped by signal N: 143 SIGTERM, 130 SIGINT, 129 SIGHUP (every rank stops\n"
-    "  after the same step, closes its files and says what it wrote).\n"
+    "  128+N stopped by signal N: 143 SIGTERM, 130 SIGINT, 129 SIGHUP, and SIGQUIT,\n"
+    "  SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM of batch systems (every rank stops after the\n"
+    "  same step, closes its files and says what it wrote).\n"
     "Keys: docs/configuration.md. Output: <output.dir>/<run.name>.nc and friends.\n"
     "\n"
     "Environment:\n"

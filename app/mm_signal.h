@@ -1,4 +1,6 @@
-/* SIGTERM, SIGINT and SIGHUP: a handler records the signal, and the time
+/* The stop signals, SIGTERM, SIGINT, SIGHUP, SIGQUIT, and those batch
+ * systems send before a kill (SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM): a
+ * handler records the signal, and the time
  * loop (app/run.c) stops every rank at the next step boundary, closes the
  * files and ends with exit status 128 + N (docs/reliability.md, "Signals"). */
 #ifndef MM_SIGNAL_H
@@ -22,7 +24,7 @@ void mm_signal_install(void);
 /* The first of these signals received by this process, 0 when none. */
 int mm_signal_received(void);
 
-/* "SIGTERM", "SIGINT", "SIGHUP" (otherwise "a signal"). */
+/* "SIGTERM", "SIGINT", ... for each stop signal (otherwise "a signal"). */
 const char *mm_signal_name(int signo);
 
 /* After a stop by a signal, before MPI_Finalize: end the process with

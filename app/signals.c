@@ -15,8 +15,11 @@ static void mm_signal_handler(int signo) {
   if (mm_signal_first == 0) mm_signal_first = signo;
 }
 
-/* The stop signals, in the order mm_signal_name knows them. */
-static const int mm_stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+/* The stop signals: those of a user and a terminal, and those a batch
+ * system sends before it kills a job (SGE's notification, SIGUSR1 and
+ * SIGUSR2; a soft CPU-time limit, SIGXCPU; an alarm). */
+static const int mm_stop_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,
+                                      SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM};
 #define MM_N_STOP_SIGNALS (sizeof mm_stop_signals / sizeof mm_stop_signals[0])
 
 static void mm_stop_signal_set(sigset_t *set) {
@@ -71,6 +74,11 @@ const char *mm_signal_name(int signo) {
   case SIGTERM: return "SIGTERM";
   case SIGINT: return "SIGINT";
   case SIGHUP: return "SIGHUP";
+  case SIGQUIT: return "SIGQUIT";
+  case SIGUSR1: return "SIGUSR1";
+  case SIGUSR2: return "SIGUSR2";
+  case SIGXCPU: return "SIGXCPU";
+  case SIGALRM: return "SIGALRM";
   default: return "a signal";
   }
 }

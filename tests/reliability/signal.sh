@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # signal.sh MINIMODEL PYTHON SOURCE_DIR WORK
-# SIGTERM, SIGINT and SIGHUP stop a run at a step boundary on every rank:
+# The stop signals stop a run at a step boundary on every rank:
 # one line names the signal, the step and what was written; every rank
 # exits with 128 + N; the history is readable and holds every record up to
 # that step; the restart file is complete (no .tmp left) and continues to
 # the bits of an uninterrupted run; the lock file is gone.
-#  1. one process without mpirun: SIGTERM, SIGINT, SIGHUP (143, 130, 129);
+#  1. one process without mpirun: SIGTERM, SIGINT, SIGHUP (143, 130, 129),
+#     SIGQUIT and the signals of batch systems before a kill: SIGUSR1,
+#     SIGUSR2, SIGXCPU, SIGALRM (131, 138, 140, 152, 142: they killed the
+#     process with no word, leaving the lock and no restart of the stop);
 #  2. mpirun -np 1 and -np 2, SIGTERM and SIGINT to mpirun (Open MPI sends
 #     its ranks SIGTERM: 143 on every rank);
 #  3. mpirun -np 2, SIGTERM to rank 1 alone: both ranks stop after the same
@@ -81,8 +84,8 @@ statuses() {
 }
 
 # 1. one process, no launcher
-for sig in TERM INT HUP; do
-  case $sig in TERM) code=143 ;; INT) code=130 ;; HUP) code=129 ;; esac
+for sig in TERM INT HUP QUIT USR1 USR2 XCPU ALRM; do
+  code=$((128 + $(kill -l $sig)))
   name=direct_$sig
   timeout -k 5 120 "$mm" "${common[@]}" "${endless[@]}" --set run.name=$name "$ini" >"$work/log" 2>&1 &
   pid=$!
