@@ -312,7 +312,8 @@ int main(int argc, char **argv) {
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
     err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
-  if (err != MM_OK && !done) report_error(err, rank, &env); /* messages point to --help */
+  if (err != MM_OK && !done) report_error(err, rank, &env);     /* messages point to --help */
+  if (err == MM_OK && !done) (void)mm_settings_start_threads(); /* before any file is made */
 
   /* --bandwidth probe: measured once, before the cases, on every rank at once */
   if (err == MM_OK && !done && bandwidth_probe && !opt.dry_run) {

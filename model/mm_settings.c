@@ -101,6 +101,16 @@ mm_err mm_settings_read(mm_settings *s) {
   return MM_OK;
 }
 
+int mm_settings_start_threads(void) {
+  int started = 1;
+#ifdef _OPENMP
+  started = 0; /* (a region with nothing in it is compiled away) */
+#pragma omp parallel reduction(+ : started)
+  started += 1;
+#endif
+  return started;
+}
+
 /* Every variable, for docs/configuration.md (--config-reference). */
 static const struct {
   const char *name, *value, *meaning;

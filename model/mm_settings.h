@@ -95,6 +95,14 @@ typedef struct {
  * longer than MM_SETTING_MAX - 1 characters. */
 MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 
+/* Start every OpenMP thread of the rank (OMP_NUM_THREADS, OMP_STACKSIZE)
+ * now, with one empty parallel region: called before any file is made. The
+ * OpenMP runtime ends the process when it cannot make a thread (libgomp:
+ * "Thread creation failed", exit 1); in the first region of the step, with
+ * the history open, HDF5's exit handler then closed the file collectively
+ * and the other ranks waited for ever. Returns the number of threads. */
+int mm_settings_start_threads(void);
+
 /* The table of every variable (markdown), for docs/configuration.md. */
 void mm_settings_write_markdown(FILE *out);
 
