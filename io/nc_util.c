@@ -199,13 +199,22 @@ mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const cha
   return mm_agree(comm, err);
 }
 
+/* What mm_reserve_here returns for another file at the path (mm_io_seen). */
+#define MM_RESERVE_REPLACED (-1)
+
 /* Rank 0's part of mm_io_reserve: the error number of the reservation, 0
- * when it is in place or cannot be made on this file system. */
-static int mm_reserve_here(const char *path, double bytes) {
+ * when it is in place or cannot be made on this file system, or
+ * MM_RESERVE_REPLACED. */
+static int mm_reserve_here(const char *path, double bytes, mm_io_seen *seen) {
   const int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return errno;
   struct stat st;
   int e = fstat(fd, &st) == 0 ? 0 : errno;
+  if (e == 0 && seen && seen->known &&
+      ((unsigned long long)st.st_dev != seen->dev || (unsigned long long)st.st_ino != seen->ino))
+    e = MM_RESERVE_REPLACED;
+  if (e == 0 && seen && !seen->known)
+    *seen = (mm_io_seen){true, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino};
   if (e == 0) {
     do
       e = posix_fallocate(fd, st.st_size, (off_t)bytes);
@@ -221,13 +230,19 @@ static int mm_reserve_here(const char *path, double bytes) {
   return e;
 }
 
-mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes) {
+mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes,
+                     mm_io_seen *seen) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
   if (rank == 0 && !env->fault.no_reserve) {
-    const int e = mm_reserve_here(path, bytes);
-    if (e != 0)
+    const int e = mm_reserve_here(path, bytes, seen);
+    if (e == MM_RESERVE_REPLACED)
+      err = MM_ERROR(MM_ERR_RUN,
+                     "%s: another file than the one this run writes is now at this path (moved "
+                     "there while the run wrote it): left as it is, and no record written",
+                     path);
+    else if (e != 0)
       err = MM_ERROR(MM_ERR_RUN, "%s: cannot reserve %.2f MiB for the next write: %s", path,
                      bytes / 1048576.0, strerror(e));
   }

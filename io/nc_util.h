@@ -141,9 +141,19 @@ MM_NODISCARD mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double byt
  * the room past the end of the data is cut by HDF5 at its next flush (when
  * its end of allocation moved) or by mm_io_trim after the close. A file
  * system that cannot reserve (EOPNOTSUPP, ...) is written without one.
- * MINIMODEL_FAULT_NO_RESERVE (mm_settings.h) turns the reservation off. */
+ * MINIMODEL_FAULT_NO_RESERVE (mm_settings.h) turns the reservation off.
+ * With `seen` (a file written in place, the history: zeroed before its
+ * first reservation), the file at path is also checked to be the one the
+ * first reservation found: another file moved to its name is MM_ERR_RUN,
+ * not grown by the reservation while the records go on into the file the
+ * libraries hold open. (A file cut shorter is not found: the libraries'
+ * next write grows it back, with a hole where the data was.) */
+typedef struct {
+  bool known;                  /* the first reservation has been made */
+  unsigned long long dev, ino; /* the file's identity */
+} mm_io_seen;
 MM_NODISCARD mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path,
-                                  double bytes);
+                                  double bytes, mm_io_seen *seen);
 
 /* After closing path, written with mm_io_reserve (collective): rank 0 cuts
  * the file back to the end its HDF5 superblock records, where room reserved

@@ -130,7 +130,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   }
 
   mm_state_vars v = {-1, -1, -1};
-  err = mm_io_reserve(comm, &cfg->env, tmp, bytes);
+  err = mm_io_reserve(comm, &cfg->env, tmp, bytes, NULL);
   if (err == MM_OK)
     err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
   if (err != MM_OK) {
