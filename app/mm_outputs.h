@@ -54,7 +54,14 @@ typedef struct {
 MM_NODISCARD mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm,
                                           mm_output_lock *lock);
 
-/* Remove the lock file and release the lock (rank 0; nothing elsewhere). */
+/* Whether the lock file is still at its name (collective over comm; rank
+ * 0 looks): removed or replaced while the run holds it (a user tidying
+ * "stale" locks), another run of the case could take the outputs.
+ * MM_ERR_RUN naming it, checked before every record and restart. */
+MM_NODISCARD mm_err mm_output_lock_check(const mm_output_lock *lock, MPI_Comm comm);
+
+/* Remove the lock file, when it is still the one locked, and release the
+ * lock (rank 0; nothing elsewhere). */
 void mm_output_lock_destroy(mm_output_lock *lock);
 
 #endif

@@ -391,9 +391,28 @@ mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock
   return err;
 }
 
+/* Whether the path of the lock names the file locked by fd. */
+static bool mm_output_lock_in_place(const mm_output_lock *lock) {
+  struct stat held, named;
+  return fstat(lock->fd, &held) == 0 && lstat(lock->path, &named) == 0 &&
+         held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+mm_err mm_output_lock_check(const mm_output_lock *lock, MPI_Comm comm) {
+  mm_err err = MM_OK;
+  if (lock->fd >= 0 && !mm_output_lock_in_place(lock))
+    err = MM_ERROR(MM_ERR_RUN,
+                   "%s: the lock file was removed or replaced while this run held it: another "
+                   "run of this case could now write its files; stopped before writing more",
+                   lock->path);
+  return mm_agree(comm, err);
+}
+
 void mm_output_lock_destroy(mm_output_lock *lock) {
   if (lock->fd < 0) return;
-  unlink(lock->path); /* while it is held: see mm_output_lock_take */
+  /* while it is held (see mm_output_lock_take), and not a lock file that
+   * another run made after this one's was removed */
+  if (mm_output_lock_in_place(lock)) unlink(lock->path);
   close(lock->fd);
   lock->fd = -1;
 }

@@ -542,6 +542,10 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
       err = checked_diagnostics(m, &origin, good_t, good_s, &good_step, &tm, &d, record || restart);
     mm_timer_start(&tm, MM_PHASE_OUTPUT);
     if (err == MM_OK && (record || restart)) err = mm_agree(g->cart, mm_model_fetch_state(m));
+    if (err == MM_OK && (record || restart)) {
+      err = mm_output_lock_check(&lock, g->cart);
+      if (err != MM_OK) mm_history_abandon(hist); /* another run's now, maybe */
+    }
     if (err == MM_OK && record)
       err = mm_history_write(hist, g, mm_model_temp(m), mm_model_salt(m), &d);
     if (err == MM_OK && record) last_record = s;

@@ -817,6 +817,10 @@ mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp, con
   return MM_OK;
 }
 
+void mm_history_abandon(mm_history *h) {
+  if (h) h->broken = true;
+}
+
 mm_err mm_history_close(mm_history *h) {
   if (!h) return MM_OK;
   mm_err err = MM_OK;

@@ -74,6 +74,12 @@ bool mm_history_started(const mm_history *h);
 MM_NODISCARD mm_err mm_history_write(mm_history *h, const mm_grid *g, const double *temp,
                                      const double *salt, const mm_diag *d);
 
+/* Leave the file to whoever else writes it now (the case's lock was lost):
+ * no call is made on it any more, mm_history_close does not close it, and
+ * the run ends without the libraries' clean-up (mm_io_files_left_open), so
+ * that nothing of this run's is flushed into it. */
+void mm_history_abandon(mm_history *h);
+
 /* Close the file and free h (collective; does nothing for h == NULL). */
 MM_NODISCARD mm_err mm_history_close(mm_history *h);
 
