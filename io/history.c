@@ -328,7 +328,7 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
   /* header: coordinates, kmt, the configuration text */
   const double header = (double)g->nx * (double)g->ny * sizeof(int) + MM_IO_SPACE_MARGIN;
   mm_err err = mm_io_check_space(comm, h->dir, header, p);
-  if (err == MM_OK) err = mm_io_check_inodes(comm, h->dir, true, p);
+  if (err == MM_OK) err = mm_io_check_inodes(comm, h->dir, true, p, MM_IO_FDS_FIRST);
   if (err != MM_OK) {
     mm_history_free(h);
     return err;
@@ -680,7 +680,7 @@ static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io
 static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *origin, long step,
                                              const mm_history_found *f) {
   const char *p = h->path;
-  MM_CHECK(mm_io_check_inodes(h->comm, h->dir, false, p));
+  MM_CHECK(mm_io_check_inodes(h->comm, h->dir, false, p, MM_IO_FDS_FIRST));
   mm_err err = MM_OK;
   int s = nc_open_par(p, NC_WRITE, h->comm, MPI_INFO_NULL, &h->ncid);
   if (s != NC_NOERR)

@@ -174,9 +174,35 @@ mm_err mm_io_check_space(MPI_Comm comm, const char *dir, double bytes, const cha
   return mm_agree(comm, err);
 }
 
-mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const char *path) {
+/* File descriptors this process may still open: RLIMIT_NOFILE less those
+ * open; -1 when the limit is large enough not to count (4096 or more). */
+static long mm_fds_free(void) {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= 4096)
+    return -1;
+  long open_fds = 0;
+  for (int fd = 0; fd < (int)lim.rlim_cur; fd++)
+    if (fcntl(fd, F_GETFD) != -1) open_fds++;
+  return (long)lim.rlim_cur - open_fds;
+}
+
+mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const char *path,
+                          int fds_needed) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
+  /* the descriptors, on every rank: seen on 2 ranks (Open MPI 4.1), an open
+   * file limit a few descriptors short of what the libraries' open takes
+   * failed on one rank inside MPI-IO's collective open, and the others
+   * waited for ever */
+  const long fds = mm_fds_free();
+  mm_err fd_err = MM_OK;
+  if (fds >= 0 && fds < fds_needed)
+    fd_err = MM_ERROR(MM_ERR_RUN,
+                      "%s: cannot %s: rank %d has %ld file descriptor%s free (ulimit -n), and "
+                      "opening a file through MPI-IO and HDF5 takes up to %d (%s)",
+                      path, create ? "create" : "open", rank, fds, fds == 1 ? "" : "s", fds_needed,
+                      strerror(EMFILE));
+  MM_CHECK(mm_agree(comm, fd_err));
   /* seen on 2 ranks (Open MPI 4.1, tmpfs): a create with 2 free inodes
    * ends well, an open with 1 free waits for ever; 1 more is asked for */
   const int need = create ? 3 : 2;

@@ -108,15 +108,24 @@ MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
  * for a file in the root. */
 void mm_io_dir_of(const char *path, char *dir, size_t size);
 
+/* File descriptors a rank must have free before it opens a file through
+ * MPI-IO and HDF5 (mm_io_check_inodes), seen on 2 ranks (Open MPI 4.1,
+ * HDF5 1.10): the first open of a process loads Open MPI's I/O components
+ * and takes one more than a later one, made while the history is open. */
+#define MM_IO_FDS_FIRST 4
+#define MM_IO_FDS_LATER 3
+
 /* Before path in dir is created or opened through MPI-IO (collective):
- * rank 0 checks that the file system has the inodes that takes (3 to
- * create: the file, Open MPI's lock file beside it, one more while it
- * opens; 2 to open), and the ranks agree. With the file made and no inode
- * left for the lock, the ranks were left waiting for each other in the
- * libraries' open. A read-only file system, or one without a count of
- * inodes, passes. MM_ERR_RUN naming path and the inodes free. */
+ * every rank checks that it may open `fds` more files (MM_IO_FDS_FIRST or
+ * _LATER; under an open-file limit below 4096), rank 0 that the file system has the inodes
+ * that takes (3 to create: the file, Open MPI's lock file beside it, one
+ * more while it opens; 2 to open), and the ranks agree. With the file made
+ * and no inode left for the lock, or one rank short of descriptors, the
+ * ranks were left waiting for each other in the libraries' open. A
+ * read-only file system, or one without a count of inodes, passes.
+ * MM_ERR_RUN naming path and the inodes or descriptors free. */
 MM_NODISCARD mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create,
-                                       const char *path);
+                                       const char *path, int fds);
 
 /* Before writing about `bytes` more to path in dir: rank 0 checks that the
  * file system has that much space free, and the ranks agree (collective).

@@ -117,7 +117,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   const double bytes =
       cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
   if (err == MM_OK) err = mm_io_check_space(comm, cfg->output_dir, bytes, tmp);
-  if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, true, tmp);
+  if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, true, tmp, MM_IO_FDS_LATER);
   if (err != MM_OK) goto done;
 
   int nc = -1;
@@ -366,7 +366,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
   if (err == MM_OK) {                                         /* MPI-IO's lock file beside it */
     char dir[MM_IO_PATH_MAX];
     mm_io_dir_of(p, dir, sizeof dir);
-    err = mm_io_check_inodes(g->cart, dir, false, p);
+    err = mm_io_check_inodes(g->cart, dir, false, p, MM_IO_FDS_FIRST);
   }
   if (err != MM_OK) return err;
 
