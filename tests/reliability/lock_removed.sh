@@ -13,15 +13,9 @@ rm -rf "$work"
 mkdir -p "$work"
 out="$work/out"
 fail() { echo "FAIL: $*"; cat "$work"/*.log; exit 1; }
-timeout -k 10 300 "$mm" --quiet --set output.dir="$out" --set run.steps=1000000 \
-  --set output.interval=1000 --set output.restart_interval=0 \
-  "$src/configs/gyre_bowl.ini" >"$work/first.log" 2>&1 &
-first=$!
-for ((i = 0; i < 3000; i++)); do
-  [ "$(stat -c %s "$out/gyre_bowl.nc" 2>/dev/null || echo 0)" -gt 100000 ] && break
-  kill -0 $first 2>/dev/null || fail "the first run ended first"
-  sleep 0.02
-done
+source "$(dirname "${BASH_SOURCE[0]}")/long_run.sh"
+long_run "$mm" "$src" "$out" "$work/first.log"
+first=$pid
 rm "$out/gyre_bowl.lock"
 echo "pid 1 on host another" >"$out/gyre_bowl.lock"
 wait $first
