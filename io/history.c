@@ -57,7 +57,7 @@ struct mm_history {
                                 left open and no call is made on it any more */
   double *buf;               /* one field of the block in file order, [nz * nyl * nxl] at least */
   double record_bytes;       /* size of one record uncompressed, with room for metadata */
-  mm_io_seen seen;           /* the file the first record's reservation found (rank 0) */
+  mm_io_seen seen;           /* the file its first reservation found (rank 0) */
   char dir[MM_STR_MAX];      /* output.dir, for the free-space check */
   mm_settings env;           /* the run's settings (fault injection) */
   char path[MM_IO_PATH_MAX]; /* the file, for messages */
@@ -352,7 +352,7 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
     return err;
   }
 
-  err = mm_io_reserve(comm, &h->env, p, header, NULL);
+  err = mm_io_reserve(comm, &h->env, p, header, &h->seen); /* and the file seen */
   if (err == MM_OK) err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
   if (err != MM_OK) {
     nc_abort(h->ncid);
@@ -703,7 +703,7 @@ static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *
                 nc_inq_varid(h->ncid, mm_diag_vars[v].name, &h->var_diag[v]));
   err = mm_agree(h->comm, err);
   if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
-  if (err == MM_OK) err = mm_io_reserve(h->comm, &h->env, p, MM_IO_SPACE_MARGIN, NULL);
+  if (err == MM_OK) err = mm_io_reserve(h->comm, &h->env, p, MM_IO_SPACE_MARGIN, &h->seen);
   if (err == MM_OK) err = mm_history_note(h, step, origin);
   if (err == MM_OK) err = mm_history_collective(h);
   if (err != MM_OK) {
