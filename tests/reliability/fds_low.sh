@@ -14,6 +14,12 @@ timeout -k 10 120 mpirun --oversubscribe -np 2 bash -c 'ulimit -n 19 && exec "$@
 rc=$?
 fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the job hung (exit $rc)"
+# where MPI itself needs more descriptors than that to start (another MPI,
+# more inherited), minimodel's check is not reached: nothing to test here
+if ! grep -q "^minimodel: error" "$work/log" && grep -qiE "PMIX|MPI_Init|ORTE|OPAL" "$work/log"; then
+  echo "skipped: MPI did not start under ulimit -n 19 here"
+  exit 77
+fi
 [ $rc -eq 1 ] || fail "exit $rc, expected 1"
 [ "$(grep -c "^minimodel: error" "$work/log")" -eq 1 ] || fail "not one error message"
 grep -qE "^minimodel: error: .*/flat\.nc: cannot create: rank [01] has [0-9]+ file descriptors? free \(ulimit -n\)" \
