@@ -5,10 +5,12 @@
  * without PnetCDF) and reads its block; the ranks then agree. */
 #include "mm_io.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "layout.h"
 #include "nc_util.h"
@@ -48,26 +50,39 @@ static const char *const mm_salt_units[] = {"g/kg",
                                             "practicalsalinityunits",
                                             NULL};
 
+/* Attribute `att` of var as text into buf (size bytes, NUL-terminated):
+ * NC_CHAR, or one NC_STRING as netCDF4-python writes non-ASCII text. 0:
+ * read; 1: absent; -1: present but not such a text, or too long. */
+static int mm_att_text(int nc, int var, const char *att, char *buf, size_t size) {
+  nc_type type;
+  size_t len = 0;
+  buf[0] = '\0';
+  if (nc_inq_att(nc, var, att, &type, &len) != NC_NOERR) return 1;
+  if (type == NC_CHAR && len < size) {
+    if (nc_get_att_text(nc, var, att, buf) != NC_NOERR) return -1;
+    buf[len] = '\0';
+    return 0;
+  }
+  int got = -1;
+  if (type == NC_STRING && len == 1) {
+    char *str = NULL;
+    if (nc_get_att_string(nc, var, att, &str) == NC_NOERR && str && strlen(str) < size) {
+      snprintf(buf, size, "%s", str);
+      got = 0;
+    }
+    if (str) nc_free_string(1, &str);
+  }
+  return got;
+}
+
 /* temp in degrees Celsius, salt in g/kg or on the practical salinity scale:
  * a field in other units (K, degF, kg/kg) is refused, not read as if it
  * were in these (the values are not converted). */
 static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, const char *name) {
-  nc_type type;
-  size_t len = 0;
-  if (nc_inq_att(nc, var, "units", &type, &len) != NC_NOERR) return MM_OK;
-  char units[128] = "", key[128];
-  bool text = false;
-  if (type == NC_CHAR && len < sizeof units) {
-    text = nc_get_att_text(nc, var, "units", units) == NC_NOERR;
-  } else if (type == NC_STRING && len == 1) { /* as netCDF4-python writes non-ASCII text */
-    char *str = NULL;
-    if (nc_get_att_string(nc, var, "units", &str) == NC_NOERR && str &&
-        strlen(str) < sizeof units) {
-      snprintf(units, sizeof units, "%s", str);
-      text = true;
-    }
-    if (str) nc_free_string(1, &str);
-  }
+  char units[128], key[128];
+  const int got = mm_att_text(nc, var, "units", units, sizeof units);
+  if (got == 1) return MM_OK;
+  const bool text = got == 0;
   MM_REQUIRE(text, MM_ERR_INPUT, "%s: %s: attribute units is not a text of under 128 characters", p,
              name);
   size_t k = 0;
@@ -78,6 +93,22 @@ static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, cons
   if (k == 0) return MM_OK;
   const bool temp = !strcmp(name, "temp");
   if (!temp && !strcmp(units, "0.001")) return MM_OK; /* its '.' taken out would be 0001 */
+  if (!temp && !strcmp(key, "1")) {
+    /* CF: "1" is practical salinity's unit, and a mass fraction's: with any
+     * standard_name but sea_water_practical_salinity, S is in kg/kg, 1000
+     * times smaller than the model's g/kg, and would pass the range check */
+    char standard[128];
+    const int named = mm_att_text(nc, var, "standard_name", standard, sizeof standard);
+    if (named == -1 ||
+        (named == 0 && standard[0] && strcmp(standard, "sea_water_practical_salinity")))
+      return MM_ERROR(MM_ERR_INPUT,
+                      "%s: salt has units = '1' and standard_name = '%s': in CF that is a mass "
+                      "fraction (kg/kg, 1000 times smaller than g/kg); expected g/kg, or units "
+                      "= '1' with standard_name = 'sea_water_practical_salinity' (values are "
+                      "read as they are, not converted)",
+                      p, named == 0 ? standard : "(not text)");
+    return MM_OK;
+  }
   for (const char *const *u = temp ? mm_temp_units : mm_salt_units; *u; u++)
     if (!strcmp(key, *u)) return MM_OK;
   return MM_ERROR(MM_ERR_INPUT,
@@ -85,6 +116,77 @@ static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, cons
                   "converted)",
                   p, name, units,
                   temp ? "degrees Celsius (degC)" : "g/kg or practical salinity (g/kg, psu, 1)");
+}
+
+/* The coordinate variable `name` of the open file (a numeric variable of
+ * that name on the one dimension of that name, of length n), where it has
+ * one: *found, and its values into v. */
+static MM_NODISCARD mm_err mm_initial_coord(int nc, const char *p, const char *name, size_t n,
+                                            double *v, int *var, bool *found) {
+  *found = false;
+  if (nc_inq_varid(nc, name, var) != NC_NOERR) return MM_OK;
+  int nd = 0, dim = -1;
+  nc_type type;
+  char dim_name[NC_MAX_NAME + 1] = "";
+  size_t len = 0;
+  if (nc_inq_varndims(nc, *var, &nd) != NC_NOERR || nd != 1 ||
+      nc_inq_var(nc, *var, NULL, &type, NULL, &dim, NULL) != NC_NOERR ||
+      nc_inq_dim(nc, dim, dim_name, &len) != NC_NOERR || strcmp(dim_name, name) != 0 || len != n ||
+      type == NC_CHAR || type == NC_STRING || type > NC_UINT64)
+    return MM_OK; /* not a coordinate variable of the dimension the fields use */
+  const int s = nc_get_var_double(nc, *var, v);
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+  *found = true;
+  return MM_OK;
+}
+
+/* Where the file has coordinate variables, they must be the model's
+ * orientation and levels: z the depths of the level centres z_t (m, positive
+ * down, from the surface), y and x increasing. The fields are read by index,
+ * so a file whose levels run up from the floor, or lie at other depths, or
+ * whose rows run north to south, would otherwise be taken upside down, or on
+ * the wrong levels, without a word. */
+static MM_NODISCARD mm_err mm_initial_coords(int nc, const char *p, const mm_grid *g) {
+  const double *z_t = g->z_t; /* NULL: the levels are not checked */
+  const size_t most =
+      (size_t)(g->nx > g->ny ? (g->nx > g->nz ? g->nx : g->nz) : (g->ny > g->nz ? g->ny : g->nz));
+  double *v = malloc(most * sizeof *v);
+  MM_REQUIRE(v, MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, most * sizeof *v);
+  mm_err err = MM_OK;
+  int var = -1;
+  bool found = false;
+  err = mm_initial_coord(nc, p, "z", (size_t)g->nz, v, &var, &found);
+  if (err == MM_OK && found) {
+    char positive[16];
+    const int got = mm_att_text(nc, var, "positive", positive, sizeof positive);
+    if (got == -1 || (got == 0 && strcasecmp(positive, "down") != 0))
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: z has positive = '%s': the fields are read with level 0 at the surface "
+                     "and depth positive down, as the model's z (positive = \"down\"): write "
+                     "the file so",
+                     p, got == 0 ? positive : "(not text)");
+    for (int k = 0; err == MM_OK && z_t && k < g->nz; k++)
+      if (!(fabs(v[k] - z_t[k]) <= 1e-6 * fabs(z_t[k]) + 1e-6))
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: z[%d] = %.9g, but level %d of this configuration is centred at %.9g "
+                       "m depth (grid.nz, grid.depth, grid.dz_surface): the file is on other "
+                       "levels, or upside down; the values are read by level, not interpolated",
+                       p, k, v[k], k, z_t[k]);
+  }
+  static const char *const horizontal[2] = {"y", "x"};
+  for (int d = 0; d < 2 && err == MM_OK; d++) {
+    const int n = d == 0 ? g->ny : g->nx;
+    err = mm_initial_coord(nc, p, horizontal[d], (size_t)n, v, &var, &found);
+    for (int i = 1; err == MM_OK && found && i < n; i++)
+      if (!(v[i] > v[i - 1]))
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: %s[%d] = %.9g does not increase from %s[%d] = %.9g: the fields are "
+                       "read with index 0 at the %s edge, as the model's %s",
+                       p, horizontal[d], i, v[i], horizontal[d], i - 1, v[i - 1],
+                       d == 0 ? "south" : "west", horizontal[d]);
+  }
+  free(v);
+  return err;
 }
 
 /* Read field `name` of the open file into dst (model layout, land 0) through
@@ -187,6 +289,7 @@ mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *pat
                        "cannot open (missing, unreadable or not NetCDF)", s);
     open = s == NC_NOERR;
   }
+  if (err == MM_OK) err = mm_initial_coords(nc, path, g);
   if (err == MM_OK) err = mm_initial_field(nc, path, g, "temp", buf, temp);
   if (err == MM_OK) err = mm_initial_field(nc, path, g, "salt", buf, salt);
   if (open) nc_close(nc);
@@ -197,5 +300,13 @@ mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *pat
 mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path) {
   mm_grid shape;
   MM_CHECK(mm_io_shape(cfg, comm, &shape));
-  return mm_initial_read(&shape, &cfg->env, path, NULL, NULL);
+  const size_t nz = (size_t)cfg->nz;
+  double *levels = malloc((3 * nz + 1) * sizeof *levels); /* h, z_w, z_t (m) */
+  mm_err err = levels ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory (%zu levels)", nz);
+  if (err == MM_OK) mm_grid_levels(cfg, levels, levels + nz, levels + 2 * nz + 1);
+  err = mm_agree(comm, err);
+  shape.z_t = levels + 2 * nz + 1;
+  if (err == MM_OK) err = mm_initial_read(&shape, &cfg->env, path, NULL, NULL);
+  free(levels);
+  return err;
 }

@@ -4,8 +4,9 @@
     reference.py CONFIG.ini [--set SECTION.KEY=VALUE ...] [--output FILE] [--quiet]
 
 Integrates the same case as the C model on the whole global grid (no MPI, no
-decomposition) and writes a history file with the layout of docs/output.md,
-by default <output.dir>/<run.name>.reference.nc.
+decomposition) and writes a history file with the variables and attributes
+of docs/output.md (its chunks aside), by default
+<output.dir>/<run.name>.reference.nc.
 
 This file is the specification in executable form. Each function mirrors a
 section of docs/physics.md and evaluates every floating-point expression in
@@ -717,7 +718,11 @@ def read_initial_file(path, grid):
     (z, y, x), in this order, of shape exactly (nz, ny, nx); land ignored (0);
     a wet value that is not finite or equals the _FillValue or missing_value
     (missing data) is refused, and so is a field whose units are not degrees
-    Celsius (temp) or g/kg, practical salinity (salt)."""
+    Celsius (temp) or g/kg, practical salinity (salt; "1" with a
+    standard_name other than sea_water_practical_salinity is a mass
+    fraction), and a file whose coordinate variables are not the model's:
+    z the level centres (m, positive down, within 1e-6 relative + 1e-6 m),
+    y and x increasing."""
     import netCDF4
     try:
         ds = netCDF4.Dataset(path, "r")
@@ -726,6 +731,30 @@ def read_initial_file(path, grid):
             from None
     out = []
     with ds:
+        for name, n in (("z", grid.nz), ("y", grid.ny), ("x", grid.nx)):
+            var = ds.variables.get(name)
+            if (var is None or var.dimensions != (name,) or var.shape != (n,)
+                    or var.dtype == str or np.dtype(var.dtype).kind not in "iuf"):
+                continue  # not a coordinate variable of the fields' dimension
+            var.set_auto_mask(False)
+            c = np.asarray(var[...], dtype=np.float64)
+            if name == "z":
+                positive = var.getncattr("positive") if "positive" in var.ncattrs() else "down"
+                if not isinstance(positive, str) or positive.lower() != "down":
+                    raise ConfigError(f"{path}: z has positive = '{positive}': the fields are "
+                                      "read with level 0 at the surface, positive down")
+                off = ~(np.abs(c - grid.z) <= 1e-6 * np.abs(grid.z) + 1e-6)
+                if np.any(off):
+                    k = int(np.argmax(off))
+                    raise ConfigError(f"{path}: z[{k}] = {c[k]:.9g}, but level {k} of this "
+                                      f"configuration is centred at {grid.z[k]:.9g} m depth: "
+                                      "the file is on other levels, or upside down")
+            else:
+                up = ~(c[1:] > c[:-1])
+                if np.any(up):
+                    i = int(np.argmax(up)) + 1
+                    raise ConfigError(f"{path}: {name}[{i}] = {c[i]:.9g} does not increase "
+                                      f"from {name}[{i - 1}] = {c[i - 1]:.9g}")
         for name in ("temp", "salt"):
             if name not in ds.variables:
                 raise ConfigError(f"{path}: missing variable '{name}' (initial.file needs temp "
@@ -746,6 +775,12 @@ def read_initial_file(path, grid):
                                   "characters")
             key = "".join(c for c in units if c not in " _.^")
             key = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in key)
+            standard = (var.getncattr("standard_name") if "standard_name" in var.ncattrs()
+                        else "")
+            if (name == "salt" and key == "1" and standard
+                    and standard != "sea_water_practical_salinity"):
+                raise ConfigError(f"{path}: salt has units = '1' and standard_name = "
+                                  f"'{standard}': in CF that is a mass fraction (kg/kg)")
             if key:
                 ok = TEMP_UNITS if name == "temp" else SALT_UNITS
                 if key not in ok and not (name == "salt" and units == "0.001"):
@@ -1052,7 +1087,8 @@ class History:
                 setattr(v, k, a)
             return v
 
-        var("time", "f8", ("time",), "s", long_name="time since start", axis="T")
+        var("time", "f8", ("time",), f"seconds since {cfg['run.start_date']}",
+            standard_name="time", long_name="time", calendar=cfg["run.calendar"], axis="T")
         var("x", "f8", ("x",), "m", long_name="x of cell centres", axis="X",
             standard_name="projection_x_coordinate")[:] = \
             (np.arange(nx) + 0.5) * grid.dx
@@ -1061,9 +1097,11 @@ class History:
             (np.arange(ny) + 0.5) * grid.dy
         var("z", "f8", ("z",), "m", long_name="depth of cell centres", positive="down",
             axis="Z", standard_name="depth", bounds="z_bnds")[:] = grid.z
-        var("z_bnds", "f8", ("z", "nv"), "m",
-            long_name="depth of the interfaces above and below each level")[:] = np.stack([grid.z_w[:-1], grid.z_w[1:]], 1)
-        var("kmt", "i4", ("y", "x"), "1", long_name="number of wet levels; 0 = land")[:] = grid.kmt
+        # CF 7.1: the bounds take the attributes of z; none of their own
+        ds.createVariable("z_bnds", "f8", ("z", "nv"))[:] = \
+            np.stack([grid.z_w[:-1], grid.z_w[1:]], 1)
+        var("kmt", "i4", ("y", "x"), "1", long_name="number of wet levels; 0 = land",
+            standard_name="model_level_number_at_sea_floor")[:] = grid.kmt
         # One record per chunk, capped at about 4 MiB by splitting in y.
         cy = max(1, min(ny, (4 << 20) // (8 * nz * nx)))
         create = {"fill_value": FILL_VALUE, "chunksizes": (1, nz, cy, nx)}

@@ -4,30 +4,41 @@
  * would otherwise be read transposed), a missing variable, a non-finite or
  * missing (fill, missing_value) wet value, values packed with scale_factor /
  * add_offset, units other than degrees Celsius and g/kg (or practical
- * salinity), a missing file.
+ * salinity; "1" with another standard_name is a mass fraction), coordinate
+ * variables z, y, x that are not the model's levels (positive down) and
+ * increasing, a missing file.
  *
  * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
 #include "io_test.h"
 
 /* What make_file puts in the file. */
 typedef enum {
-  GOOD,        /* temp, salt on (nz, ny, nx), NaN on land */
-  EXTRA_LEVEL, /* (nz + 1, ny, nx) */
-  FLAT,        /* temp of (ny, nx) */
-  NO_SALT,     /* temp only */
-  NAN_WET,     /* NaN in one wet cell of salt */
-  FILL_WET,    /* one wet cell of temp never written (the fill value) */
-  TRANSPOSED,  /* dimensions named (x, y, z), of lengths (nz, ny, nx) */
-  OTHER_NAMES, /* dimensions named (depth, lat, lon) */
-  PACKED,      /* salt stored as short with scale_factor, add_offset (CF packing) */
-  OFFSET_ONLY, /* temp with add_offset alone */
-  IDENTITY,    /* temp with scale_factor = 1, add_offset = 0: values as stored */
-  UNITS_OK,    /* temp in "degree_Celsius", salt in "g kg-1" */
-  UNITS_SALT,  /* salt in "kg kg-1" (a mass fraction, 1000 times too small) */
-  UNITS_TEMP,  /* temp in "degF" */
-  MISSING_WET, /* one wet cell of temp equal to its missing_value */
-  UNITS_STR,   /* temp's units "°C" as an NC_STRING (netCDF4-python's non-ASCII text) */
-  MISSING_TWO, /* temp's missing_value {-99, -98}, one wet cell -98 */
+  GOOD,          /* temp, salt on (nz, ny, nx), NaN on land */
+  EXTRA_LEVEL,   /* (nz + 1, ny, nx) */
+  FLAT,          /* temp of (ny, nx) */
+  NO_SALT,       /* temp only */
+  NAN_WET,       /* NaN in one wet cell of salt */
+  FILL_WET,      /* one wet cell of temp never written (the fill value) */
+  TRANSPOSED,    /* dimensions named (x, y, z), of lengths (nz, ny, nx) */
+  OTHER_NAMES,   /* dimensions named (depth, lat, lon) */
+  PACKED,        /* salt stored as short with scale_factor, add_offset (CF packing) */
+  OFFSET_ONLY,   /* temp with add_offset alone */
+  IDENTITY,      /* temp with scale_factor = 1, add_offset = 0: values as stored */
+  UNITS_OK,      /* temp in "degree_Celsius", salt in "g kg-1" */
+  UNITS_SALT,    /* salt in "kg kg-1" (a mass fraction, 1000 times too small) */
+  UNITS_TEMP,    /* temp in "degF" */
+  MISSING_WET,   /* one wet cell of temp equal to its missing_value */
+  UNITS_STR,     /* temp's units "°C" as an NC_STRING (netCDF4-python's non-ASCII text) */
+  MISSING_TWO,   /* temp's missing_value {-99, -98}, one wet cell -98 */
+  COORDS,        /* coordinate variables z (the model's level centres, as float,
+                    positive = "down"), y and x increasing; salt in "1" with
+                    standard_name sea_water_practical_salinity */
+  Z_UP,          /* z = -(level centres), positive = "up" */
+  Z_FLIPPED,     /* z from the floor up: the level centres in reverse order */
+  Z_OTHER,       /* z on other levels (the centres times 1.01) */
+  Y_FLIPPED,     /* y decreasing (rows north to south) */
+  X_REPEATED,    /* x not increasing: x[2] = x[1] */
+  SALT_FRACTION, /* salt in "1" with standard_name sea_water_salinity: kg/kg */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -82,7 +93,40 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
                           "C";
     IO_NC(nc_put_att_string(nc, vt, "units", 1, &celsius));
   }
+  const bool coords = kind == COORDS || kind == Z_UP || kind == Z_FLIPPED || kind == Z_OTHER ||
+                      kind == Y_FLIPPED || kind == X_REPEATED;
+  int vz = -1, vy = -1, vx = -1;
+  if (coords) {
+    IO_NC(nc_def_var(nc, "z", NC_FLOAT, 1, &dz, &vz));
+    IO_NC(nc_def_var(nc, "y", NC_DOUBLE, 1, &dy, &vy));
+    IO_NC(nc_def_var(nc, "x", NC_DOUBLE, 1, &dx, &vx));
+    const char *positive = kind == Z_UP ? "up" : "down";
+    IO_NC(nc_put_att_text(nc, vz, "positive", strlen(positive), positive));
+  }
+  if (kind == COORDS || kind == SALT_FRACTION) {
+    const char *standard = kind == COORDS ? "sea_water_practical_salinity" : "sea_water_salinity";
+    IO_NC(nc_put_att_text(nc, vs, "units", 1, "1"));
+    IO_NC(nc_put_att_text(nc, vs, "standard_name", strlen(standard), standard));
+  }
   IO_NC(nc_enddef(nc));
+  if (coords) {
+    double *z = malloc((size_t)nz * sizeof *z), *y = malloc((size_t)ny * sizeof *y),
+           *x = malloc((size_t)nx * sizeof *x);
+    for (int k = 0; k < nz; k++) {
+      const double zt = g->z_t[kind == Z_FLIPPED ? nz - 1 - k : k];
+      z[k] = kind == Z_UP ? -zt : kind == Z_OTHER ? 1.01 * zt : zt;
+    }
+    for (int j = 0; j < ny; j++)
+      y[j] = (kind == Y_FLIPPED ? ny - j - 0.5 : j + 0.5) * 1000.0;
+    for (int i = 0; i < nx; i++)
+      x[i] = (kind == X_REPEATED && i == 2 ? 1 : i) * 1000.0;
+    IO_NC(nc_put_var_double(nc, vz, z));
+    IO_NC(nc_put_var_double(nc, vy, y));
+    IO_NC(nc_put_var_double(nc, vx, x));
+    free(z);
+    free(y);
+    free(x);
+  }
 
   double *t = malloc((size_t)nz * ny * nx * sizeof *t),
          *s = malloc((size_t)nz * ny * nx * sizeof *s);
@@ -167,6 +211,13 @@ int main(int argc, char **argv) {
       {"missing_wet.nc", NC_NETCDF4, MISSING_WET},
       {"units_str.nc", NC_NETCDF4, UNITS_STR},
       {"missing_two.nc", NC_NETCDF4, MISSING_TWO},
+      {"coords.nc", NC_NETCDF4, COORDS},
+      {"z_up.nc", NC_64BIT_OFFSET, Z_UP},
+      {"z_flipped.nc", NC_NETCDF4, Z_FLIPPED},
+      {"z_other.nc", NC_NETCDF4, Z_OTHER},
+      {"y_flipped.nc", NC_NETCDF4, Y_FLIPPED},
+      {"x_repeated.nc", NC_NETCDF4, X_REPEATED},
+      {"salt_fraction.nc", NC_NETCDF4, SALT_FRACTION},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -215,6 +266,27 @@ int main(int argc, char **argv) {
   expect_refused(&g, path[16],
                  (const char *const[]){"missing_two.nc", "temp = -98", "(i=6, j=4, k=1)",
                                        "the missing_value (missing data)", NULL});
+
+  /* coordinate variables: the model's levels (as float) and increasing y, x
+   * are read; a file upside down, on other levels or flipped north-south is
+   * refused, as is a salinity that CF's names make a mass fraction */
+  expect_read(&cfg, &g, path[17]);
+  expect_refused(&g, path[18],
+                 (const char *const[]){"z_up.nc", "z has positive = 'up'", "surface", NULL});
+  expect_refused(
+      &g, path[19],
+      (const char *const[]){"z_flipped.nc", "z[0] = ", "other levels, or upside down", NULL});
+  expect_refused(&g, path[20], (const char *const[]){"z_other.nc", "z[0] = ", "grid.nz", NULL});
+  expect_refused(
+      &g, path[21],
+      (const char *const[]){"y_flipped.nc", "y[1] = ", "does not increase", "south", NULL});
+  expect_refused(
+      &g, path[22],
+      (const char *const[]){"x_repeated.nc", "x[2] = ", "does not increase", "west", NULL});
+  expect_refused(&g, path[23],
+                 (const char *const[]){"salt_fraction.nc", "units = '1'",
+                                       "standard_name = 'sea_water_salinity'", "mass fraction",
+                                       NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */

@@ -272,6 +272,23 @@ def test_compare():
         rc, out, err = run_script(COMPARE, c, a, "--records-of-b", "--vars", "temp")
         assert rc == 1 and "time=1,z=0,y=2,x=2" in out, f"{rc}\n{out}{err}"
 
+        # --attributes: equal values with an attribute changed, added or gone
+        shutil.copy(a, b)
+        rc, out, err = run_script(COMPARE, a, b, "--attributes")
+        assert rc == 0, f"--attributes, identical files: exit {rc}\n{out}{err}"
+        with netCDF4.Dataset(b, "a") as ds:
+            ds["time"].units = "s"
+            ds["kmt"].delncattr("standard_name")
+            ds["z"].comment = "added"
+        rc, out, err = run_script(COMPARE, a, b, "--attributes", "--quiet")
+        lines = {ln.split(":")[0]: ln for ln in out.splitlines()}
+        assert rc == 1 and "units = 'seconds since" in lines.get("time", "") \
+            and "standard_name only in one file" in lines.get("kmt", "") \
+            and "comment only in one file" in lines.get("z", "") \
+            and "salt" not in lines, f"--attributes: exit {rc}\n{out}{err}"
+        rc, out, err = run_script(COMPARE, a, b)
+        assert rc == 0, f"attributes are not compared without --attributes: exit {rc}\n{out}"
+
         rc, out, err = run_script(COMPARE, a, os.path.join(tmp, "missing.nc"))
         assert rc == 2, f"unreadable file: exit {rc}"
         rc, out, err = run_script(COMPARE, a)
@@ -491,6 +508,44 @@ def test_initial_units_missing():
                 assert rc == 2 and want in err, f"{atts}: exit {rc}, {err!r}"
             else:
                 assert rc == 0, f"{atts}: exit {rc}, {err!r}"
+
+
+def test_initial_coords():
+    """initial.file's coordinate variables must be the model's (io.initial,
+    io/initial.c): z the level centres, positive down; y and x increasing.
+    A salinity in units "1" named sea_water_salinity is a mass fraction."""
+    nz, ny, nx = 6, 3, 4
+    z = (np.arange(nz) + 0.5) * 4000.0 / nz  # grid.depth 4000, uniform levels
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nname = c\nsteps = 2\n[grid]\nnx = {nx}\nny = {ny}\n"
+                             f"nz = {nz}\n[output]\ndir = {tmp}/out\n")
+        cases = (({"z": z}, {}, None),
+                 ({"z": z.astype(np.float32), "y": np.arange(ny), "x": np.arange(nx)}, {},
+                  None),
+                 ({"z": z[::-1]}, {}, "z[0] = "),
+                 ({"z": -z}, {"positive": "up"}, "z has positive = 'up'"),
+                 ({"z": 1.01 * z}, {}, "on other levels"),
+                 ({"y": np.arange(ny)[::-1]}, {}, "y[1] = "),
+                 ({"x": np.array([0.0, 1.0, 1.0, 2.0])}, {}, "x[2] = "),
+                 ({"salt": ("1", "sea_water_salinity")}, {}, "salt has units = '1'"),
+                 ({"salt": ("1", "sea_water_practical_salinity")}, {}, None))
+        for n, (coords, zatts, want) in enumerate(cases):
+            path = os.path.join(tmp, f"c{n}.nc")
+            units = coords.pop("salt", None)
+            write_initial(path, (nz, ny, nx), "salt",
+                          {"units": units[0], "standard_name": units[1]} if units else {},
+                          None, None)
+            with netCDF4.Dataset(path, "a") as ds:
+                for name, values in coords.items():
+                    v = ds.createVariable(name, values.dtype, (name,))
+                    if name == "z":
+                        v.setncatts(zatts)
+                    v[:] = values
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
+            if want:
+                assert rc == 2 and want in err, f"{coords}: exit {rc}, {err!r}"
+            else:
+                assert rc == 0, f"{coords}: exit {rc}, {err!r}"
 
 
 def test_set_value_blanks():
