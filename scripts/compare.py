@@ -29,7 +29,9 @@ and where the largest relative difference occurs, as named indices
   without some diagnostics); B may lack any variable of A.
 - Nothing compared (no variable shared, or none of --vars in both files) is
   a failure, with or without --allow-missing.
-- Global attributes are not compared.
+- Global attributes are not compared. With --attributes, the attributes of
+  each compared variable must be the same names with the same values (a
+  reference written with the layout of docs/output.md).
 - With --records-of-b, only A's records (along `time`) of the steps that B
   holds are compared, matched by the `step` variable; a step of B that A
   lacks is a failure. So a history with the initial state as record 0
@@ -143,6 +145,23 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
     return not problems, line
 
 
+def compare_attributes(name, va, vb, line):
+    """The attributes of va and vb: the same names, equal values; returns
+    (ok, line) with line extended by what differs."""
+    aa = {k: va.getncattr(k) for k in va.ncattrs()}
+    ab = {k: vb.getncattr(k) for k in vb.ncattrs()}
+    diffs = [f"{k} only in one file" for k in sorted(set(aa) ^ set(ab))]
+    for k in sorted(set(aa) & set(ab)):
+        x, y = aa[k], ab[k]
+        same = (x == y) if isinstance(x, str) or isinstance(y, str) else \
+            bool(np.array_equal(np.ravel(x), np.ravel(y)))
+        if not same:
+            diffs.append(f"{k} = {x!r} vs {y!r}")
+    if diffs:
+        return False, f"{line}  FAIL: attributes differ: {'; '.join(diffs)}"
+    return True, line
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="compare.py",
@@ -161,6 +180,8 @@ def main(argv=None):
                     help="comma-separated state or diagnostic variables of B that A may lack "
                          "(a note, not a failure); by default each of "
                          + ", ".join(REQUIRED_VARS) + " in B must be in A")
+    ap.add_argument("--attributes", action="store_true",
+                    help="the compared variables' attributes must be equal too")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     args = ap.parse_args(argv)
     if not (args.rtol >= 0 and args.atol >= 0):
@@ -247,6 +268,8 @@ def main(argv=None):
                     ok, line = compare_numeric(name, va, vb, args.rtol, args.atol, sel)
             except (OSError, RuntimeError, ValueError, TypeError) as e:
                 ok, line = False, f"{name}: FAIL: cannot compare: {e}"
+            if ok and args.attributes:
+                ok, line = compare_attributes(name, va, vb, line)
             failed |= not ok
             out.append((ok, line))
     finally:
