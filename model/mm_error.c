@@ -44,20 +44,22 @@ mm_err mm_mpi_error(int rc, const char *call, const char *file, int line) {
 mm_err mm_agree_with(MPI_Comm comm, mm_err local, int extra, int *extra_max) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
-  /* {worst code, largest extra, -(lowest failing rank)} in one reduction */
-  int in[3] = {(int)local, extra, local != MM_OK ? -rank : INT_MIN}, out[3];
-  MM_MPI(MPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, comm));
-  if (extra_max) *extra_max = out[1];
-  if (out[0] == MM_OK) return MM_OK;
-  const int first = -out[2];
+  /* {worst code, then the lowest rank of those with it; largest extra} in
+   * one reduction: the message travels with the exit status it explains */
+  const long long key = local != MM_OK ? ((long long)local << 32) + (long long)(INT_MAX - rank) : 0;
+  long long in[2] = {key, extra}, out[2];
+  MM_MPI(MPI_Allreduce(in, out, 2, MPI_LONG_LONG, MPI_MAX, comm));
+  if (extra_max) *extra_max = (int)out[1];
+  if (out[0] == 0) return MM_OK;
+  const mm_err worst = (mm_err)(out[0] >> 32);
+  const int first = INT_MAX - (int)(out[0] & 0xffffffffLL);
   char msg[MM_ERROR_MAX];
   snprintf(msg, sizeof msg, "%s", mm_error_message());
   MM_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
-  if (rank == first) return (mm_err)out[0];
+  if (rank == first) return worst;
   mm_error_clear();
-  if (first != 0)
-    return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "rank %d: %s", first, msg);
-  return mm_error_set((mm_err)out[0], __FILE__, __LINE__, "%s", msg);
+  if (first != 0) return mm_error_set(worst, __FILE__, __LINE__, "rank %d: %s", first, msg);
+  return mm_error_set(worst, __FILE__, __LINE__, "%s", msg);
 }
 
 mm_err mm_bcast_text(MPI_Comm comm, const char *text, size_t len, char **out, size_t *out_len) {

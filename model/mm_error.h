@@ -43,9 +43,9 @@ void mm_error_clear(void);
 #define MM_ERROR(code, ...) mm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
 
 /* Agree on an outcome across the ranks of comm (collective): every rank
- * returns the worst code of any rank, and a rank whose own code is not that
- * of the lowest failing rank takes over its message: "rank N: <message>",
- * or the message alone when N is 0. Without it a rank that failed alone
+ * returns the worst code of any rank, and the message of the lowest rank
+ * that failed with that code: the other ranks take it over as "rank N:
+ * <message>", or the message alone when N is 0. Without it a rank that failed alone
  * would leave the others waiting in the next collective. */
 MM_NODISCARD mm_err mm_agree(MPI_Comm comm, mm_err local);
 /* The same, and in the same reduction *extra_max = the largest `extra` of

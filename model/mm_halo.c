@@ -1,5 +1,6 @@
 #include "mm_halo.h"
 
+#include <limits.h>
 #include <string.h>
 
 mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
@@ -19,6 +20,12 @@ mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
     h->width[d] = (size_t)g->nxl * (size_t)nz;
     h->height[d] = MM_HALO;
   }
+  /* MPI counts and strides are int: a rank's strip beyond that would be
+   * cut without a word */
+  MM_REQUIRE(h->pitch <= INT_MAX && h->width[2] <= INT_MAX, MM_ERR_INPUT,
+             "a rank's block of %d x %d columns of %d levels is too large for MPI's int counts: "
+             "use more ranks",
+             g->nxl, g->nyl, nz);
   const int pitch = (int)h->pitch;
   MM_MPI(MPI_Type_vector((int)h->height[0], (int)h->width[0], pitch, MPI_DOUBLE, &h->xstrip));
   MM_MPI(MPI_Type_commit(&h->xstrip));

@@ -1,6 +1,6 @@
 /* Reproducible sums and the per-rank part of the diagnostics, as static
  * inline functions usable from host and device code (mm_diag.c on the CPU,
- * cuda/mm_gpu.cu per thread block on the GPU).
+ * cuda/mm_device_cuda.cu per thread block on the GPU).
  *
  * mm_rsum is a fixed-point accumulator of six 46-bit limbs, weights 2^92 ...
  * 2^-138 (docs/physics.md, "Diagnostics"): adding a double to it is exact, so
@@ -128,21 +128,22 @@ MM_CELL_FN void mm_diag_part_add(mm_diag_part *p, double t, double s, double vol
     p->bad++;
     return;
   }
+  p->ext[0] = fmin(p->ext[0], -t);
+  p->ext[1] = fmin(p->ext[1], t);
+  p->ext[2] = fmin(p->ext[2], -s);
+  p->ext[3] = fmin(p->ext[3], s);
   const int t_out = !mm_temp_possible(t), s_out = !mm_salt_possible(s);
-  if (t_out || s_out) {
+  if (t_out || s_out) { /* counted, and kept out of the sums: a blow-up */
     if (p->out == 0 || pos < p->out_pos) {
       p->out_pos = pos;
       p->out_var = t_out ? 0 : 1;
       p->out_value = t_out ? t : s;
     }
     p->out += t_out + s_out;
+    return; /* (the limbs take |T vol| below 2^155 only) */
   }
   mm_rsum_add(&p->heat, t * vol);
   mm_rsum_add(&p->salt, s * vol);
-  p->ext[0] = fmin(p->ext[0], -t);
-  p->ext[1] = fmin(p->ext[1], t);
-  p->ext[2] = fmin(p->ext[2], -s);
-  p->ext[3] = fmin(p->ext[3], s);
 }
 
 MM_CELL_FN void mm_diag_part_merge(mm_diag_part *into, const mm_diag_part *from) {

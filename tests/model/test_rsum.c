@@ -54,6 +54,22 @@ int main(int argc, char **argv) {
     mm_rsum_add(&p, x[i]);
   TEST_OK(mm_rsum_allreduce(&p, MPI_COMM_WORLD));
   TEST_CHECK(mm_rsum_value(&p) == va, "distributed sum %.17g vs %.17g", mm_rsum_value(&p), va);
+  /* a blow-up's huge finite value: counted out of range, left out of the
+   * sums (the limbs hold |T vol| < 2^155 only; converting more to int64 is
+   * undefined), so the sums are those of the other cells */
+  mm_diag_part part;
+  mm_diag_part_init(&part);
+  mm_diag_part_add(&part, 12.5, 35.0, 2.0, 0);
+  mm_diag_part_add(&part, 1e200, 35.0, 2.0, 1);
+  mm_diag_part_add(&part, 3.0, -1e300, 4.0, 2);
+  TEST_CHECK(part.out == 2 && part.out_pos == 1 && part.out_var == 0 && part.out_value == 1e200,
+             "out of range: %ld at %ld (var %d, %g)", part.out, part.out_pos, part.out_var,
+             part.out_value);
+  TEST_CHECK(mm_rsum_value(&part.heat) == 25.0 && mm_rsum_value(&part.salt) == 70.0,
+             "sums with out-of-range cells: heat %.17g (want 25), salt %.17g (want 70)",
+             mm_rsum_value(&part.heat), mm_rsum_value(&part.salt));
+  TEST_CHECK(-part.ext[0] == 1e200 && part.ext[3] == -1e300, "extrema %g %g", -part.ext[0],
+             part.ext[3]);
   free(x);
   MPI_Finalize();
   return mm_test_failures ? 1 : 0;
