@@ -65,8 +65,9 @@ typedef struct mm_device_backend {
    * number mod the number of devices) can run the step. Asked before
    * create, of that device only: a probe of another device would open a
    * context there (on device 0 for every rank of a node, which a GPU in
-   * exclusive-process mode refuses to all ranks but one). */
-  int (*available)(int local_rank);
+   * exclusive-process mode refuses to all ranks but one). When 0, `why`
+   * (why_size bytes) says what is missing, for the user. */
+  int (*available)(int local_rank, char *why, size_t why_size);
   /* 1 when the halo may cross through its memory: the MPI library can send
    * from and receive into it, given `asked`, MINIMODEL_CUDA_AWARE_MPI (an
    * mm_ask: auto, off or on). */

@@ -256,13 +256,11 @@ static MM_NODISCARD mm_err open_device(mm_model *m) {
   int on_device;
   const mm_device_backend *dev = device_of(cfg, &on_device);
   const char *name = cfg->backend == MM_BACKEND_CUDA ? "cuda" : "emulated";
-  char msg[512];
+  char msg[512] = "minimodel was built without CUDA";
   int local_rank = 0, on_node = 1;
   MM_CHECK(node_rank(m->grid.cart, &local_rank, &on_node));
-  MM_REQUIRE(dev && dev->available(local_rank), MM_ERR_INPUT,
-             "solver.backend = %s: no usable device for it on this machine (%s)", name,
-             dev ? "no CUDA device, or none that runs this build's kernels"
-                 : "minimodel was built without CUDA");
+  MM_REQUIRE(dev && dev->available(local_rank, msg, sizeof msg), MM_ERR_INPUT,
+             "solver.backend = %s: no usable device for it on this machine (%s)", name, msg);
   if (dev->create(&cfg->env, local_rank, &m->dev_ctx, msg, sizeof msg))
     return MM_ERROR(MM_ERR_RUN, "solver.backend = %s: %s", name, msg);
   m->dev = dev;

@@ -37,7 +37,8 @@ enum {
   MM_TDMA_EINVAL = 1,   /* bad argument (nz, depth > nz, nrhs) */
   MM_TDMA_ENOMEM = 2,   /* workspace allocation failed */
   MM_TDMA_ENOTSUP = 3,  /* backend lacks this operation or precision */
-  MM_TDMA_EDEVICE = 4,  /* no usable GPU, or a CUDA error */
+  MM_TDMA_EDEVICE = 4,  /* no usable GPU, or a CUDA error (the cuda backend leaves
+                           that error for the caller's cudaGetLastError) */
   MM_TDMA_ESINGULAR = 5 /* zero pivot */
 };
 const char *mm_tdma_strerror(int code);

@@ -116,7 +116,8 @@ int launch(const Args<T> &p, const Plan &pl, cudaStream_t stream) {
   tdma_kernel<T, NRHS, FUSED, MIX>
       <<<(unsigned)blocks, (unsigned)(pl.warps * mmcuda::kWarp), bytes, stream>>>(
           p, pl.warps, (unsigned)pl.warp_bytes);
-  return cudaGetLastError() == cudaSuccess ? MM_TDMA_OK : MM_TDMA_EDEVICE;
+  /* peeked, not cleared: a caller reads the reason (mm_tdma.h, EDEVICE) */
+  return cudaPeekAtLastError() == cudaSuccess ? MM_TDMA_OK : MM_TDMA_EDEVICE;
 }
 
 template <typename T, bool FUSED>
@@ -231,10 +232,7 @@ int queue(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c
   Plan pl;
   int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
   if (rc) return rc;
-  if (cudaMemsetAsync(x->st.dev, 0, sizeof(int), st) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return MM_TDMA_EDEVICE;
-  }
+  if (cudaMemsetAsync(x->st.dev, 0, sizeof(int), st) != cudaSuccess) return MM_TDMA_EDEVICE;
   return mix ? launch_mixing(p, pl, *mix, st) : dispatch<T, FUSED>(p, pl, nrhs, st);
 }
 int cuda_fused_async(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometry *geo,

@@ -103,18 +103,22 @@ cudaMemcpyKind kind_of(mm_dev_dir dir) {
                                  : cudaMemcpyDeviceToDevice;
 }
 
-int cu_available(int local_rank) {
+int cu_available(int local_rank, char *why, size_t why_size) {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n <= 0) { /* no driver, a driver older than the runtime, no device */
     (void)cudaGetLastError();
+    snprintf(why, why_size, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
     return 0;
   }
   /* the rank's own device (as cu_create picks it), before anything that
    * opens a context: cudaFuncGetAttributes opens one on the current device */
   cudaFuncAttributes fa; /* the kernels have an image for this device */
-  if (cudaSetDevice(local_rank % n) != cudaSuccess ||
-      cudaFuncGetAttributes(&fa, (const void *)mixing_kernel) != cudaSuccess) {
+  e = cudaSetDevice(local_rank % n);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, (const void *)mixing_kernel);
+  if (e != cudaSuccess) {
     (void)cudaGetLastError();
+    snprintf(why, why_size, "device %d: %s", local_rank % n, cudaGetErrorString(e));
     return 0;
   }
   return 1;
@@ -294,9 +298,11 @@ int cu_solve(void *ctx, mm_tdma *s, const mm_tdma_batch *bt, const mm_tdma_geome
   } else {
     rc = mm_tdma_fused_async(s, bt, geo, kappa, rhs, nrhs, (void *)c->stream);
   }
-  if (rc) {
-    snprintf(c->err, sizeof c->err, "tridiagonal solve (%s) on the GPU: %s",
-             mm_tdma_backend_of(s)->name, mm_tdma_strerror(rc));
+  if (rc) { /* a CUDA error behind it is left for the caller (mm_tdma.h) */
+    const cudaError_t e = cudaGetLastError();
+    snprintf(c->err, sizeof c->err, "tridiagonal solve (%s) on the GPU: %s%s%s",
+             mm_tdma_backend_of(s)->name, mm_tdma_strerror(rc), e != cudaSuccess ? ": " : "",
+             e != cudaSuccess ? cudaGetErrorString(e) : "");
     return 1;
   }
   return 0;

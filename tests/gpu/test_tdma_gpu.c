@@ -395,9 +395,11 @@ static void check_mixing(tu_rng *r, size_t ncol, int nz, int convect, double top
 
 int main(void) {
   int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
+  const cudaError_t found = cudaGetDeviceCount(&ndev);
+  if (found != cudaSuccess || ndev <= 0) { /* no device, no driver, or one too old */
     (void)cudaGetLastError();
-    printf("no CUDA device: skipped\n");
+    printf("no CUDA device (%s): skipped\n",
+           found != cudaSuccess ? cudaGetErrorString(found) : "none found");
     return SKIP;
   }
   struct cudaDeviceProp prop;
