@@ -1,7 +1,7 @@
 /* The per-cell arithmetic of the explicit part of the step (docs/physics.md,
- * "Horizontal step" and "Convective mixing"), as static inline functions
+ * "Horizontal step" and "Convective diffusivity"), as static inline functions
  * usable from host and device code. The CPU kernels (mm_physics.c) and the
- * GPU kernels (cuda/mm_gpu.cu) both call these, so the CPU test suite runs
+ * GPU kernels (cuda/mm_device_cuda.cu) both call these, so the CPU test suite runs
  * exactly the arithmetic the GPU runs, and with no FMA contraction on either
  * side (-ffp-contract=off, nvcc --fmad=false) the results are the same bits.
  * The order of operations is the one of docs/physics.md: do not
@@ -225,11 +225,12 @@ MM_CELL_FN void mm_cell_horizontal(const mm_cell_hstep *h, long col, int k) {
 typedef struct {
   int nz;
   const int *kmt;
-  double *temp_next;         /* [ncol_h nz] T* (degC): gets the surface flux */
-  const double *salt_next;   /* [ncol_h nz] S* (g/kg) */
-  double *kappa_w;           /* [ncol_h nz] interface diffusivity (m2/s) */
-  double alpha, beta;        /* thermal expansion (1/K), haline contraction (kg/g) */
-  double kappa_v, kappa_mix; /* background and convective diffusivity (m2/s) */
+  double *temp_next;       /* [ncol_h nz] T* (degC): gets the surface flux */
+  const double *salt_next; /* [ncol_h nz] S* (g/kg) */
+  double *kappa_w;         /* [ncol_h nz] interface diffusivity (m2/s) */
+  double alpha, beta;      /* thermal expansion (1/K), haline contraction (kg/g) */
+  double kappa_v,
+      kappa_mix; /* background diffusivity; kappa_v + kappa_convect, where unstable (m2/s) */
   int convect;
   double q_top; /* surface heating of the top cell per step (degC) */
 } mm_cell_mix;

@@ -96,7 +96,7 @@ double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
   /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
    * and S), each rounded up to whole 2 MB pages from 4 MB on
    * (mm_calloc_aligned), 2 int maps, the 2 byte maps of the flow's
-   * directions, one output record of T and S in file order, solver
+   * directions, one output record of one field (T or S) in file order, solver
    * workspace */
   double field = cols * (double)nz * 8.0;
   const double huge = (double)MM_HUGE_PAGE;

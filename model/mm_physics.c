@@ -282,7 +282,7 @@ column_tracer(const mm_advection scheme, int dirs, const column_faces *f, const 
  *
  * Then, per cell, the convective diffusivity from T*, S* (kappa_w below each
  * level but the last) and the surface flux into the top cell, in that order
- * (docs/physics.md, "Convective mixing"): the column is still in L1, so
+ * (docs/physics.md, "Convective diffusivity"): the column is still in L1, so
  * there is no pass of its own over memory. Skipped where the solver does
  * both inside the solve (m->kappa_in_solve, mm_tdma_fused_mixing).
  *

@@ -68,7 +68,7 @@ MM_TDMA_COLUMN_DEFINE(double, )
 MM_TDMA_COLUMN_DEFINE(float, _f)
 
 /* Diffusivity of the interface between levels k and k+1 from the linear
- * equation of state (mm_tdma_mixing, docs/physics.md "Convective mixing"):
+ * equation of state (mm_tdma_mixing, docs/physics.md "Convective diffusivity"):
  * kappa_mix where the column is statically unstable, -alpha (t_k - t_k1) +
  * beta (s_k - s_k1) > 0, and convection is on; kappa_v otherwise (m2/s). */
 MM_HD double mm_col_kappa(double alpha, double beta, double t_k, double t_k1, double s_k,

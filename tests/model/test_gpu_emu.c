@@ -1,6 +1,6 @@
 /* The arithmetic and index maps of the GPU time step, run on the CPU.
  *
- * The GPU kernels (model/cuda/mm_gpu.cu) are thin: each thread maps its
+ * The GPU kernels (model/cuda/mm_device_cuda.cu) are thin: each thread maps its
  * index to a (column, level) with mm_cell_rect_index and calls a function of
  * mm_cell.h / mm_rsum.h / mm_gpu.h. This test calls the same functions over
  * the same index spaces, thread by thread, and compares with the CPU step:
