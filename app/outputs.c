@@ -301,6 +301,13 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   return err;
 }
 
+/* Whether the path of the lock names the file locked by fd. */
+static bool mm_output_lock_in_place(const mm_output_lock *lock) {
+  struct stat held, named;
+  return fstat(lock->fd, &held) == 0 && lstat(lock->path, &named) == 0 &&
+         held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
 /* Rank 0's part of mm_output_lock_create. */
 static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
   const char *path = lock->path;
@@ -365,16 +372,15 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
     }
     /* The previous holder removes the file before it lets go: when the
      * path no longer names the file locked here, lock the new one. */
-    struct stat held, named;
-    if (fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
-        held.st_ino == named.st_ino) {
+    lock->fd = fd;
+    if (mm_output_lock_in_place(lock)) {
       char host[256] = "?";
       gethostname(host, sizeof host);
       host[sizeof host - 1] = '\0';
       if (ftruncate(fd, 0) == 0) dprintf(fd, "pid %ld on host %s\n", (long)getpid(), host);
-      lock->fd = fd;
       return MM_OK;
     }
+    lock->fd = -1;
     close(fd);
   }
   return MM_ERROR(MM_ERR_RUN, "%s: cannot lock: the file keeps being replaced", path);
@@ -389,13 +395,6 @@ mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock
   err = mm_agree(comm, err);
   if (err != MM_OK) mm_output_lock_destroy(lock);
   return err;
-}
-
-/* Whether the path of the lock names the file locked by fd. */
-static bool mm_output_lock_in_place(const mm_output_lock *lock) {
-  struct stat held, named;
-  return fstat(lock->fd, &held) == 0 && lstat(lock->path, &named) == 0 &&
-         held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
 mm_err mm_output_lock_check(const mm_output_lock *lock, MPI_Comm comm) {
