@@ -226,7 +226,10 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
   // recorded whatever the solve returned: part of it may be queued
   if ((e = cudaEventRecord(dd.done, stream)) != cudaSuccess) return cuda_error("event", e);
   dd.stream = stream;
-  if (rc) return solver_error(rc);
+  if (rc) { // a CUDA error behind it is left for its caller (mm_tdma.h): read, and cleared
+    const cudaError_t le = cudaGetLastError();
+    return rc == MM_TDMA_EDEVICE && le != cudaSuccess ? cuda_error("solve", le) : solver_error(rc);
+  }
   if (bytes > dd.bytes_max) dd.bytes_max = bytes;
   return ffi::Error::Success();
 }
