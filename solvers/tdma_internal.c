@@ -1,6 +1,7 @@
 /* Helpers shared by the CPU backends (tdma_internal.h). */
 #include "tdma_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -10,21 +11,26 @@
 /* Below this many unknowns a batch is solved by the calling thread alone. */
 #define MM_TDMA_PARALLEL_MIN 32768
 
-void mm_tdma_ws_init(mm_tdma_ws *ws, size_t bytes_per_thread) {
-  ws->bytes = (bytes_per_thread + 63) / 64 * 64;
-  if (ws->bytes == 0) ws->bytes = 64;
+void mm_tdma_ws_init(mm_tdma_ws *ws) {
+  ws->bytes = 0;
   ws->nthreads = 0;
   ws->mem = NULL;
 }
 
-int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads) {
+int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads, size_t bytes_per_thread) {
   if (nthreads < 1) nthreads = 1;
-  if (nthreads <= ws->nthreads) return MM_TDMA_OK;
-  unsigned char *mem = aligned_alloc(64, (size_t)nthreads * ws->bytes);
+  size_t bytes = (bytes_per_thread + 4095) / 4096 * 4096;
+  if (bytes == 0) bytes = 4096;
+  if (nthreads <= ws->nthreads && bytes <= ws->bytes) return MM_TDMA_OK;
+  if (nthreads < ws->nthreads) nthreads = ws->nthreads; /* never fewer, never smaller */
+  if (bytes < ws->bytes) bytes = ws->bytes;
+  if (bytes > SIZE_MAX / (size_t)nthreads) return MM_TDMA_ENOMEM;
+  unsigned char *mem = aligned_alloc(4096, (size_t)nthreads * bytes);
   if (!mem) return MM_TDMA_ENOMEM;
   free(ws->mem);
   ws->mem = mem;
   ws->nthreads = nthreads;
+  ws->bytes = bytes;
   return MM_TDMA_OK;
 }
 

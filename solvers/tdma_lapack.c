@@ -25,7 +25,7 @@ static int lapack_create(void **ctx, int nz) {
   lapack_ctx *l = calloc(1, sizeof *l);
   if (!l) return MM_TDMA_ENOMEM;
   l->nz = nz;
-  mm_tdma_ws_init(&l->ws, (size_t)nz * (3 + MM_TDMA_MAX_RHS) * sizeof(double));
+  mm_tdma_ws_init(&l->ws);
   *ctx = l;
   return MM_TDMA_OK;
 }
@@ -63,7 +63,9 @@ static void lapack_destroy(void *ctx) {
   int rc = mm_tdma_check_depths(bt);                                                               \
   if (rc) return rc;                                                                               \
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
-  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt))) return rc;                                         \
+  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt,                                                      \
+                               (size_t)ctx_->nz * (3 + MM_TDMA_MAX_RHS) * sizeof(T))))             \
+    return rc;                                                                                     \
   const long ncol = (long)bt->ncol;                                                                \
   const int nz = ctx_->nz;                                                                         \
   int err = 0;                                                                                     \

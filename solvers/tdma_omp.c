@@ -17,7 +17,7 @@ static int omp_create(void **ctx, int nz) {
   omp_ctx *o = calloc(1, sizeof *o);
   if (!o) return MM_TDMA_ENOMEM;
   o->nz = nz;
-  mm_tdma_ws_init(&o->ws, (size_t)nz * sizeof(double));
+  mm_tdma_ws_init(&o->ws);
   *ctx = o;
   return MM_TDMA_OK;
 }
@@ -35,7 +35,7 @@ static void omp_destroy(void *ctx) {
   int rc = mm_tdma_check_depths(bt);                                                               \
   if (rc) return rc;                                                                               \
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
-  if ((rc = mm_tdma_ws_reserve(&o->ws, nt))) return rc;                                            \
+  if ((rc = mm_tdma_ws_reserve(&o->ws, nt, (size_t)o->nz * sizeof(T)))) return rc;                 \
   const long ncol = (long)bt->ncol;                                                                \
   if (nt == 1) { /* no parallel region: it costs more than a small batch */                        \
     T *cp = mm_tdma_ws_block(&o->ws, 0);                                                           \

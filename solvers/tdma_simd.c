@@ -95,7 +95,7 @@ MM_TRANSPOSE_GENERIC(mm_vf, MM_LF)
 
 typedef struct {
   int nz;
-  mm_tdma_ws ws; /* per thread: c' and d' of one tile */
+  mm_tdma_ws ws; /* per thread: c' and the d' of each right-hand side, of one tile */
 } simd_ctx;
 
 /* Double precision. */
@@ -137,10 +137,7 @@ static int simd_create(void **ctx, int nz) {
   simd_ctx *s = calloc(1, sizeof *s);
   if (!s) return MM_TDMA_ENOMEM;
   s->nz = nz;
-  /* c' and up to MM_TDMA_MAX_RHS d' per level of a tile (the larger of the
-   * double and single tile). */
-  size_t td = (size_t)MM_LD * MM_NV * sizeof(double), tf = (size_t)MM_LF * MM_NV * sizeof(float);
-  mm_tdma_ws_init(&s->ws, (size_t)(1 + MM_TDMA_MAX_RHS) * (size_t)nz * (td > tf ? td : tf));
+  mm_tdma_ws_init(&s->ws); /* sized by each call (mm_run_batch) */
   *ctx = s;
   return MM_TDMA_OK;
 }

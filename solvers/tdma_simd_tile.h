@@ -115,6 +115,14 @@ static inline MM_V MM_FN(mm_splat)(MM_T x) {
   return x - (MM_V){0};
 }
 
+/* Level k in every lane, as an integer of the lanes' width: levels are
+ * compared as integers, exact at any depth (a float holds every integer only
+ * up to 2^24, and a float level past that compared one level early). */
+static inline MM_FN(mm_mask) MM_FN(mm_level)(int k) {
+  const MM_FN(mm_mask) none = (MM_V){0} != (MM_V){0}; /* (a mask type takes no initialiser) */
+  return k + none;
+}
+
 /* m ? x : y, lane by lane (bit select, so it is exact for any x, y). */
 static inline MM_V MM_FN(mm_select)(MM_FN(mm_mask) m, MM_V x, MM_V y) {
   return (MM_V)((m & (MM_FN(mm_mask))x) | (~m & (MM_FN(mm_mask))y));
@@ -198,8 +206,8 @@ static inline __attribute__((always_inline)) void MM_FN(mm_store_lanes)(MM_T *re
 static inline __attribute__((always_inline)) void
 MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
                     MM_V *restrict buf, const int fused, const int uniform, const int nrhs,
-                    const int mixing, const int k0, const int nl, const MM_V *dm1, MM_V *cpv,
-                    MM_V (*dpv)[MM_NV], MM_V *prodv) {
+                    const int mixing, const int k0, const int nl, const MM_FN(mm_mask) * dm1,
+                    MM_V *cpv, MM_V (*dpv)[MM_NV], MM_V *prodv) {
   const int nmax = t->nmax;
   const int S = 1 + nrhs; /* buf[(k * S + s) * MM_NV + v]: s = 0 c', s = 1 + r d'_r */
   const MM_V zero = MM_FN(mm_splat)(0), one = MM_FN(mm_splat)(1);
@@ -281,7 +289,7 @@ MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *rest
 #pragma GCC unroll 16
   for (int j = 0; j < nl; j++) {
     const int k = k0 + j;
-    const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+    const MM_FN(mm_mask) kv = MM_FN(mm_level)(k);
     if (fused) {
       if (!mixing) MM_FN(mm_prefetch)(jb->kappa, t->next, k, jb->nelem);
     } else {
@@ -338,7 +346,7 @@ MM_FN(mm_fwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *rest
 static inline __attribute__((always_inline)) void
 MM_FN(mm_bwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
                     const MM_V *restrict buf, const int uniform, const int nrhs, const int k0,
-                    const int nl, const int tail, const MM_V *dm1, MM_V (*xv)[MM_NV],
+                    const int nl, const int tail, const MM_FN(mm_mask) * dm1, MM_V (*xv)[MM_NV],
                     MM_V (*Xtail)[MM_NV][MM_L]) {
   const int nmax = t->nmax;
   const int S = 1 + nrhs;
@@ -352,7 +360,7 @@ MM_FN(mm_bwd_block)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *rest
 #pragma GCC unroll 16
   for (int j = nl - 1; j >= 0; j--) {
     const int k = k0 + j;
-    const MM_V kv = MM_FN(mm_splat)((MM_T)k);
+    const MM_FN(mm_mask) kv = MM_FN(mm_level)(k);
     for (int v = 0; v < MM_NV; v++) {
       const MM_V *row = buf + (long)k * S * MM_NV + v;
       const MM_V cp = row[0];
@@ -425,10 +433,10 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
   jb = &jcopy;
   const int nmax = t->nmax;
   const MM_V zero = MM_FN(mm_splat)(0);
-  MM_V dm1[MM_NV]; /* depth - 1 of every lane (exact in MM_T), for the masks */
+  MM_FN(mm_mask) dm1[MM_NV]; /* depth - 1 of every lane, for the masks */
   for (int v = 0; v < MM_NV; v++)
     for (int l = 0; l < MM_L; l++)
-      dm1[v][l] = (MM_T)(t->dep[v * MM_L + l] - 1);
+      dm1[v][l] = t->dep[v * MM_L + l] - 1;
 
   /* Forward sweep: c', d' of every level into buf. The carried values of
    * level k-1 (zero-initialised only to keep the compiler's flow analysis
@@ -579,14 +587,17 @@ static void MM_FN(mm_run_range)(const MM_FN(mm_job) *restrict jb, const mm_tdma_
 static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_job) * jb) {
   int rc = mm_tdma_check_depths(bt);
   if (rc) return rc;
-  const int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);
-  if ((rc = mm_tdma_ws_reserve(&s->ws, nt))) return rc;
+  int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);
   jb->nelem = (long)(bt->ncol * (size_t)bt->nz);
   jb->nz = bt->nz;
   /* Chunks of whole tiles, ~16 per thread (dynamic: a noisy core takes fewer). */
   size_t chunk = bt->ncol / ((size_t)nt * 16) / MM_W * MM_W;
   if (chunk < 4 * MM_W) chunk = 4 * MM_W;
   const long nchunk = (long)((bt->ncol + chunk - 1) / chunk);
+  if (nchunk < nt) nt = (int)nchunk; /* a thread without a chunk needs no workspace */
+  /* c' and the nrhs d' of every level of a tile (buf in mm_tile_finish) */
+  const size_t bytes = (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
+  if ((rc = mm_tdma_ws_reserve(&s->ws, nt, bytes))) return rc;
   if (nt == 1) { /* no parallel region: it costs more than a small batch */
     MM_FN(mm_run_range)(jb, bt, 0, bt->ncol, mm_tdma_ws_block(&s->ws, 0));
     return MM_TDMA_OK;
