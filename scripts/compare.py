@@ -38,14 +38,22 @@ and where the largest relative difference occurs, as named indices
   (output.initial_record) compares with one written without it.
 
 Exit status: 0 all within tolerance, 1 some difference (also: a state or
-diagnostic variable of B missing from A, or nothing compared), 2 usage error
-or unreadable file.
+diagnostic variable of B missing from A, or nothing compared), 2 usage error,
+unreadable file (also a FIFO or a device), the report not written, or no
+numpy and netCDF4 (run it with .venv/bin/python), 130 interrupted (Ctrl-C).
 """
 
 import argparse
+import os
+import stat
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:  # exit 1 would read as "the files differ"
+    print(f"compare.py: {e}: run it with the Python of scripts/setup (.venv/bin/python)",
+          file=sys.stderr)
+    sys.exit(2)
 
 # The variables of a history (docs/output.md) that a comparison is about: the
 # state and the diagnostics. One of B's that A lacks is a failure.
@@ -153,8 +161,12 @@ def compare_attributes(name, va, vb, line):
     diffs = [f"{k} only in one file" for k in sorted(set(aa) ^ set(ab))]
     for k in sorted(set(aa) & set(ab)):
         x, y = aa[k], ab[k]
-        same = (x == y) if isinstance(x, str) or isinstance(y, str) else \
-            bool(np.array_equal(np.ravel(x), np.ravel(y)))
+        if isinstance(x, str) or isinstance(y, str):
+            same = x == y
+        else:
+            x, y = np.ravel(x), np.ravel(y)
+            nan = x.dtype.kind in "fc" and y.dtype.kind in "fc"  # NaN = NaN (a _FillValue)
+            same = bool(np.array_equal(x, y, equal_nan=nan))
         if not same:
             diffs.append(f"{k} = {x!r} vs {y!r}")
     if diffs:
@@ -187,11 +199,19 @@ def main(argv=None):
     if not (args.rtol >= 0 and args.atol >= 0):
         ap.error("--rtol and --atol must be >= 0")
 
-    import netCDF4
+    try:
+        import netCDF4
+    except ImportError as e:
+        print(f"compare.py: {e}: run it with the Python of scripts/setup (.venv/bin/python)",
+              file=sys.stderr)
+        return 2
 
     datasets = []
     for path in (args.a, args.b):
         try:
+            # a FIFO or a device would wait for a writer, or never end
+            if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError(f"not a regular file ({file_kind(path)})")
             datasets.append(netCDF4.Dataset(path, "r"))
         except (OSError, RuntimeError, ValueError) as e:
             print(f"compare.py: {path}: cannot read: {e}", file=sys.stderr)
@@ -207,8 +227,13 @@ def main(argv=None):
                 print("compare.py: --records-of-b: both files need a step variable",
                       file=sys.stderr)
                 return 2
-            a_steps = [int(v) for v in np.asarray(va_all["step"][...])]
-            b_steps = [int(v) for v in np.asarray(vb_all["step"][...])]
+            try:
+                a_steps = [int(v) for v in np.asarray(va_all["step"][...])]
+                b_steps = [int(v) for v in np.asarray(vb_all["step"][...])]
+            except (TypeError, ValueError, OverflowError) as e:
+                print(f"compare.py: --records-of-b: a step is not a whole number: {e}",
+                      file=sys.stderr)
+                return 2
             lacking = [n for n in b_steps if n not in a_steps]
             if lacking:
                 out.append((False, f"step: FAIL: {args.a} lacks the record(s) of step(s) "
@@ -251,7 +276,11 @@ def main(argv=None):
         for name in names:
             va, vb = va_all[name], vb_all[name]
             sel = None
-            if rows is not None and va.dimensions and da.dimensions[va.dimensions[0]].isunlimited():
+            # records: along `time`, unlimited as the model writes it or fixed
+            # as xarray does by default
+            if rows is not None and va.dimensions and (
+                    va.dimensions[0] == "time"
+                    or da.dimensions[va.dimensions[0]].isunlimited()):
                 sel = rows
             if sel is not None and len(sel) != len(vb):
                 failed = True
@@ -275,16 +304,36 @@ def main(argv=None):
     finally:
         da.close()
         db.close()
-    for ok, line in out:
-        if not args.quiet or not ok:
-            print(line)
-    if not args.quiet:
-        n_bad = sum(1 for ok, _ in out if not ok)
-        tol = f"rtol={args.rtol:g} atol={args.atol:g}"
-        print(f"compare.py: {len(names)} variable(s) compared ({tol}): "
-              + (f"{n_bad} failure(s)" if failed else "all agree"))
+    try:
+        for ok, line in out:
+            if not args.quiet or not ok:
+                print(line)
+        if not args.quiet:
+            n_bad = sum(1 for ok, _ in out if not ok)
+            tol = f"rtol={args.rtol:g} atol={args.atol:g}"
+            print(f"compare.py: {len(names)} variable(s) compared ({tol}): "
+                  + (f"{n_bad} failure(s)" if failed else "all agree"))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (| head): the verdict stands
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as e:  # the report could not be written (a full disk)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"compare.py: cannot write the report: {e.strerror}", file=sys.stderr)
+        return 2
     return 1 if failed else 0
 
 
+def file_kind(path):
+    """What path is, in words, when it is not a regular file."""
+    mode = os.stat(path).st_mode
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        print("compare.py: interrupted", file=sys.stderr)
+        status = 130
+    sys.exit(status)

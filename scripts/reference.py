@@ -23,7 +23,9 @@ of HALO cells (wrapped on periodic edges, land beyond walls).
 
 Exit status: 0 success, 1 failure while running (non-finite state, or one
 outside the physically possible range; I/O),
-2 usage, configuration or input-file error (as the C model).
+2 usage, configuration or input-file error (as the C model; also an
+--output that is the configuration file or initial.file, and no numpy: run it
+with .venv/bin/python), 130 interrupted (Ctrl-C).
 """
 
 import argparse
@@ -31,9 +33,15 @@ import datetime
 import math
 import os
 import re
+import stat
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:
+    print(f"reference.py: {e}: run it with the Python of scripts/setup (.venv/bin/python)",
+          file=sys.stderr)
+    sys.exit(2)
 
 HALO = 2  # superbee needs two cells upstream of a face
 # The physically possible range of the state (docs/physics.md): a finite
@@ -254,10 +262,24 @@ def ini_entries(text, name):
                           "key = value)")
 
 
+def check_regular(path):
+    """A FIFO, a socket or a device would wait for a writer or never end:
+    refused as the model refuses them (exit 2)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the open says why
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device")
+        raise ConfigError(f"{path}: not a regular file ({kind})")
+
+
 def read_config_file(path):
     """The text of the configuration file at path (at most 1 MiB)."""
     if os.path.isdir(path):
         raise ConfigError(f"{path}: cannot read (is it a directory?)")
+    check_regular(path)
     try:
         with open(path, "rb") as f:
             raw = f.read((1 << 20) + 1)
@@ -724,6 +746,7 @@ def read_initial_file(path, grid):
     z the level centres (m, positive down, within 1e-6 relative + 1e-6 m),
     y and x increasing."""
     import netCDF4
+    check_regular(path)
     try:
         ds = netCDF4.Dataset(path, "r")
     except (OSError, RuntimeError) as e:
@@ -1152,7 +1175,7 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
             raise RunError(f"{output}: cannot create: is a directory")
         try:
             history = History(output, cfg, model.grid)
-        except OSError as e:
+        except (OSError, RuntimeError) as e:  # RuntimeError: netCDF's (/dev/null)
             raise RunError(f"{output}: cannot create: {e}") from None
     records = []
     try:
@@ -1205,6 +1228,13 @@ def main(argv=None):
             except OSError as e:
                 raise RunError(f"output.dir = {outdir}: cannot create: {e.strerror}") from None
             output = os.path.join(outdir, cfg["run.name"] + ".reference.nc")
+        # never over an input of this run (the model refuses the same)
+        for what, path in (("the configuration file", args.config),
+                           ("initial.file", cfg["initial.file"])):
+            if path and os.path.exists(output) and os.path.exists(path) \
+                    and os.path.samefile(output, path):
+                raise ConfigError(f"{output}: is {what} of this run: the history would "
+                                  "overwrite it; give --output another file")
         records = run(cfg, output, quiet=args.quiet)
     except ConfigError as e:
         print(f"reference.py: {e}", file=sys.stderr)
@@ -1212,6 +1242,9 @@ def main(argv=None):
     except RunError as e:
         print(f"reference.py: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("reference.py: interrupted", file=sys.stderr)
+        return 130
     if not args.quiet:
         print(f"reference.py: wrote {output} ({len(records)} records)")
     return 0

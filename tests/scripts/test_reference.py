@@ -295,6 +295,75 @@ def test_compare():
         assert rc == 2, f"usage error: exit {rc}"
 
 
+def test_scripts_faults():
+    """compare.py and reference.py under the faults users meet: a FIFO as an
+    input (refused, exit 2, not a wait for a writer), a report to a full disk
+    (exit 2, no traceback), a Python without numpy (exit 2, not compare.py's
+    1 of "the files differ"), --output that is the configuration file or
+    initial.file (exit 2, the file intact), a history xarray wrote (time a
+    fixed dimension, NaN _FillValue attributes), a step that is not a whole
+    number."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a, ini = reference_history(tmp, "a.nc", "[run]\nsteps = 4\n[grid]\nnx = 6\nny = 5\n"
+                                           "nz = 4\n[output]\ninterval = 2\n")
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        for script, args in ((COMPARE, (fifo, a)), (COMPARE, (a, fifo)), (REFERENCE, (fifo,)),
+                             (REFERENCE, (ini, "--set", f"initial.file={fifo}"))):
+            p = subprocess.run([sys.executable, script] + list(args), capture_output=True,
+                               text=True, timeout=60)
+            assert p.returncode == 2 and "not a regular file (a FIFO)" in p.stderr, \
+                f"{script} {args}: exit {p.returncode}, {p.stderr!r}"
+        if os.path.exists("/dev/full"):
+            with open("/dev/full", "w") as full:
+                p = subprocess.run([sys.executable, COMPARE, a, a], stdout=full,
+                                   stderr=subprocess.PIPE, text=True)
+            assert p.returncode == 2 and "cannot write the report" in p.stderr \
+                and "Traceback" not in p.stderr, f"/dev/full: {p.returncode}, {p.stderr!r}"
+        for script in (COMPARE, REFERENCE):  # -S: no site-packages, so no numpy
+            p = subprocess.run([sys.executable, "-S", script, a, a], capture_output=True,
+                               text=True)
+            assert p.returncode == 2 and ".venv/bin/python" in p.stderr, \
+                f"{script} without numpy: exit {p.returncode}, {p.stderr!r}"
+        # --output over an input of the run
+        with open(ini) as f:
+            ini_text = f.read()
+        rc, out, err = run_script(REFERENCE, ini, "--output", ini, "--quiet")
+        with open(ini) as f:
+            assert rc == 2 and "is the configuration file" in err and f.read() == ini_text, \
+                f"--output = the configuration: exit {rc}, {err!r}"
+        init = os.path.join(tmp, "init.nc")
+        write_initial(init, (4, 5, 6), "temp", {}, None, None)
+        size = os.path.getsize(init)
+        rc, out, err = run_script(REFERENCE, ini, "--set", f"initial.file={init}", "--output",
+                                  init, "--quiet")
+        assert rc == 2 and "is initial.file" in err and os.path.getsize(init) == size, \
+            f"--output = initial.file: exit {rc}, {err!r}"
+        rc, out, err = run_script(REFERENCE, ini, "--output", "/dev/null", "--quiet")
+        assert rc == 1 and "cannot create" in err and "Traceback" not in err, f"{rc}, {err!r}"
+        # what xarray writes: time a fixed dimension, _FillValue NaN
+        try:
+            import xarray as xr
+        except ImportError:
+            xr = None
+        if xr is not None:
+            fixed, sub = os.path.join(tmp, "fixed.nc"), os.path.join(tmp, "sub.nc")
+            with xr.open_dataset(a) as ds:
+                ds.load().to_netcdf(fixed, unlimited_dims=[])
+                ds.isel(time=[1]).to_netcdf(sub, unlimited_dims=[])
+            rc, out, err = run_script(COMPARE, fixed, sub, "--records-of-b", "--quiet")
+            assert rc == 0, f"--records-of-b, fixed time: exit {rc}\n{out}{err}"
+            rc, out, err = run_script(COMPARE, fixed, fixed, "--attributes", "--quiet")
+            assert rc == 0, f"--attributes, NaN _FillValue: exit {rc}\n{out}{err}"
+        b = os.path.join(tmp, "b.nc")
+        copy_without(a, b, {"step"})
+        with netCDF4.Dataset(b, "a") as ds:
+            ds.createVariable("step", "f8", ("time",))[:] = np.nan
+        rc, out, err = run_script(COMPARE, a, b, "--records-of-b")
+        assert rc == 2 and "not a whole number" in err and "Traceback" not in err, \
+            f"NaN step: exit {rc}, {err!r}"
+
+
 def copy_without(src, dst, drop):
     """Copy the NetCDF file src to dst without the variables in drop."""
     with netCDF4.Dataset(src) as si, netCDF4.Dataset(dst, "w") as so:
