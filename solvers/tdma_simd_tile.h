@@ -509,16 +509,18 @@ static void MM_FN(mm_tile_fused)(const MM_FN(mm_job) *restrict jb, const MM_FN(m
 #undef MM_TILE_VARIANTS
 
 /* Columns shallower than one vector of levels would only ever take the
- * staged loads; below this depth a tile runs mm_col_thomas / mm_col_fused
- * column by column instead (the same arithmetic, so the same bits). */
+ * staged loads, and a tile of one live column would compute the padding
+ * lanes for nothing (W times the work); below this depth, or with one live
+ * column, a tile runs mm_col_thomas / mm_col_fused column by column instead
+ * (the same arithmetic, so the same bits). */
 #define MM_MIN_DEPTH (MM_L > 1 ? MM_L : 8)
 
+/* buf: c' (nz) and kappa (nz) of one column at a time. */
 static void MM_FN(mm_tile_scalar)(const MM_FN(mm_job) *restrict jb,
                                   const MM_FN(mm_tile) *restrict t, MM_V *restrict buf) {
-  MM_T *cp = (MM_T *)buf;
+  MM_T *cp = (MM_T *)buf, *kap = cp + jb->nz;
   for (int l = 0; l < t->live; l++) {
     if (jb->mixing) { /* kappa of the column, the surface term, then the solve */
-      MM_T kap[MM_MIN_DEPTH];
       const MM_T *r0 = jb->rhs[0] + t->off[l], *r1 = jb->rhs[1] + t->off[l];
       for (int k = 0; k + 1 < t->dep[l]; k++) {
         const MM_T rho = -jb->alpha * (r0[k] - r0[k + 1]) + jb->beta * (r1[k] - r1[k + 1]);
@@ -556,7 +558,7 @@ static void MM_FN(mm_tile_finish)(const MM_FN(mm_job) *restrict jb, MM_FN(mm_til
     }
     t->nmin[v] = lo;
   }
-  if (t->nmax < MM_MIN_DEPTH)
+  if (t->nmax < MM_MIN_DEPTH || n == 1)
     MM_FN(mm_tile_scalar)(jb, t, buf);
   else if (jb->fused)
     MM_FN(mm_tile_fused)(jb, t, buf, uniform);
@@ -595,8 +597,12 @@ static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_jo
   if (chunk < 4 * MM_W) chunk = 4 * MM_W;
   const long nchunk = (long)((bt->ncol + chunk - 1) / chunk);
   if (nchunk < nt) nt = (int)nchunk; /* a thread without a chunk needs no workspace */
-  /* c' and the nrhs d' of every level of a tile (buf in mm_tile_finish) */
-  const size_t bytes = (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
+  /* c' and the nrhs d' of every level of a tile (buf in mm_tile_finish);
+   * for a batch of one column, which runs alone, c' and kappa of that
+   * column (mm_tile_scalar) */
+  const size_t bytes = bt->ncol == 1
+                           ? 2 * (size_t)bt->nz * sizeof(MM_T)
+                           : (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
   if ((rc = mm_tdma_ws_reserve(&s->ws, nt, bytes))) return rc;
   if (nt == 1) { /* no parallel region: it costs more than a small batch */
     MM_FN(mm_run_range)(jb, bt, 0, bt->ncol, mm_tdma_ws_block(&s->ws, 0));
