@@ -126,7 +126,9 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     if threads is None:
         threads = 0
     elif isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
-        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+        hint = ("; under jax.jit pass it as a static argument "
+                "(jax.jit(f, static_argnames='threads'))" if hasattr(threads, "aval") else "")
+        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}{hint}")
     elif not 1 <= threads <= _MAX_THREADS:
         raise ValueError(f"threads must be within 1..{_MAX_THREADS}, not {threads}")
     return _tdma(*args, int(threads))

@@ -90,6 +90,12 @@ def _check_depth(depth, lead, nz):
         except Exception as e:  # ragged lists and the like
             raise TypeError(f"depth must be an integer array of shape {lead}: {e}") from None
     if d.dtype.kind not in "iu":
+        if d.dtype == object and d.size and all(isinstance(v, numbers.Integral)
+                                                 and not isinstance(v, bool) for v in d.flat):
+            lo, hi = min(d.flat), max(d.flat)  # Python integers beyond int64 are objects
+            if lo < 0 or hi > nz:
+                raise ValueError(f"depth must be within 0..{nz} (nz, the last dimension); "
+                                 f"found {lo}..{hi}")
         raise TypeError(f"depth has dtype {d.dtype}: an integer dtype is needed")
     if d.shape != lead:
         raise ValueError(f"depth has shape {d.shape}, the columns of rhs {lead}")

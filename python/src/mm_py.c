@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mm_tdma.h"
@@ -66,15 +67,6 @@ static void threads_leave(int before) {
 #endif
 }
 
-/* Depths of the reserving solve (mm_py_solve_from): columns of depth 0,
- * whose levels no backend reads or writes. Up to RESERVE_UNKNOWNS unknowns
- * (columns x nz): as many as the call's own when it has fewer, and
- * otherwise enough for the solvers to take the threads a call of the
- * call's size takes (they go parallel from 32768 unknowns, tdma_internal.c),
- * so that the workspace reserved is the one the solve will use. */
-#define RESERVE_UNKNOWNS ((size_t)1 << 16)
-static const int reserve_depth[RESERVE_UNKNOWNS];
-
 static int solve_in(mm_tdma *s, int single, size_t ncol, int nz, const int *depth, const void *a,
                     const void *b, const void *c, void *x) {
   const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
@@ -110,10 +102,13 @@ int mm_py_solve_from(const char *backend, int single, size_t ncol, int nz, const
   int rc = mm_tdma_create(backend, nz, 0, &s);
   if (rc) return rc;
   const int before = threads_enter(threads);
-  /* the reserving solve: the call's arrays, no level of them touched */
-  size_t nres = (RESERVE_UNKNOWNS + (size_t)nz - 1) / (size_t)nz;
-  if (nres > ncol) nres = ncol;
-  rc = solve_in(s, single, nres, nz, reserve_depth, a, b, c, x);
+  /* the reserving solve: the call's shape and arrays, every column of depth
+   * 0, so no level is touched; a backend sizes its workspace by the call's
+   * columns, levels and threads (simd: one column alone, or tiles), so the
+   * workspace reserved is the one the solve will use */
+  int *none = calloc(ncol, sizeof *none);
+  rc = none ? solve_in(s, single, ncol, nz, none, a, b, c, x) : MM_TDMA_ENOMEM;
+  free(none);
   if (!rc) {
     memcpy(x, src, ncol * (size_t)nz * (single ? sizeof(float) : sizeof(double)));
     rc = solve_in(s, single, ncol, nz, depth, a, b, c, x);

@@ -195,6 +195,9 @@ def test_errors():
         mjax.tdma(lower, diag, upper, rhs, threads=0)
     with pytest.raises(TypeError, match="threads must be an int"):
         mjax.tdma(lower, diag, upper, rhs, threads=1.5)
+    # traced under jit: the message says how to pass it
+    with pytest.raises(TypeError, match="static_argnames='threads'"):
+        jax.jit(mjax.tdma)(lower, diag, upper, rhs, threads=2)
     # NumPy inputs are taken as arrays
     np.testing.assert_array_equal(
         np.asarray(mjax.tdma(*[np.asarray(a) for a in (lower, diag, upper, rhs)])),

@@ -94,6 +94,11 @@ def test_depth(sys4):
     raises(TypeError, "depth has dtype float64", lower, diag, upper, rhs, depth=depth.astype(float))
     raises(TypeError, "depth has dtype bool", lower, diag, upper, rhs, depth=depth > 0)
     raises(TypeError, "depth has dtype object", lower, diag, upper, rhs, depth=depth.astype(object))
+    # Python integers beyond int64 (NumPy keeps them as objects): out of range, not a dtype
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs,
+           depth=np.full(depth.shape, 2**70, dtype=object))
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs,
+           depth=[[2**70] * depth.shape[1]] * depth.shape[0])
     raises(TypeError, "depth has dtype <U", lower, diag, upper, rhs, depth=depth.astype(str))
     raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth.T)
     raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth[:, :4])
@@ -231,16 +236,16 @@ def vm_size():
             return int(line.split()[1]) * 1024
 
 nz = 1_000_000
-z = np.ones((1, nz))
+z = np.ones((2, nz))
 lower, upper = -0.1 * z, -0.1 * z
 for dtype in (np.float64, np.float32):
     args = [a.astype(dtype) for a in (lower, z, upper, z)]
     out = np.full_like(args[3], 7.0)
-    # simd reserves (1 + 8) * nz * 64 bytes per thread (576 MB here, 2.3 GB for
-    # 4 threads) when it solves: under this limit it cannot, after every
-    # argument was found good
+    # simd reserves c' and d' of a tile of columns, (1 + 1) * nz * 64 bytes
+    # or more (128 MB here), when it solves: under this limit it cannot, after
+    # every argument was found good
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + 256 * 2**20, hard))
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + 48 * 2**20, hard))
     try:
         T.solve(*args, backend="simd", threads=4, out=out)
     except MemoryError as e:
