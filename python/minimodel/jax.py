@@ -102,10 +102,16 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     diag[k] x[k] + upper[k] x[k+1] = rhs[k]; lower[..., 0] and upper[..., -1]
     are not used); returns x, of rhs's shape and dtype.
 
-    threads: OpenMP threads of the CPU solve (None: OMP_NUM_THREADS).
+    threads: OpenMP threads of the CPU solve (None: OMP_NUM_THREADS); under
+    jax.jit a static argument (jax.jit(f, static_argnames="threads")).
 
     The Thomas algorithm, without pivoting: see minimodel.tdma.solve. A zero
-    pivot gives inf or NaN in its column, not an error."""
+    pivot gives inf or NaN in its column, not an error.
+
+    float64 needs JAX's 64-bit mode (jax.config.update("jax_enable_x64",
+    True)); without it JAX makes float64 arrays float32 before the call, and
+    the solve is in float32. The call is an XLA FFI custom call, which
+    jax.export does not serialise (no compatibility guarantee for it)."""
     args = []
     for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
         if not hasattr(a, "shape") or not hasattr(a, "dtype"):
