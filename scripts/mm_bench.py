@@ -23,20 +23,26 @@ def mpi_env(threads=None):
     return env
 
 
+def read_ini_text_value(text, section, key):
+    """One value of INI text (a file's, or the configuration `minimodel
+    --dry-run` prints), None when absent."""
+    sec = None
+    for line in text.splitlines():
+        line = line.split(";")[0].split("#")[0].strip()
+        m = re.match(r"\[(\w+)\]$", line)
+        if m:
+            sec = m.group(1)
+        elif sec == section and "=" in line:
+            k, v = (s.strip() for s in line.split("=", 1))
+            if k == key:
+                return v
+    return None
+
+
 def read_ini_value(path, section, key):
     """One value of an INI file (for run.name, run.steps), None when absent."""
-    sec = None
     with open(path) as f:
-        for line in f:
-            line = line.split(";")[0].split("#")[0].strip()
-            m = re.match(r"\[(\w+)\]$", line)
-            if m:
-                sec = m.group(1)
-            elif sec == section and "=" in line:
-                k, v = (s.strip() for s in line.split("=", 1))
-                if k == key:
-                    return v
-    return None
+        return read_ini_text_value(f.read(), section, key)
 
 
 def machine_description(note):
@@ -67,7 +73,11 @@ def run_model(model, config, ranks, threads, name, out_dir, sets=(), bandwidth=N
     each, with --quiet, run.name = name, output.dir = out_dir, the model's own
     split of the grid, a per-step record of every step, the --set overrides
     `sets` and, when given, --bandwidth. Returns (timing dict, None), or
-    (None, "exit N: output") when it fails."""
+    (None, "exit N: output") when it fails. `model`, `config` and `out_dir`
+    are made absolute against the caller's current folder (the run's own is
+    the repository's root). A run stopped by SIGINT or SIGTERM (exit 130 or
+    143) raises KeyboardInterrupt."""
+    model, config, out_dir = (os.path.abspath(p) for p in (model, config, out_dir))
     args = ["--quiet", "--set", f"run.name={name}", "--set", f"output.dir={out_dir}",
             "--set", "output.timing_stride=1", "--set", "grid.ranks_x=0",
             "--set", "grid.ranks_y=0"]
@@ -83,7 +93,17 @@ def run_model(model, config, ranks, threads, name, out_dir, sets=(), bandwidth=N
     cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), model, *args,
            config]
     r = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(threads), cwd=ROOT)
+    if r.returncode in (130, 143, -2, -15):
+        raise KeyboardInterrupt
     if r.returncode != 0:
         return None, f"exit {r.returncode}: {(r.stdout + r.stderr)[-2000:]}"
-    with open(path) as f:
-        return json.load(f), None
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError, RecursionError) as e:
+        return None, f"exit 0: no readable timing file {path}: {e}"
+    if not (isinstance(d, dict) and isinstance(d.get("per_step"), list) and d["per_step"]
+            and all(isinstance(s, dict) and isinstance(s.get("step_s"), (int, float))
+                    for s in d["per_step"])):
+        return None, f"exit 0: {path}: no per_step record with a step_s"
+    return d, None

@@ -18,37 +18,85 @@ with matplotlib; both are in the .venv of scripts/setup:
     .venv/bin/python scripts/plot_fields.py output/default.nc
 
 -o names a folder (created when missing); PNGs of the same names in it are
-replaced. An -o that is a file, or a folder that cannot be made, is a usage
-error.
+replaced. An -o that is a file, or a folder that cannot be made or written
+into (so also the default, beside the history, where that cannot be
+written), is a usage error.
 
-Exit status: 0 written, 1 the file cannot be read or lacks the variables,
-2 usage error.
+Grids of one column, row or level (nx, ny or nz = 1) are drawn as maps and
+sections one cell wide.
+
+Exit status: 0 written, 1 the file cannot be read, is not NetCDF, has no
+records, lacks the variables or has VAR on dimensions other than (time, z,
+y, x), 2 usage error (also: --record out of range), 130 interrupted
+(Ctrl-C).
 """
 
 import argparse
 import os
 import sys
+import tempfile
 
 
-def make_output_dir(out):
-    """Create the folder the PNGs go into; None, or what is wrong with it."""
+def make_output_dir(out, what=None):
+    """Create the folder the PNGs go into; None, or what is wrong with it
+    (`what` names the folder in the message; default "-o OUT")."""
+    what = what or f"-o {out}"
     if os.path.exists(out) and not os.path.isdir(out):
-        return (f"-o {out}: is a file, not a folder (-o names the folder the PNGs go "
+        return (f"{what}: is a file, not a folder (-o names the folder the PNGs go "
                 "into; they are named after the history file)")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
-        return f"-o {out}: cannot create the folder: {e.strerror or e}"
+        return f"{what}: cannot create the folder: {e.strerror or e}"
+    try:  # root passes os.access; a read-only file system does not
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".plot_fields."):
+            pass
+    except OSError as e:
+        return f"{what}: cannot write into the folder: {e.strerror or e}"
     return None
 
 
+def edges(centres, bounds=None):
+    """Cell edges of a coordinate: its bounds (z_bnds) when given, else
+    half-way between centres, the ends as far out as their neighbours; one
+    cell reaches from 0 to twice its centre (x and y are (i + 1/2) dx)."""
+    import numpy as np
+    c = np.asarray(centres, dtype=float)
+    if bounds is not None and np.shape(bounds) == (len(c), 2):
+        b = np.asarray(bounds, dtype=float)
+        if np.all(np.isfinite(b)) and np.allclose(b[1:, 0], b[:-1, 1]):
+            return np.concatenate([b[:, 0], b[-1:, 1]])
+    if len(c) == 1:
+        half = abs(c[0]) if c[0] != 0 else 0.5
+        return np.array([c[0] - half, c[0] + half])
+    mid = 0.5 * (c[1:] + c[:-1])
+    return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
+
+
+def draw(fig, ax, xe, ye, values, label):
+    """values (rows along y) as cells between the edges xe, ye; land (NaN)
+    blank; a colour bar labelled label."""
+    import numpy as np
+    data = np.ma.masked_invalid(np.asarray(values, dtype=float))
+    mesh = ax.pcolormesh(xe, ye, data, shading="flat")
+    fig.colorbar(mesh, ax=ax, label=label)
+
+
 def main(argv=None):
+    try:
+        return plot(argv)
+    except KeyboardInterrupt:
+        print("plot_fields: interrupted", file=sys.stderr)
+        return 130
+
+
+def plot(argv=None):
     ap = argparse.ArgumentParser(description="PNG maps, a section and the diagnostics of a "
                                              "minimodel history file.")
     ap.add_argument("history")
     ap.add_argument("-o", "--output-dir", help="where the PNGs go (default: beside the file)")
     ap.add_argument("--var", default="temp", choices=("temp", "salt"))
-    ap.add_argument("--record", type=int, default=-1, help="record (time index); default last")
+    ap.add_argument("--record", type=int, help="record (time index); default the last")
     args = ap.parse_args(argv)
 
     import matplotlib
@@ -56,10 +104,24 @@ def main(argv=None):
     import matplotlib.pyplot as plt
     import xarray as xr
 
+    if not os.path.isfile(args.history):
+        why = "no such file" if not os.path.exists(args.history) else "not a file"
+        print(f"plot_fields: {args.history}: {why}", file=sys.stderr)
+        return 1
+    try:
+        with open(args.history, "rb") as f:
+            magic = f.read(8)
+    except OSError as e:
+        print(f"plot_fields: {args.history}: cannot be read: {e.strerror or e}", file=sys.stderr)
+        return 1
+    if not (magic.startswith(b"CDF") or magic.startswith(b"\x89HDF")):
+        print(f"plot_fields: {args.history}: not a NetCDF file", file=sys.stderr)
+        return 1
     try:
         ds = xr.open_dataset(args.history)
-    except (OSError, ValueError) as e:
-        print(f"plot_fields: {args.history}: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 -- any reader's failure is one line
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"plot_fields: {args.history}: cannot be read: {first}", file=sys.stderr)
         return 1
     needed = [args.var, "heat_content", "salt_content", "temp_min", "temp_max", "salt_min",
               "salt_max"]
@@ -68,41 +130,66 @@ def main(argv=None):
         print(f"plot_fields: {args.history}: not a minimodel history (missing "
               f"{', '.join(missing)})", file=sys.stderr)
         return 1
+    dims = tuple(ds[args.var].dims)
+    if dims != ("time", "z", "y", "x"):
+        print(f"plot_fields: {args.history}: {args.var} has the dimensions "
+              f"({', '.join(map(str, dims))}), want (time, z, y, x)", file=sys.stderr)
+        return 1
     n = ds.sizes["time"]
-    if not -n <= args.record < n:
-        print(f"plot_fields: --record {args.record}: the file has {n} records", file=sys.stderr)
+    if n == 0:
+        print(f"plot_fields: {args.history}: the file has no records", file=sys.stderr)
+        return 1
+    record = -1 if args.record is None else args.record
+    if not -n <= record < n:
+        print(f"plot_fields: --record {record}: the file has {n} records", file=sys.stderr)
         return 2
     out = args.output_dir or os.path.dirname(os.path.abspath(args.history))
-    problem = make_output_dir(out)
+    problem = make_output_dir(out, None if args.output_dir else
+                              f"{out} (the folder of the history; give -o)")
     if problem:
         print(f"plot_fields: {problem}", file=sys.stderr)
         return 2
     base = os.path.join(out, os.path.basename(args.history).removesuffix(".nc"))
-    field = ds[args.var].isel(time=args.record)
-    when = str(ds["time"].values[args.record])
+    field = ds[args.var].isel(time=record)
+    when = str(ds["time"].values[record])
     units = field.attrs.get("units", "")
     name = field.attrs.get("long_name", args.var)
+    label = f"{name} ({units})"
+    # cell edges from the coordinates (index numbers where a file lacks them):
+    # pcolormesh draws a grid of one column, row or level as a map too, which
+    # xarray's .plot() turns into a line plot
+    coord = {d: ds[d].values if d in ds.variables else range(ds.sizes[d]) for d in "zyx"}
+    xe, ye = edges(coord["x"]), edges(coord["y"])
+    ze = edges(coord["z"], ds["z_bnds"].values if "z_bnds" in ds.variables else None)
     written = []
 
+    def save(fig, path):
+        fig.tight_layout()
+        try:
+            fig.savefig(path, dpi=100)
+        except OSError as e:
+            plt.close(fig)
+            print(f"plot_fields: {path}: cannot be written: {e.strerror or e}", file=sys.stderr)
+            sys.exit(2)
+        plt.close(fig)
+        written.append(path)
+
     fig, ax = plt.subplots(figsize=(7, 5))
-    field.isel(z=0).plot(ax=ax, cbar_kwargs={"label": f"{name} ({units})"})
+    draw(fig, ax, xe, ye, field.isel(z=0).values, label)
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
     ax.set_title(f"{name} at the surface, {when}")
     ax.set_aspect("equal")
-    path = f"{base}.{args.var}.surface.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    save(fig, f"{base}.{args.var}.surface.png")
 
+    mid = ds.sizes["y"] // 2
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    field.isel(y=ds.sizes["y"] // 2).plot(ax=ax, yincrease=False,
-                                          cbar_kwargs={"label": f"{name} ({units})"})
-    ax.set_title(f"{name}, section at y = {float(ds['y'][ds.sizes['y'] // 2]):.4g} m, {when}")
-    path = f"{base}.{args.var}.section.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    draw(fig, ax, xe, ze, field.isel(y=mid).values, label)
+    ax.set_ylim(ze.max(), ze.min())  # depth down
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("depth (m)")
+    ax.set_title(f"{name}, section at y = {float(coord['y'][mid]):.4g} m, {when}")
+    save(fig, f"{base}.{args.var}.section.png")
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     for ax, v in zip(axes.flat, ("heat_content", "salt_content")):
@@ -114,11 +201,7 @@ def main(argv=None):
         ax.set_ylabel(f"{var} ({ds[f'{var}_min'].attrs.get('units', '')})")
         ax.set_title(f"extrema of {var}", fontsize="small")
         ax.legend(fontsize="small")
-    fig.tight_layout()
-    path = f"{base}.diagnostics.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    save(fig, f"{base}.diagnostics.png")
     for p in written:
         print(p)
     return 0

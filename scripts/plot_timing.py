@@ -18,12 +18,16 @@ written is printed. Needs matplotlib (scripts/setup puts it in .venv):
     .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
 
 Exit status: 0 written, 1 an input cannot be read or lacks the keys used
-(also: valid JSON that is not a timing file), 2 usage error (also: an -o
-format matplotlib does not write, or an -o that is a folder).
+(also: valid JSON that is not a timing file, or whose times, GB/s or
+ratios are not finite numbers >= 0: NaN, Infinity, a negative time, a
+string, an integer too large for a float, nesting too deep to read), 2
+usage error (also: an -o format matplotlib does not write, or an -o that is
+a folder: an existing one, or a name ending in /), 130 interrupted (Ctrl-C).
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -34,7 +38,19 @@ UNTIMED = "#bbbbbb"
 
 
 def is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    """A finite JSON number (not true/false, NaN, Infinity, nor an integer
+    too large for a float)."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def is_time(v):
+    """A finite number >= 0 (seconds, GB/s, ratios)."""
+    return is_number(v) and v >= 0
 
 
 def timing_problem(d):
@@ -52,17 +68,23 @@ def timing_problem(d):
     missing += [f"phases.{p}" for p, _ in PHASES + [("step", None)] if p not in phases]
     if missing:
         return f"missing {', '.join(missing)}"
-    if not is_number(d["ranks"]):
-        return "ranks is not a number"
+    if not is_number(d["ranks"]) or d["ranks"] < 1:
+        return "ranks is not a number >= 1"
+    if "bandwidth_gbps" in d and not is_time(d["bandwidth_gbps"]):
+        return "bandwidth_gbps is not a finite number >= 0"
     for p, _ in PHASES + [("step", None)]:
-        if not isinstance(phases[p], dict) or not is_number(phases[p].get("mean_s")):
-            return f"phases.{p}.mean_s is not a number"
+        if not isinstance(phases[p], dict) or not is_time(phases[p].get("mean_s")):
+            return f"phases.{p}.mean_s is not a finite number >= 0"
+        for k in ("gbps", "x_floor"):
+            if k in phases[p] and not is_time(phases[p][k]):
+                return f"phases.{p}.{k} is not a finite number >= 0"
     if not isinstance(d["per_step"], list):
         return "per_step is not a list"
     for i, r in enumerate(d["per_step"]):
-        if not isinstance(r, dict) or not all(is_number(r.get(k))
-                                              for k in ("step", "step_s", "solve_s")):
-            return f"per_step[{i}] lacks a number step, step_s or solve_s"
+        if not isinstance(r, dict) or not is_number(r.get("step")) or \
+                not all(is_time(r.get(k)) for k in ("step_s", "solve_s")):
+            return (f"per_step[{i}] lacks a number step, or step_s and solve_s as finite "
+                    "numbers >= 0")
     return None
 
 
@@ -71,8 +93,12 @@ def load(path):
     try:
         with open(path) as f:
             d = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_timing: {path}: {e}")
+    except OSError as e:
+        sys.exit(f"plot_timing: {path}: {e.strerror or e}")
+    except RecursionError:
+        sys.exit(f"plot_timing: {path}: not a minimodel timing file (nested too deep to read)")
+    except ValueError as e:  # not JSON, or not UTF-8; also an integer of too many digits
+        sys.exit(f"plot_timing: {path}: {str(e).splitlines()[0] if str(e) else 'not JSON'}")
     problem = timing_problem(d)
     if problem:
         sys.exit(f"plot_timing: {path}: not a minimodel timing file ({problem})")
@@ -126,6 +152,14 @@ def output_name(out, formats):
 
 
 def main(argv=None):
+    try:
+        return plot(argv)
+    except KeyboardInterrupt:
+        print("plot_timing: interrupted", file=sys.stderr)
+        return 130
+
+
+def plot(argv=None):
     ap = argparse.ArgumentParser(
         description="Plot minimodel timing files: the solve's share per step and the phases "
                     "per step of each run.")
@@ -137,6 +171,11 @@ def main(argv=None):
                          "records, else about 1/40 of them; 1 = raw only)")
     args = ap.parse_args(argv)
 
+    if args.output is not None and (os.path.isdir(args.output) or
+                                    args.output.endswith(("/", os.sep))):
+        print(f"plot_timing: -o {args.output}: is a folder, not a file (-o names the "
+              "file to write)", file=sys.stderr)
+        return 2
     runs = [(p, load(p)) for p in args.files]
 
     import matplotlib

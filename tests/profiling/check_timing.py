@@ -13,9 +13,13 @@ app/mm_bandwidth.h, here written again, x wet_cells x steps, or x calls for
 diagnostics; gbps = bytes / total_s; with --bandwidth, x_floor = total_s /
 (bytes / bandwidth) and the bandwidth and its source at the top; with
 --history, wet_cells = the sum of the history's kmt); 1 with the reasons
-otherwise. --self-test instead breaks a copy of FILE in
+otherwise, one line each (also: FILE or the history cannot be read, or FILE
+is not a JSON object of the contract's shape); 2 a usage error (a
+--decomposition not PXxPY of whole numbers >= 1, a --stride or --steps
+below 1 and 0). --self-test instead breaks a copy of FILE in
 each way the check must catch and fails if any breakage goes unnoticed (so
-that the check itself can be trusted to fail). Only the standard library.
+that the check itself can be trusted to fail); it needs a FILE that passes
+the check first. Only the standard library (and netCDF4 for --history).
 """
 
 import argparse
@@ -91,8 +95,51 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
     return out
 
 
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def shape_problems(d):
+    """What keeps d from having the contract's shape (an object with phases
+    of numbers and per_step records of numbers), checked before the values
+    are: a sentence, or []."""
+    if not isinstance(d, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false",
+                type(None): "null"}.get(type(d), "a number")
+        return [f"the file holds {kind}, not a JSON object"]
+    if "phases" in d and not (isinstance(d["phases"], dict) and
+                              all(isinstance(ph, dict) for ph in d["phases"].values())):
+        return ["phases is not an object of objects"]
+    if "per_step" in d:
+        if not isinstance(d["per_step"], list):
+            return ["per_step is not a list"]
+        for i, r in enumerate(d["per_step"]):
+            if not isinstance(r, dict):
+                return [f"per_step[{i}] = {r!r}: not an object"]
+            bad = [k for k in STEP_KEYS if k in r and not is_number(r[k])]
+            if bad:
+                return [f"per_step[{i}]: {', '.join(f'{k} = {r[k]!r}' for k in bad)}: "
+                        "not a number"]
+    if "decomposition" in d and not (isinstance(d["decomposition"], list)
+                                     and len(d["decomposition"]) == 2):
+        return [f"decomposition = {d['decomposition']!r}: want [PX, PY]"]
+    return []
+
+
 def problems(d, ranks, decomposition, steps, stride, bandwidth=None, wet_cells=None):
     """Every way d breaks the contract, as a list of sentences (empty: fine)."""
+    shape = shape_problems(d)
+    if shape:
+        return shape
+    try:
+        return value_problems(d, ranks, decomposition, steps, stride, bandwidth, wet_cells)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
+        # a hand-edited file of some other shape than the checks above know
+        return [f"not of the contract's shape ({type(e).__name__}: {e})"]
+
+
+def value_problems(d, ranks, decomposition, steps, stride, bandwidth=None, wet_cells=None):
+    """problems() of a d of the contract's shape."""
     out = []
     missing = [k for k in TOP_KEYS if k not in d]
     if missing:
@@ -201,11 +248,19 @@ def self_test(d, args):
         return problems(e, args.ranks, args.decomposition, args.steps, args.stride,
                         args.bandwidth, args.wet_cells)
 
-    ok = not check(d)
-    if not ok:
-        print("self-test: the unbroken file does not pass")
+    unbroken = check(d)
+    if unbroken:  # the breakages below assume a file of the contract
+        print(f"self-test: the unbroken file does not pass ({unbroken[0]})")
+        return False
+    ok = True
     for name, fn in cases.items():
-        found = check(broken(fn))
+        try:
+            e = broken(fn)
+        except (KeyError, TypeError, IndexError, AttributeError) as err:
+            print(f"self-test: {name}: cannot be made on this file ({type(err).__name__}: "
+                  f"{err}); skipped")
+            continue
+        found = check(e)
         print(f"self-test: {name}: {'caught' if found else 'NOT CAUGHT'}"
               + (f" ({found[0]})" if found else ""))
         ok = ok and bool(found)
@@ -213,6 +268,14 @@ def self_test(d, args):
 
 
 def main():
+    try:
+        return check_file()
+    except KeyboardInterrupt:
+        print("check_timing.py: interrupted", file=sys.stderr)
+        return 130
+
+
+def check_file():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--ranks", type=int, required=True)
@@ -225,27 +288,55 @@ def main():
                     help="the value kappa_in_solve must have (the solver in use)")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
+
+    def usage(msg):  # one line (argparse's error() adds the usage)
+        print(f"check_timing.py: {msg}", file=sys.stderr)
+        return 2
+
+    parts = args.decomposition.split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+        return usage(f"--decomposition {args.decomposition}: want PXxPY, whole numbers >= 1 "
+                     "(e.g. 2x1)")
+    args.decomposition = [int(n) for n in parts]
+    if args.stride < 1:
+        return usage(f"--stride {args.stride}: must be at least 1")
+    if args.steps < 0:
+        return usage(f"--steps {args.steps}: must be at least 0")
     args.wet_cells = None
     if args.history:
-        import netCDF4
-        with netCDF4.Dataset(args.history) as nc:
-            args.wet_cells = int(nc["kmt"][:].filled(0).sum())
-    args.decomposition = [int(n) for n in args.decomposition.split("x")]
+        try:
+            import netCDF4
+            with netCDF4.Dataset(args.history) as nc:
+                args.wet_cells = int(nc["kmt"][:].filled(0).sum())
+        except ImportError:
+            print(f"{args.history}: --history needs netCDF4 (scripts/setup puts it in .venv)")
+            return 1
+        except (OSError, RuntimeError, KeyError, IndexError, ValueError, TypeError) as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            print(f"{args.history}: cannot read kmt: {first}")
+            return 1
     try:
         with open(args.file) as f:
             d = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"{args.file}: {e}")
+    except OSError as e:
+        print(f"{args.file}: {e.strerror or e}")
+        return 1
+    except RecursionError:
+        print(f"{args.file}: nested too deep to read")
+        return 1
+    except ValueError as e:
+        print(f"{args.file}: {(str(e).splitlines() or ['not JSON'])[0]}")
         return 1
     if args.self_test:
         return 0 if self_test(d, args) else 1
     found = problems(d, args.ranks, args.decomposition, args.steps, args.stride, args.bandwidth,
                      args.wet_cells)
-    if args.kappa_in_solve and d.get("kappa_in_solve") != (args.kappa_in_solve == "true"):
+    if args.kappa_in_solve and isinstance(d, dict) and \
+            d.get("kappa_in_solve") != (args.kappa_in_solve == "true"):
         found.append(f"kappa_in_solve = {d.get('kappa_in_solve')!r}, want {args.kappa_in_solve}")
     for p in found:
         print(f"{args.file}: {p}")
-    if not found:
+    if not found and isinstance(d, dict):
         share = sum(d["phases"][p]["share"] for p in PHASES_INSIDE)
         print(f"{args.file}: ok ({len(d['per_step'])} per_step records, phase shares add up "
               f"to {share:.4f})")

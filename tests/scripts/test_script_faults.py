@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Faults of the user-facing scripts (scripts/regress, scripts/scaling,
+scripts/bench-model, scripts/plot_fields.py, scripts/plot_timing.py,
+tests/profiling/check_timing.py): bad input and faults are one line and the
+documented exit status (2 usage or input, 1 a failed run, 130 interrupted),
+never a traceback, a hang or a silently wrong result.
+
+    python3 tests/scripts/test_script_faults.py [--minimodel PATH] [-v] [TEST ...]
+
+--minimodel: the model under test (default build/minimodel); the tests that
+run it are skipped without it. Tiny grids and stand-in models (shell scripts
+that sleep or exit), no GPU; nothing is built. Exit status 0 when every test
+passes, 1 otherwise; 77 (skip) without numpy, netCDF4, xarray and
+matplotlib.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(ROOT, "scripts")
+CHECK_TIMING = os.path.join(ROOT, "tests", "profiling", "check_timing.py")
+
+try:
+    import matplotlib  # noqa: F401
+    import netCDF4
+    import numpy as np
+    import xarray  # noqa: F401
+except ImportError:
+    venv = os.path.join(ROOT, ".venv", "bin", "python")
+    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
+    if os.path.exists(venv) and not in_venv:
+        os.execv(venv, [venv] + sys.argv)
+    print("test_script_faults.py: SKIP: numpy, netCDF4, xarray and matplotlib are needed",
+          file=sys.stderr)
+    sys.exit(77)
+
+MODEL = os.path.join(ROOT, "build", "minimodel")
+TINY = ["--set", "grid.nx=8", "--set", "grid.ny=6", "--set", "grid.nz=4", "--set", "run.steps=3"]
+TINY_INI = "[run]\nname = tiny\nsteps = 3\ndt = 600\n[grid]\nnx = 8\nny = 6\nnz = 4\n"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1",
+           MINIMODEL_PROGRESS="off")
+
+
+class Skip(Exception):
+    pass
+
+
+def need_model():
+    if not (os.path.isfile(MODEL) and os.access(MODEL, os.X_OK)):
+        raise Skip(f"no model at {MODEL} (--minimodel PATH)")
+
+
+def run(cmd, cwd=None, timeout=120, **kw):
+    """(exit status, stdout, stderr) of cmd, started in a session of its own
+    so that a timeout ends all of it."""
+    p = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError(f"{cmd}: still running after {timeout} s")
+    return p.returncode, out, err
+
+
+def py(script, *args, **kw):
+    return run([sys.executable, script] + list(args), **kw)
+
+
+def interrupt(cmd, after, cwd=None, timeout=30):
+    """Start cmd, send SIGINT to its whole process group (as Ctrl-C does)
+    `after` seconds later; (exit status, stderr, seconds it took to stop)."""
+    p = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(after)
+    t0 = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        err = p.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError(f"{cmd}: still running {timeout} s after Ctrl-C")
+    return p.returncode, err, time.monotonic() - t0
+
+
+def one_line(what, result, code, message=""):
+    """Exit status `code` and one line (on stderr, or on stdout when stderr
+    is empty) holding `message`, no traceback."""
+    rc, out, err = result
+    text = err if err.strip() else out
+    assert rc == code, f"{what}: exit {rc}, want {code}; {(out + err)[-800:]!r}"
+    assert "Traceback" not in out + err, f"{what}: a traceback: {(out + err)[-800:]!r}"
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, f"{what}: {len(lines)} lines, want 1: {text[-800:]!r}"
+    assert message in lines[0], f"{what}: {lines[0]!r} lacks {message!r}"
+
+
+def stand_in(directory, name, body):
+    """An executable shell script standing in for the model."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def history(path, nx=4, ny=3, nz=3, records=2, dims=("z", "y", "x")):
+    """A minimodel-like history: temp and salt on (time, *dims), the
+    diagnostics on time, coordinates and z_bnds."""
+    zd, yd, xd = dims
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.createDimension("time", None)
+        nc.createDimension(zd, nz)
+        nc.createDimension(yd, ny)
+        nc.createDimension(xd, nx)
+        nc.createDimension("nv", 2)
+        for d, n, h in ((xd, nx, 1e4), (yd, ny, 1e4), (zd, nz, 100.0)):
+            v = nc.createVariable(d, "f8", (d,))
+            v[:] = (np.arange(n) + 0.5) * h
+        b = nc.createVariable("z_bnds", "f8", (zd, "nv"))
+        b[:] = np.stack([np.arange(nz) * 100.0, (np.arange(nz) + 1) * 100.0], axis=1)
+        t = nc.createVariable("time", "f8", ("time",))
+        t.units = "seconds since 2000-01-01 00:00:00"
+        step = nc.createVariable("step", "i4", ("time",))
+        for name in ("temp", "salt"):
+            v = nc.createVariable(name, "f8", ("time", zd, yd, xd), fill_value=-1e30)
+            v.units = "degC" if name == "temp" else "psu"
+            v.long_name = name
+            if records:
+                v[:] = 10 + np.random.default_rng(0).random((records, nz, ny, nx))
+        for name in ("heat_content", "salt_content", "temp_min", "temp_max", "salt_min",
+                     "salt_max"):
+            v = nc.createVariable(name, "f8", ("time",))
+            if records:
+                v[:] = np.arange(records, dtype=float)
+        if records:
+            t[:] = np.arange(records) * 600.0
+            step[:] = np.arange(records)
+    return path
+
+
+PHASES = ("halo", "horizontal", "mixing", "solve", "diagnostics", "output", "step")
+
+
+def timing(path, **changes):
+    """A timing file plot_timing.py draws; changes: 'a.b.c' -> value."""
+    d = {"name": "t", "ranks": 1, "steps": 2,
+         "phases": {p: {"mean_s": 1e-3, "total_s": 2e-3} for p in PHASES},
+         "per_step": [{"step": n, "step_s": 2e-3, "solve_s": 1e-3} for n in (1, 2)]}
+    for key, value in changes.items():
+        *head, last = key.split(".")
+        node = d
+        for k in head:
+            node = node[int(k)] if isinstance(node, list) else node[k]
+        node[int(last) if isinstance(node, list) else last] = value
+    with open(path, "w") as f:
+        json.dump(d, f)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# scripts/regress
+# ---------------------------------------------------------------------------
+REGRESS = os.path.join(SCRIPTS, "regress")
+
+
+def regress(*args, **kw):
+    return run(["bash", REGRESS, "--compare", "--python", sys.executable] + list(args), **kw)
+
+
+def test_regress_interrupt():
+    """Ctrl-C while the model runs: regress stops at once with 130, not
+    "the run failed" and on to the next case."""
+    with tempfile.TemporaryDirectory() as tmp:
+        slow = stand_in(tmp, "slow", "sleep 20")
+        rc, err, took = interrupt(["bash", REGRESS, "--compare", "--ranks", "1 2",
+                                   "--minimodel", slow, "--python", sys.executable], 2.0)
+    assert rc == 130, f"exit {rc}, want 130: {err[-800:]!r}"
+    assert took < 15, f"took {took:.1f} s to stop"
+    assert "the run failed" not in err and "DIFFERS" not in err, err[-800:]
+
+
+def test_regress_model_interrupted():
+    """A model that exits 130 (stopped by Ctrl-C) is an interrupt: exit 130
+    after the first case, not "the run failed" and on."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stopped = stand_in(tmp, "stopped", "exit 130")
+        rc, out, err = regress("--ranks", "1 2", "--minimodel", stopped, timeout=60)
+    assert rc == 130, f"exit {rc}, want 130: {err[-800:]!r}"
+    assert "the run failed" not in err and "on 2 ranks" not in out + err, (out + err)[-800:]
+
+
+def test_regress_tools_are_files():
+    """--minimodel DIR and --python DIR are usage errors (exit 2)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        one_line("--minimodel DIR", run(["bash", REGRESS, "--compare", "--configs", "flat",
+                                         "--minimodel", tmp, "--python", sys.executable]), 2,
+                 "--minimodel")
+        fake = stand_in(tmp, "m", "exit 0")
+        one_line("--python DIR", run(["bash", REGRESS, "--compare", "--configs", "flat",
+                                      "--minimodel", fake, "--python", tmp]), 2, "--python")
+
+
+def test_regress_cannot_compare():
+    """A run that writes no history: compare.py cannot read it (exit 2);
+    regress says so and exits 1, not "DIFFERS from the baseline"."""
+    with tempfile.TemporaryDirectory() as tmp:
+        silent = stand_in(tmp, "silent", "exit 0")
+        rc, out, err = regress("--configs", "flat", "--ranks", "1", "--minimodel", silent,
+                               timeout=60)
+    assert rc == 1, f"exit {rc}, want 1: {(out + err)[-800:]!r}"
+    assert "DIFFERS" not in out + err, (out + err)[-800:]
+    assert "cannot compare" in err, err[-800:]
+
+
+# ---------------------------------------------------------------------------
+# scripts/scaling
+# ---------------------------------------------------------------------------
+SCALING = os.path.join(SCRIPTS, "scaling")
+
+
+def test_scaling_relative_paths():
+    """--config and --out relative to the current folder, for the runs too:
+    the folder's configs/flat.ini (8x6x4), not the repository's."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "configs"))
+        write(os.path.join(tmp, "configs", "flat.ini"), TINY_INI)
+        stray = os.path.join(ROOT, "out-of-test-script-faults")
+        rc, out, err = py(SCALING, "--config", "configs/flat.ini", "--out",
+                          "out-of-test-script-faults", "--kinds", "strong", "--max-cores", "1",
+                          "--steps", "2", "--model", MODEL, cwd=tmp)
+        leaked = os.path.exists(stray)
+        if leaked:
+            shutil.rmtree(stray, ignore_errors=True)
+        assert not leaked, "the runs wrote into the repository's root"
+        assert rc == 0, f"exit {rc}: {(out + err)[-800:]!r}"
+        with open(os.path.join(tmp, "out-of-test-script-faults", "scaling.json")) as f:
+            runs = json.load(f)["runs"]
+    assert [r.get("grid") for r in runs] == [[8, 6, 4]], runs
+
+
+def test_scaling_bad_paths():
+    """--out naming a file, --model a folder or the copy in --out: exit 2,
+    one line each."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        common = ["--config", cfg, "--kinds", "strong", "--max-cores", "1", "--steps", "1"]
+        afile = write(os.path.join(tmp, "afile"), "")
+        one_line("--out FILE", py(SCALING, *common, "--out", afile, "--model", MODEL), 2,
+                 "--out")
+        one_line("--model DIR", py(SCALING, *common, "--out", os.path.join(tmp, "o"),
+                                   "--model", tmp), 2, "--model")
+        out = os.path.join(tmp, "o2")
+        os.mkdir(out)
+        shutil.copy2(MODEL, os.path.join(out, "minimodel"))
+        one_line("--model OUT/minimodel", py(SCALING, *common, "--out", out, "--model",
+                                             os.path.join(out, "minimodel")), 2, "--model")
+
+
+def test_scaling_config_without_keys():
+    """A config without grid.nx (strong runs take the model's) or without
+    run.dt (weak runs: the model's): runs, no traceback."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        nonx = write(os.path.join(tmp, "nonx.ini"), "[grid]\nny = 6\nnz = 4\n")
+        rc, out, err = py(SCALING, "--config", nonx, "--kinds", "strong", "--max-cores", "1",
+                          "--steps", "1", "--out", os.path.join(tmp, "a"), "--model", MODEL)
+        assert rc == 0 and "Traceback" not in err, f"no grid.nx: exit {rc} {err[-800:]!r}"
+        nodt = write(os.path.join(tmp, "nodt.ini"), "[grid]\nnx = 8\nny = 6\nnz = 4\n")
+        rc, out, err = py(SCALING, "--config", nodt, "--kinds", "weak", "--max-cores", "1",
+                          "--steps", "1", "--out", os.path.join(tmp, "b"), "--model", MODEL)
+        assert rc == 0 and "Traceback" not in err, f"no run.dt: exit {rc} {err[-800:]!r}"
+
+
+def test_scaling_interrupt():
+    """Ctrl-C during a run: exit 130, one line, no KeyboardInterrupt traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        slow = stand_in(tmp, "slow", "sleep 20")
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        rc, err, took = interrupt([sys.executable, SCALING, "--config", cfg, "--kinds", "strong",
+                                   "--max-cores", "1", "--out", os.path.join(tmp, "o"),
+                                   "--model", slow], 2.0)
+    assert rc == 130, f"exit {rc}, want 130: {err[-800:]!r}"
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err[-800:]
+
+
+# ---------------------------------------------------------------------------
+# scripts/bench-model (only what is refused before anything is built or run)
+# ---------------------------------------------------------------------------
+BENCH = os.path.join(SCRIPTS, "bench-model")
+
+
+def test_bench_model_refusals():
+    """Configs, --doc, --tdma, --bandwidth and --configs "" that cannot work:
+    one line and exit 2 up front (also with --dry-run)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        many = write(os.path.join(tmp, "many.ini"), "[run]\nsteps = many\n")
+        zero = write(os.path.join(tmp, "zero.ini"), "[run]\nsteps = 0\n")
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        base = ["--dry-run", "--no-reference", "--layouts", "1x1"]
+        for what, args, message in (
+                ("--configs DIR", ["--configs", tmp], "--configs"),
+                ("steps = many", ["--configs", many], "run.steps"),
+                ("run.steps = 0", ["--configs", zero], "run.steps"),
+                ("--doc DIR", ["--configs", good, "--doc", tmp], "--doc"),
+                ("--tdma ,", ["--configs", good, "--tdma", ","], "--tdma"),
+                ("--bandwidth fast", ["--configs", good, "--tdma", "reference",
+                                      "--bandwidth", "fast"], "--bandwidth"),
+                ("--configs ''", ["--configs", ""], "--configs")):
+            one_line(f"bench-model {what}", py(BENCH, *base, *args), 2, message)
+
+
+def test_bench_model_dry_run_creates_nothing():
+    """--dry-run prints the commands and leaves output/bench-model alone."""
+    out_dir = os.path.join(ROOT, "output", "bench-model")
+    if os.path.exists(out_dir):
+        raise Skip(f"{out_dir} exists already")
+    with tempfile.TemporaryDirectory() as tmp:
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        rc, out, err = py(BENCH, "--dry-run", "--no-reference", "--layouts", "1x1",
+                          "--tdma", "reference", "--configs", good)
+    made = os.path.exists(out_dir)
+    if made:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    assert rc == 0, f"exit {rc}: {err[-800:]!r}"
+    assert not made, "--dry-run created output/bench-model"
+
+
+# ---------------------------------------------------------------------------
+# scripts/plot_fields.py
+# ---------------------------------------------------------------------------
+PLOT_FIELDS = os.path.join(SCRIPTS, "plot_fields.py")
+
+
+def test_plot_fields_thin_grids():
+    """Grids of one column, row or level (and 1x1x1) are valid histories:
+    three PNGs, exit 0."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for nx, ny, nz in ((1, 3, 3), (4, 1, 3), (4, 3, 1), (1, 1, 1)):
+            h = history(os.path.join(tmp, f"h{nx}{ny}{nz}.nc"), nx, ny, nz)
+            rc, out, err = py(PLOT_FIELDS, h, "-o", os.path.join(tmp, "pics"))
+            written = out.split()
+            assert rc == 0 and len(written) == 3 and all(map(os.path.isfile, written)), \
+                f"{nx}x{ny}x{nz}: exit {rc}, printed {out!r}, {err[-800:]!r}"
+
+
+def test_plot_fields_unwritable_folder():
+    """An -o that cannot be written into, and a history whose own folder
+    cannot be (the default): one line, exit 2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        h = history(os.path.join(tmp, "h.nc"))
+        # /proc refuses new files even to root (a chmod would not)
+        one_line("-o /proc/self", py(PLOT_FIELDS, h, "-o", "/proc/self"), 2, "/proc/self")
+        with open(h, "rb") as f:
+            fd = f.fileno()
+            one_line("beside the history", py(PLOT_FIELDS, f"/proc/self/fd/{fd}",
+                                              pass_fds=(fd,)), 2, "/proc/self/fd")
+
+
+def test_plot_fields_bad_histories():
+    """No records (without --record), dimensions not named z, y, x, and a
+    file that is not NetCDF: one line each, exit 1."""
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = history(os.path.join(tmp, "empty.nc"), records=0)
+        result = py(PLOT_FIELDS, empty, "-o", tmp)
+        one_line("no records", result, 1, "no records")
+        assert "--record" not in result[2], result[2]
+        other = history(os.path.join(tmp, "other.nc"), dims=("lev", "lat", "lon"))
+        one_line("dimensions lev, lat, lon", py(PLOT_FIELDS, other, "-o", tmp), 1, "other.nc")
+        text = write(os.path.join(tmp, "text.nc"), "[run]\nsteps = 1\n")
+        one_line("not NetCDF", py(PLOT_FIELDS, text, "-o", tmp), 1, "text.nc")
+
+
+# ---------------------------------------------------------------------------
+# scripts/plot_timing.py
+# ---------------------------------------------------------------------------
+PLOT_TIMING = os.path.join(SCRIPTS, "plot_timing.py")
+
+
+def test_plot_timing_output_folder():
+    """-o an existing folder, or a name ending in /: exit 2, nothing written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = timing(os.path.join(tmp, "run.timing.json"))
+        folder = os.path.join(tmp, "pics")
+        os.mkdir(folder)
+        one_line("-o FOLDER", py(PLOT_TIMING, good, "-o", folder), 2, "folder")
+        assert not os.path.exists(folder + ".png"), "-o FOLDER wrote FOLDER.png"
+        one_line("-o NEW/", py(PLOT_TIMING, good, "-o", os.path.join(tmp, "new") + "/"), 2,
+                 "folder")
+        assert not os.path.exists(os.path.join(tmp, "new")), "-o NEW/ wrote into NEW/"
+
+
+def test_plot_timing_bad_values():
+    """Hand-edited files: a string for a number, NaN, Infinity, a negative
+    time, an integer too large for a float, nesting too deep: one line,
+    exit 1 (no plot of wrong bars)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = {"string": {"phases.step.gbps": "fast"},
+                 "nan": {"phases.solve.mean_s": float("nan")},
+                 "infinity": {"per_step.0.step_s": float("inf")},
+                 "negative": {"phases.halo.mean_s": -1.0},
+                 "huge": {"phases.halo.mean_s": 10 ** 400}}
+        for name, changes in cases.items():
+            path = timing(os.path.join(tmp, f"{name}.timing.json"), **changes)
+            one_line(name, py(PLOT_TIMING, path, "-o", os.path.join(tmp, f"{name}.png")), 1,
+                     path)
+        deep = write(os.path.join(tmp, "deep.timing.json"), "[" * 100000 + "]" * 100000)
+        one_line("deep", py(PLOT_TIMING, deep, "-o", os.path.join(tmp, "deep.png")), 1, deep)
+
+
+# ---------------------------------------------------------------------------
+# tests/profiling/check_timing.py
+# ---------------------------------------------------------------------------
+def test_check_timing_faults():
+    """Bad arguments and hand-edited files: one line, no traceback; exit 2
+    for the arguments, 1 for the files."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, err = run(["mpirun", "-np", "1", MODEL, "--quiet", *TINY,
+                            "--set", "run.name=t", "--set", f"output.dir={tmp}",
+                            os.path.join(ROOT, "configs", "flat.ini")], timeout=60)
+        assert rc == 0, f"the model: exit {rc} {(out + err)[-800:]!r}"
+        good = os.path.join(tmp, "t.timing.json")
+        with open(good) as f:
+            d = json.load(f)
+        args = ["--ranks", "1", "--decomposition", "x".join(map(str, d["decomposition"])),
+                "--steps", "3"]
+        rc, out, err = py(CHECK_TIMING, good, *args)
+        assert rc == 0, f"the unbroken file: exit {rc} {(out + err)[-800:]!r}"
+
+        def edited(name, change):
+            e = json.loads(json.dumps(d))
+            change(e)
+            return write(os.path.join(tmp, name), json.dumps(e))
+
+        one_line("--history missing", py(CHECK_TIMING, good, *args, "--history",
+                                         os.path.join(tmp, "none.nc")), 1, "none.nc")
+        one_line("--decomposition axb", py(CHECK_TIMING, good, "--ranks", "1", "--steps", "3",
+                                           "--decomposition", "axb"), 2, "--decomposition")
+        one_line("--stride 0", py(CHECK_TIMING, good, *args, "--stride", "0"), 2, "--stride")
+        one_line("a number", py(CHECK_TIMING, write(os.path.join(tmp, "n.json"), "42"), *args),
+                 1, "not a JSON object")
+        one_line("per_step entry", py(CHECK_TIMING, edited(
+            "p.json", lambda e: e["per_step"].__setitem__(0, 7)), *args), 1, "per_step")
+        one_line("string solve_s", py(CHECK_TIMING, edited(
+            "s.json", lambda e: e["per_step"][0].update(solve_s="fast")), *args), 1, "solve_s")
+        one_line("--self-test without wet_cells", py(CHECK_TIMING, edited(
+            "w.json", lambda e: e.pop("wet_cells")), *args, "--self-test"), 1, "wet_cells")
+
+
+TESTS = [test_regress_interrupt, test_regress_model_interrupted, test_regress_tools_are_files,
+         test_regress_cannot_compare, test_scaling_relative_paths, test_scaling_bad_paths,
+         test_scaling_config_without_keys, test_scaling_interrupt, test_bench_model_refusals,
+         test_bench_model_dry_run_creates_nothing, test_plot_fields_thin_grids,
+         test_plot_fields_unwritable_folder, test_plot_fields_bad_histories,
+         test_plot_timing_output_folder, test_plot_timing_bad_values, test_check_timing_faults]
+
+
+def main(argv):
+    global MODEL
+    argv = list(argv)
+    if "--minimodel" in argv:
+        i = argv.index("--minimodel")
+        if i + 1 >= len(argv):
+            print("test_script_faults.py: --minimodel needs a path", file=sys.stderr)
+            return 2
+        MODEL = os.path.abspath(argv[i + 1])
+        del argv[i:i + 2]
+    verbose = "-v" in argv
+    names = [a for a in argv if not a.startswith("-")]
+    selected = [t for t in TESTS if not names or t.__name__ in names]
+    failed = 0
+    for test in selected:
+        try:
+            test()
+            print(f"PASS {test.__name__}")
+        except Skip as e:
+            print(f"SKIP {test.__name__}: {e}")
+        except Exception as e:  # report every test, then fail
+            failed += 1
+            print(f"FAIL {test.__name__}: {e}")
+            if verbose or not isinstance(e, AssertionError):
+                traceback.print_exc()
+    print(f"{len(selected) - failed} of {len(selected)} tests passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
