@@ -14,22 +14,13 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import script_tests  # noqa: E402
 
-try:
-    import matplotlib  # noqa: F401
-    import netCDF4  # noqa: F401
-    import numpy  # noqa: F401
-    import xarray  # noqa: F401
-except ImportError:
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
-    if os.path.exists(venv) and not in_venv:
-        os.execv(venv, [venv] + sys.argv)
-    print("test_plot_scripts.py: SKIP: numpy, netCDF4, xarray and matplotlib are needed",
-          file=sys.stderr)
-    sys.exit(77)
+script_tests.need("test_plot_scripts.py", ("numpy", "netCDF4", "xarray", "matplotlib"))
+
+ROOT = script_tests.ROOT
+SCRIPTS = os.path.join(ROOT, "scripts")
 
 PHASES = ("halo", "horizontal", "mixing", "solve", "diagnostics", "output", "step")
 

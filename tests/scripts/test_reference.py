@@ -15,22 +15,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import script_tests  # noqa: E402
+
+script_tests.need("test_reference.py", ("numpy", "netCDF4"),
+                  " (python3 -m venv .venv && .venv/bin/pip install numpy netCDF4)")
+import netCDF4  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = script_tests.ROOT
 SCRIPTS = os.path.join(ROOT, "scripts")
-
-try:
-    import netCDF4
-    import numpy as np
-except ImportError:
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
-    if os.path.exists(venv) and not in_venv:
-        os.execv(venv, [venv] + sys.argv)
-    print("test_reference.py: SKIP: numpy and netCDF4 are needed "
-          "(python3 -m venv .venv && .venv/bin/pip install numpy netCDF4)", file=sys.stderr)
-    sys.exit(77)
 
 sys.path.insert(0, SCRIPTS)
 import reference as ref  # noqa: E402
@@ -795,29 +790,5 @@ def test_superbee_limiter_signs():
     assert (a[7:9] * b[7:9] == 0).all(), "the tiny products underflow"
 
 
-TESTS = [test_start_date, test_superbee_limiter_signs, test_mode_decay, test_conservation, test_heat_flux, test_superbee_bounds,
-         test_superbee_bounds_gyre,
-         test_compare, test_compare_missing, test_command_line, test_stretched_levels, test_range,
-         test_config_file_syntax, test_output_is_directory, test_config_text, test_all_land]
-
-
-def main(argv):
-    verbose = "-v" in argv
-    names = [a for a in argv if not a.startswith("-")]
-    selected = [t for t in TESTS if not names or t.__name__ in names]
-    failed = 0
-    for test in selected:
-        try:
-            test()
-            print(f"PASS {test.__name__}")
-        except Exception as e:  # report every test, then fail
-            failed += 1
-            print(f"FAIL {test.__name__}: {e}")
-            if verbose or not isinstance(e, AssertionError):
-                traceback.print_exc()
-    print(f"{len(selected) - failed} of {len(selected)} tests passed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(script_tests.run(globals(), sys.argv[1:]))

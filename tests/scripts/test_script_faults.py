@@ -22,25 +22,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import script_tests  # noqa: E402
+from script_tests import Skip  # noqa: E402
+
+script_tests.need("test_script_faults.py", ("numpy", "netCDF4", "xarray", "matplotlib"))
+import netCDF4  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = script_tests.ROOT
 SCRIPTS = os.path.join(ROOT, "scripts")
 CHECK_TIMING = os.path.join(ROOT, "tests", "profiling", "check_timing.py")
-
-try:
-    import matplotlib  # noqa: F401
-    import netCDF4
-    import numpy as np
-    import xarray  # noqa: F401
-except ImportError:
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    in_venv = os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(ROOT, ".venv"))
-    if os.path.exists(venv) and not in_venv:
-        os.execv(venv, [venv] + sys.argv)
-    print("test_script_faults.py: SKIP: numpy, netCDF4, xarray and matplotlib are needed",
-          file=sys.stderr)
-    sys.exit(77)
 
 MODEL = os.path.join(ROOT, "build", "minimodel")
 TINY = ["--set", "grid.nx=8", "--set", "grid.ny=6", "--set", "grid.nz=4", "--set", "run.steps=3"]
@@ -48,10 +41,6 @@ TINY_INI = "[run]\nname = tiny\nsteps = 3\ndt = 600\n[grid]\nnx = 8\nny = 6\nnz 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1",
            MINIMODEL_PROGRESS="off")
-
-
-class Skip(Exception):
-    pass
 
 
 def need_model():
@@ -467,14 +456,6 @@ def test_check_timing_faults():
             "w.json", lambda e: e.pop("wet_cells")), *args, "--self-test"), 1, "wet_cells")
 
 
-TESTS = [test_regress_interrupt, test_regress_model_interrupted, test_regress_tools_are_files,
-         test_regress_cannot_compare, test_scaling_relative_paths, test_scaling_bad_paths,
-         test_scaling_config_without_keys, test_scaling_interrupt, test_bench_model_refusals,
-         test_bench_model_dry_run_creates_nothing, test_plot_fields_thin_grids,
-         test_plot_fields_unwritable_folder, test_plot_fields_bad_histories,
-         test_plot_timing_output_folder, test_plot_timing_bad_values, test_check_timing_faults]
-
-
 def main(argv):
     global MODEL
     argv = list(argv)
@@ -485,23 +466,7 @@ def main(argv):
             return 2
         MODEL = os.path.abspath(argv[i + 1])
         del argv[i:i + 2]
-    verbose = "-v" in argv
-    names = [a for a in argv if not a.startswith("-")]
-    selected = [t for t in TESTS if not names or t.__name__ in names]
-    failed = 0
-    for test in selected:
-        try:
-            test()
-            print(f"PASS {test.__name__}")
-        except Skip as e:
-            print(f"SKIP {test.__name__}: {e}")
-        except Exception as e:  # report every test, then fail
-            failed += 1
-            print(f"FAIL {test.__name__}: {e}")
-            if verbose or not isinstance(e, AssertionError):
-                traceback.print_exc()
-    print(f"{len(selected) - failed} of {len(selected)} tests passed")
-    return 1 if failed else 0
+    return script_tests.run(globals(), argv)
 
 
 if __name__ == "__main__":
