@@ -13,7 +13,8 @@
  * state: phase-bench writes no output.
  *
  * Exit status: 0, 2 for a usage or configuration error, 1 for a failure
- * while running. */
+ * while running (also: the result could not be written to standard
+ * output). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,12 +111,17 @@ static int run(int argc, char **argv, int rank) {
       wet += g->kmt[mm_col(g, i, j)];
   err = MM_MPI_ERR(MPI_Allreduce(MPI_IN_PLACE, &wet, 1, MPI_LONG, MPI_SUM, g->cart));
   if (err != MM_OK) goto done;
-  if (rank == 0)
+  status = 0;
+  if (rank == 0) { /* the result is the point: a write that fails is a failure */
     printf("%s: %s, %d rank(s) x %d thread(s), %ld repeats: min %.3f ms, median %.3f ms, "
            "%.3f ns per wet cell (min)\n",
            config, phase, g->nranks, m->nthreads, repeats, 1e3 * t[0], 1e3 * t[repeats / 2],
            wet ? 1e9 * t[0] / (double)wet : 0.0);
-  status = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      why = "cannot write the result to standard output";
+      status = MM_ERR_RUN;
+    }
+  }
 done:
   if (err != MM_OK) status = (int)err;
   if (status != 0 && rank == 0)

@@ -44,7 +44,10 @@
  * residual computed here from the solution copied back; tdma_bench_cuda.h.
  * A GPU backend named on a machine without a usable device: exit status 2.
  *
- * Bad arguments: a message on stderr and exit status 2. */
+ * Bad arguments, and --random-depths that leave no wet level: a message on
+ * stderr and exit status 2. A backend that fails, memory that cannot be
+ * had, or results that cannot be written to standard output (a full disk):
+ * a message and exit status 1. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -544,6 +547,15 @@ int main(int argc, char **argv) {
 
   problem p;
   problem_make(&p, &o);
+  if (p.wet == 0) { /* no byte to move: a floor of 0 and ratios of inf */
+    fprintf(stderr,
+            "tdma-bench: --random-depths made all %zu systems land (seed %llu): no wet level to "
+            "time; give more systems or another --seed\n",
+            p.ncol, (unsigned long long)o.seed);
+    problem_free(&p);
+    free(st.a), free(st.b), free(st.c);
+    return 2;
+  }
   const double bytes = problem_bytes(&p);
   const char *mode = o.fused ? "fused" : "solve", *prec = o.single ? "single" : "double";
 
@@ -624,7 +636,10 @@ int main(int argc, char **argv) {
              res[i].bw_gbps);
       break;
     }
-  fflush(stdout);
+  if (fflush(stdout) != 0 || ferror(stdout)) { /* the results are the point */
+    fprintf(stderr, "tdma-bench: cannot write the results to standard output\n");
+    status = 1;
+  }
   problem_free(&p);
   free(st.a);
   free(st.b);
