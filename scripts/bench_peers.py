@@ -96,12 +96,21 @@ class Peer:
         self.times.append(time.perf_counter() - t0)
 
 
-def tdma_bench_once(path, ncol, nz, precision, threads):
+def tdma_bench_once(path, ncol, nz, precision, threads, stream_mb=None):
     """One timed call of `tdma-bench --backend simd` (after its warm-up call
-    and cache flush): its median_ms with --repeats 1, in seconds."""
+    and cache flush): its median_ms with --repeats 1, in seconds. A failure
+    ends the worker with tdma-bench's own message."""
     cmd = [path, "--systems", str(ncol), "--levels", str(nz), "--backend", "simd",
            "--precision", precision, "--threads", str(threads), "--repeats", "1", "--json"]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    if stream_mb:
+        cmd += ["--stream-mb", f"{stream_mb:g}"]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"bench_peers: cannot run {path}: {e.strerror}")
+    if res.returncode != 0 or not res.stdout.strip():
+        said = (res.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        sys.exit(f"bench_peers: tdma-bench failed (exit {res.returncode}): {said}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -261,7 +270,8 @@ def worker(args):
         p.warm_up()
     bench = []
     for r in range(args.repeats):
-        bench.append(tdma_bench_once(args.tdma_bench, ncol, nz, args.precision, threads))
+        bench.append(tdma_bench_once(args.tdma_bench, ncol, nz, args.precision, threads,
+                                     args.stream_mb))
         k = r % len(peers)
         for p in peers[k:] + peers[:k]:
             p.once()
@@ -390,12 +400,44 @@ def table(records, a):
     return "\n".join(lines)
 
 
+def whole(low, high=None):
+    """An argparse type: a whole number in [low, high]."""
+    def parse(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(
+                f"{n} is not within {low}..{high}" if high is not None else f"{n} is below {low}")
+        return n
+    return parse
+
+
+def thread_list(text):
+    """An argparse type: comma-separated thread counts, each 1..1024."""
+    return [whole(1, 1024)(t) for t in text.split(",")]
+
+
+def positive(text):
+    """An argparse type: a number > 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
+    return x
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--systems", type=int, default=100000)
-    ap.add_argument("--levels", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--systems", type=whole(1), default=100000)
+    ap.add_argument("--levels", type=whole(1, 10000), default=100)
+    ap.add_argument("--repeats", type=whole(1), default=7)
+    ap.add_argument("--threads", type=thread_list, default="1,2")
+    ap.add_argument("--stream-mb", dest="stream_mb", type=positive,
+                    help="tdma-bench's --stream-mb (its default: 4 x the L3 cache, >= 256 MB)")
     ap.add_argument("--precision", default="double,single")
     ap.add_argument("--tdma-bench", dest="tdma_bench")
     ap.add_argument("--jsonl", help="also append the JSON lines to this file (key run: the start)")
@@ -403,12 +445,25 @@ def main():
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        a.threads = int(a.threads)
+        a.threads = a.threads[0]
         return worker(a)
-    a.threads = [int(t) for t in a.threads.split(",")]
     a.precision = a.precision.split(",")
     if not all(p in ("double", "single") for p in a.precision):
         ap.error("--precision takes double and/or single")
+    # where the results go, checked before the minutes of the runs
+    if a.jsonl:
+        parent = os.path.dirname(os.path.abspath(a.jsonl))
+        if os.path.isdir(a.jsonl) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            ap.error(f"--jsonl {a.jsonl}: not a file that can be written (a folder, or its "
+                     "folder missing or not writable)")
+    if a.docs:
+        try:
+            with open(a.docs) as f:
+                doc = f.read()
+        except OSError as e:
+            ap.error(f"--docs {a.docs}: {e.strerror}")
+        if BEGIN not in doc or END not in doc or not os.access(a.docs, os.W_OK):
+            ap.error(f"--docs {a.docs}: no {BEGIN} ... {END} markers, or not writable")
     bench = find_tdma_bench(a.tdma_bench)
     started = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()
@@ -423,6 +478,8 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--systems",
                    str(a.systems), "--levels", str(a.levels), "--repeats", str(a.repeats),
                    "--threads", str(t), "--precision", p, "--tdma-bench", bench]
+            if a.stream_mb:
+                cmd += ["--stream-mb", f"{a.stream_mb:g}"]
             res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/")
             got = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
             for r in got:
@@ -468,4 +525,11 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("bench_peers: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:  # the reader went away (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -456,6 +456,39 @@ def test_check_timing_faults():
             "w.json", lambda e: e.pop("wet_cells")), *args, "--self-test"), 1, "wet_cells")
 
 
+# ---------------------------------------------------------------------------
+# scripts/bench_peers.py
+# ---------------------------------------------------------------------------
+BENCH_PEERS = os.path.join(SCRIPTS, "bench_peers.py")
+
+
+def test_bench_peers_refusals():
+    """Bad numbers and result paths are refused up front (exit 2, argparse's
+    line), not after JAX is loaded and the runs are made; a tdma-bench that
+    fails is named with its exit status, not a CalledProcessError traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for args, words in ((["--threads", "abc"], "'abc' is not a whole number"),
+                            (["--threads", "1,,2"], "is not a whole number"),
+                            (["--threads", "0"], "0 is not within 1..1024"),
+                            (["--repeats", "0"], "0 is below 1"),
+                            (["--systems", "-1"], "-1 is below 1"),
+                            (["--levels", "0"], "not within 1..10000"),
+                            (["--stream-mb", "nan"], "is not a number > 0"),
+                            (["--jsonl", os.path.join(tmp, "no", "x.jsonl")],
+                             "not a file that can be written"),
+                            (["--jsonl", tmp], "not a file that can be written"),
+                            (["--docs", os.path.join(tmp, "none.md")], "No such file")):
+            rc, out, err = py(BENCH_PEERS, *args, timeout=60)
+            assert rc == 2 and words in err and "Traceback" not in err, \
+                f"{args}: exit {rc}, {err[-400:]!r}"
+        false = shutil.which("false")
+        rc, out, err = py(BENCH_PEERS, "--systems", "50", "--levels", "4", "--repeats", "1",
+                          "--threads", "1", "--precision", "double", "--tdma-bench", false,
+                          timeout=120)
+        assert rc == 1 and "tdma-bench failed (exit 1)" in err and "Traceback" not in err, \
+            f"a failing tdma-bench: exit {rc}, {err[-600:]!r}"
+
+
 def main(argv):
     global MODEL
     argv = list(argv)
