@@ -18,7 +18,7 @@
 
 typedef struct {
   int nz;
-  mm_tdma_ws ws; /* per thread: dl, d, du (nz each) and nz x MM_TDMA_MAX_RHS */
+  mm_tdma_ws ws; /* per thread: dl, d, du (nz each) and nz x nrhs of the call */
 } lapack_ctx;
 
 static int lapack_create(void **ctx, int nz) {
@@ -63,8 +63,8 @@ static void lapack_destroy(void *ctx) {
   int rc = mm_tdma_check_depths(bt);                                                               \
   if (rc) return rc;                                                                               \
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
-  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt,                                                      \
-                               (size_t)ctx_->nz * (3 + MM_TDMA_MAX_RHS) * sizeof(T))))             \
+  if (nt > 1 && (size_t)nt > bt->ncol) nt = (int)bt->ncol; /* a thread without a column */         \
+  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt, (size_t)ctx_->nz * (3 + nrhs) * sizeof(T))))         \
     return rc;                                                                                     \
   const long ncol = (long)bt->ncol;                                                                \
   const int nz = ctx_->nz;                                                                         \
