@@ -167,8 +167,12 @@ def plot(argv=None):
         fig.tight_layout()
         try:
             fig.savefig(path, dpi=100)
-        except OSError as e:
+        except OSError as e:  # a full disk: no half-written picture left behind
             plt.close(fig)
+            try:
+                os.remove(path)
+            except OSError:
+                pass
             print(f"plot_fields: {path}: cannot be written: {e.strerror or e}", file=sys.stderr)
             sys.exit(2)
         plt.close(fig)
