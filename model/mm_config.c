@@ -478,6 +478,13 @@ static int handler(void *user, const char *section, const char *name, const char
   }
   p->seen[idx] = true;
   p->seen_line[idx] = p->line;
+  if (value[0] == ';') { /* written back as "key = ;...", it would read as a comment */
+    p->err = MM_ERROR(MM_ERR_INPUT,
+                      "%s:%d: %s.%s = %s: a value must not start with ';' (the resolved "
+                      "configuration would read it as a comment)",
+                      p->name, p->line, section, name, value);
+    return 0;
+  }
   char why[256];
   if (!set_value(p->cfg, k, value, why, sizeof why)) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s = %s: %s", p->name, p->line, section, name, value,

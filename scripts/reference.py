@@ -306,6 +306,9 @@ def apply_file(cfg, text, name):
             raise ConfigError(f"{name}:{n}: {section}.{key}: duplicate key (first set on line "
                               f"{first_line[section, key]})")
         first_line[section, key] = n
+        if value.startswith(";"):
+            raise ConfigError(f"{name}:{n}: {section}.{key} = {value}: a value must not start "
+                              "with ';' (the resolved configuration would read it as a comment)")
         try:
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:
