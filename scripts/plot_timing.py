@@ -22,7 +22,9 @@ Exit status: 0 written, 1 an input cannot be read or lacks the keys used
 ratios are not finite numbers >= 0: NaN, Infinity, a negative time, a
 string, an integer too large for a float, nesting too deep to read), 2
 usage error (also: an -o format matplotlib does not write, or an -o that is
-a folder: an existing one, or a name ending in /), 130 interrupted (Ctrl-C).
+a folder: an existing one, or a name ending in /; and an output that cannot
+be written, such as on a full disk, which is then removed, not left
+half-written), 130 interrupted (Ctrl-C).
 """
 
 import argparse
@@ -292,8 +294,13 @@ def plot(argv=None):
     fig.tight_layout()
     try:
         fig.savefig(out, dpi=110)
-    except OSError as e:
-        sys.exit(f"plot_timing: {out}: {e}")
+    except OSError as e:  # a full disk: no half-written picture left behind
+        try:
+            os.remove(out)
+        except OSError:
+            pass
+        print(f"plot_timing: {out}: cannot be written: {e.strerror or e}", file=sys.stderr)
+        return 2
     print(out)
     return 0
 

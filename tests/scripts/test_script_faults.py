@@ -416,6 +416,33 @@ def test_plot_timing_bad_values():
         one_line("deep", py(PLOT_TIMING, deep, "-o", os.path.join(tmp, "deep.png")), 1, deep)
 
 
+def fsize_limit(limit):
+    """A preexec_fn: writes past `limit` bytes fail with EFBIG (Python
+    ignores SIGXFSZ), as on a full disk."""
+    import resource
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+def test_plots_full_disk():
+    """A picture that cannot be written whole (a file-size limit of 4 KiB,
+    as on a full disk): one line, exit 2, and no half-written picture left."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = timing(os.path.join(tmp, "run.timing.json"))
+        png = os.path.join(tmp, "t.png")
+        one_line("plot_timing", py(PLOT_TIMING, good, "-o", png, preexec_fn=fsize_limit(4096)),
+                 2, "cannot be written")
+        assert not os.path.exists(png), "plot_timing left a half-written picture"
+        h = history(os.path.join(tmp, "h.nc"))
+        pics = os.path.join(tmp, "pics")
+        one_line("plot_fields", py(PLOT_FIELDS, h, "-o", pics, preexec_fn=fsize_limit(4096)),
+                 2, "cannot be written")
+        left = os.listdir(pics) if os.path.isdir(pics) else []
+        assert not left, f"plot_fields left {left}"
+
+
 # ---------------------------------------------------------------------------
 # tests/profiling/check_timing.py
 # ---------------------------------------------------------------------------
