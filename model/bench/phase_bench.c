@@ -12,6 +12,8 @@
  * rank, and that time per wet cell. The state it leaves is not a model
  * state: phase-bench writes no output.
  *
+ * --help prints the usage on standard output.
+ *
  * Exit status: 0, 2 for a usage or configuration error, 1 for a failure
  * while running (also: the result could not be written to standard
  * output). */
@@ -29,13 +31,30 @@ static int compare_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+#define USAGE                                                                                      \
+  "usage: phase-bench [--phase horizontal|solve|step] [--repeats N] "                              \
+  "[--set SECTION.KEY=VALUE]... CONFIG.ini\n"
+
+/* A usage error: msg (if any) and the usage line on stderr, exit status 2. */
 static int usage(int rank, const char *msg) {
   if (rank == 0) {
     if (msg) fprintf(stderr, "phase-bench: %s\n", msg);
-    fprintf(stderr, "usage: phase-bench [--phase horizontal|solve|step] [--repeats N] "
-                    "[--set SECTION.KEY=VALUE]... CONFIG.ini\n");
+    fputs(USAGE, stderr);
   }
   return 2;
+}
+
+/* --help: the usage on stdout, exit status 0 (1 when it cannot be written). */
+static int help(int rank) {
+  if (rank != 0) return 0;
+  fputs(USAGE "Times one phase of the time step on CONFIG.ini, N times (default 20) over each\n"
+              "rank's block; --phase defaults to horizontal. docs/performance.md.\n",
+        stdout);
+  if (fflush(stdout) || ferror(stdout)) {
+    fprintf(stderr, "phase-bench: cannot write the help to standard output\n");
+    return 1;
+  }
+  return 0;
 }
 
 static int run(int argc, char **argv, int rank) {
@@ -43,6 +62,11 @@ static int run(int argc, char **argv, int rank) {
   long repeats = 20;
   mm_config_override sets[MAX_SETS];
   int nsets = 0;
+  for (int a = 1; a < argc; a++) { /* --help anywhere but as an option's value */
+    if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) return help(rank);
+    if (!strcmp(argv[a], "--phase") || !strcmp(argv[a], "--repeats") || !strcmp(argv[a], "--set"))
+      a++;
+  }
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--phase") && a + 1 < argc) {
       phase = argv[++a];
@@ -53,8 +77,14 @@ static int run(int argc, char **argv, int rank) {
     } else if (!strcmp(argv[a], "--set") && a + 1 < argc) {
       if (nsets == MAX_SETS) return usage(rank, "too many --set");
       sets[nsets++].text = argv[++a];
-    } else if (argv[a][0] == '-' || config) {
-      return usage(rank, NULL);
+    } else if (argv[a][0] == '-') {
+      char msg[160];
+      const int known =
+          !strcmp(argv[a], "--phase") || !strcmp(argv[a], "--repeats") || !strcmp(argv[a], "--set");
+      snprintf(msg, sizeof msg, known ? "%.100s needs a value" : "unknown option %.100s", argv[a]);
+      return usage(rank, msg);
+    } else if (config) {
+      return usage(rank, "one configuration file only");
     } else {
       config = argv[a];
     }
