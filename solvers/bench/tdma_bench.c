@@ -44,8 +44,10 @@
  * residual computed here from the solution copied back; tdma_bench_cuda.h.
  * A GPU backend named on a machine without a usable device: exit status 2.
  *
- * Bad arguments, and --random-depths that leave no wet level: a message on
- * stderr and exit status 2. A backend that fails, memory that cannot be
+ * Bad arguments, --random-depths that leave no wet level, and sizes whose
+ * arrays would not fit in the memory available (MemAvailable, or
+ * MINIMODEL_MEMORY_LIMIT bytes when set; checked before allocating): a
+ * message on stderr and exit status 2. A backend that fails, memory that cannot be
  * had, or results that cannot be written to standard output (a full disk):
  * a message and exit status 1. */
 #include <errno.h>
@@ -206,6 +208,55 @@ static size_t l3_bytes(void) {
   v = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
   return v > 0 ? (size_t)v : (size_t)32 << 20;
+}
+
+/* Host memory this process may use: MINIMODEL_MEMORY_LIMIT (bytes) when set,
+ * as for the model, else MemAvailable; -1 when the limit is not a number
+ * > 0, INFINITY when neither is known. */
+static double available_bytes(void) {
+  const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
+  if (limit && *limit) {
+    char *end = NULL;
+    const double v = strtod(limit, &end);
+    return *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+  }
+  double avail = 0.0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) break;
+    fclose(f);
+  }
+  return avail > 0.0 ? avail * 1024.0 : INFINITY;
+}
+
+/* Refuse, before allocating anything, a run whose host arrays would not fit
+ * in memory (or overflow a size_t): the triad's 3 arrays, the depths, the
+ * coefficients (a, b, c, or kappa when fused), nrhs right-hand sides and
+ * their saved copies, and the solver's workspace of (1 + nrhs) nz values per
+ * column of a tile of 64 for each thread. Exit status 2. */
+static void check_memory(const options *o, int threads) {
+  const double es = o->single ? 4.0 : 8.0, n = (double)o->systems * (double)o->levels;
+  const double need = 3.0 * o->stream_mb * 1e6 + 4.0 * (double)o->systems +
+                      n * es * ((o->fused ? 1.0 : 3.0) + 2.0 * o->nrhs) +
+                      (1.0 + o->nrhs) * o->levels * 64.0 * es * threads;
+  const double avail = available_bytes();
+  if (avail < 0.0) {
+    fprintf(stderr, "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0\n",
+            getenv("MINIMODEL_MEMORY_LIMIT"));
+    exit(2);
+  }
+  if (need > avail || need > (double)(SIZE_MAX / 4)) {
+    fprintf(stderr,
+            "tdma-bench: %zu systems x %d levels (%s, nrhs %d%s) need about %.3g GB of memory, "
+            "%.3g GB of it the triad's arrays (--stream-mb %.0f), but %.3g GB are available; "
+            "give fewer systems or levels, or a smaller --stream-mb\n",
+            o->systems, o->levels, o->single ? "single" : "double", o->nrhs,
+            o->fused ? ", fused" : "", need / 1e9, 3.0 * o->stream_mb / 1e3, o->stream_mb,
+            avail / 1e9);
+    exit(2);
+  }
 }
 
 /* ---- STREAM triad ------------------------------------------------------------ */
@@ -542,6 +593,7 @@ int main(int argc, char **argv) {
     o.stream_mb = 4.0 * (double)l3 / 1e6;
     if (o.stream_mb < 256) o.stream_mb = 256;
   }
+  check_memory(&o, threads);
   stream st;
   stream_init(&st, o.stream_mb);
 
