@@ -167,7 +167,7 @@ ffi::Error cuda_error(const char *what, cudaError_t e) {
                               cudaGetErrorString(e));
 }
 
-ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer diag,
+ffi::Error tdma_cuda(cudaStream_t stream, int32_t device, ffi::AnyBuffer lower, ffi::AnyBuffer diag,
                      ffi::AnyBuffer upper, ffi::AnyBuffer rhs, ffi::Result<ffi::AnyBuffer> out,
                      int32_t threads) {
   (void)threads;
@@ -181,8 +181,14 @@ ffi::Error tdma_cuda(cudaStream_t stream, ffi::AnyBuffer lower, ffi::AnyBuffer d
       (e = cudaMemcpyAsync(x, rhs.untyped_data(), rhs.size_bytes(), cudaMemcpyDeviceToDevice,
                            stream)) != cudaSuccess)
     return cuda_error("copy of the right-hand side", e);
+  // XLA's device for this call; the solver allocates on the current CUDA
+  // device, which XLA makes that one before it calls a handler
   int dev = 0;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess) return cuda_error("device", e);
+  if (dev != device)
+    return ffi::Error::Internal("minimodel tdma: XLA runs this call on device " +
+                                std::to_string(device) + " but the current CUDA device is " +
+                                std::to_string(dev));
   if (dev < 0 || dev >= 64) return ffi::Error::Internal("minimodel tdma: device index over 63");
   DeviceDepth &dd = device_depths[dev];
   std::lock_guard<std::mutex> hold(dd.lock);
@@ -251,6 +257,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(mm_tdma_ffi_cpu, tdma_cpu,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(mm_tdma_ffi_cuda, tdma_cuda,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
