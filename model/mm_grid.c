@@ -60,8 +60,16 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
 
 /* Memory a rank may use (*out): MemAvailable shared by the ranks of this
  * node, or MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is
- * not a number > 0. */
+ * not a number > 0. Collective: every rank takes part in the split of comm,
+ * whatever its own environment or /proc/meminfo says (the variable may be set
+ * on some ranks only). */
 static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out) {
+  MPI_Comm node;
+  int local = 1;
+  MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const int rc = MPI_Comm_size(node, &local);
+  MM_MPI(MPI_Comm_free(&node));
+  MM_MPI(rc);
   const char *limit = env->memory_limit;
   if (*limit) {
     char *end = NULL;
@@ -80,13 +88,6 @@ static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env
       }
     fclose(f);
   }
-  /* every rank takes part in the split, whatever its own file said */
-  MPI_Comm node;
-  int local = 1;
-  MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  const int rc = MPI_Comm_size(node, &local);
-  MM_MPI(MPI_Comm_free(&node));
-  MM_MPI(rc);
   *out = avail > 0.0 ? avail / local : INFINITY;
   return MM_OK;
 }
