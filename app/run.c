@@ -32,8 +32,9 @@
  * the rank says so and exits with status 128 + N (within the second that
  * Open MPI leaves a rank between SIGTERM and SIGKILL). A signal that came
  * before the time limit is the reason to end, not the limit. The reads
- * come before the case writes its files (run_model, mm_run_check_inputs),
- * so nothing is lost. */
+ * come before the case writes its files (run_model, mm_run_check_inputs;
+ * the check of the history a continued run appends to only reads it), so
+ * nothing is lost; the case's lock, when taken, is released first. */
 #define MM_WATCH_POLL_S 0.05
 #define MM_WATCH_STOP_S 0.5
 typedef struct {
@@ -46,6 +47,8 @@ typedef struct {
   const char *run_name; /* the case's run.name */
   int rank;
   clockid_t clock; /* of the condition variable's timed waits */
+  mm_output_lock
+      *case_lock; /* the case's, released before the rank ends; NULL before it is taken */
 } mm_read_watchdog;
 
 /* Seconds on the clock of the condition variable's waits: monotonic where
@@ -133,6 +136,7 @@ static void *read_watchdog_main(void *arg) {
             MM_ERR_SIGNAL + signo);
     fflush(stderr);
     remove_mpi_io_lock(w->path);
+    if (w->case_lock) mm_output_lock_destroy(w->case_lock);
     _exit(MM_ERR_SIGNAL + signo);
   }
   if (fire) {
@@ -143,15 +147,17 @@ static void *read_watchdog_main(void *arg) {
             w->rank, w->path, w->seconds);
     fflush(stderr);
     remove_mpi_io_lock(w->path);
+    if (w->case_lock) mm_output_lock_destroy(w->case_lock);
     _exit(MM_ERR_INPUT);
   }
   return NULL;
 }
 
 static void read_watchdog_start(mm_read_watchdog *w, const mm_config *cfg, const char *path,
-                                int rank) {
+                                int rank, mm_output_lock *lock) {
   memset(w, 0, sizeof *w);
   w->path = path;
+  w->case_lock = lock;
   w->run_name = cfg->run_name;
   w->rank = rank;
   w->seconds = mm_io_read_timeout(&cfg->env, path); /* 0: no limit, still a watch for a stop */
@@ -180,20 +186,38 @@ static void read_watchdog_stop(mm_read_watchdog *w) {
   pthread_mutex_destroy(&w->lock);
 }
 
+/* The watchdog as io/'s read watch (mm_io_read_watch): over the read of the
+ * history that a continued run appends to. */
+typedef struct {
+  mm_read_watchdog dog;
+  const mm_config *cfg;
+  int rank;
+  mm_output_lock *lock;
+} mm_run_watch;
+
+static void run_watch_start(void *ctx, const char *path) {
+  mm_run_watch *w = ctx;
+  read_watchdog_start(&w->dog, w->cfg, path, w->rank, w->lock);
+}
+
+static void run_watch_stop(void *ctx) {
+  read_watchdog_stop(&((mm_run_watch *)ctx)->dog);
+}
+
 mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_read_watchdog dog;
   mm_err err = MM_OK;
   if (file && cfg->initial_file[0]) {
-    read_watchdog_start(&dog, cfg, cfg->initial_file, rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_file, rank, NULL);
     err = mm_initial_check(comm, cfg, cfg->initial_file);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
   if (restart && cfg->initial_restart[0]) {
     long step = 0;
-    read_watchdog_start(&dog, cfg, cfg->initial_restart, rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, rank, NULL);
     err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -423,7 +447,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_read_watchdog dog;
   if (cfg->initial_file[0]) {
     const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
-    read_watchdog_start(&dog, cfg, path, g->rank);
+    read_watchdog_start(&dog, cfg, path, g->rank, NULL);
     err = mm_initial_read(g, &cfg->env, path, mm_model_temp(m), mm_model_salt(m));
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -431,7 +455,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (cfg->initial_restart[0]) {
     long step = 0;
     double time = 0.0;
-    read_watchdog_start(&dog, cfg, cfg->initial_restart, g->rank);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, g->rank, NULL);
     err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step,
                           &time);
     read_watchdog_stop(&dog);
@@ -480,10 +504,13 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
 
   /* a run continued from a restart appends to the history of the case */
   const mm_config *hcfg = fault_open(cfg, "history", g->rank, &fault_cfg);
-  if (cfg->initial_restart[0])
-    err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &hist);
-  else
+  if (cfg->initial_restart[0]) {
+    mm_run_watch watch_ctx = {.cfg = cfg, .rank = g->rank, .lock = &lock};
+    const mm_io_read_watch watch = {run_watch_start, run_watch_stop, &watch_ctx};
+    err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &watch, &hist);
+  } else {
     err = mm_history_create(g, hcfg, &origin, &hist);
+  }
   /* the record of the case, once its history is taken: a continuation
    * refused (another history, another grid) leaves the one of the run that
    * wrote the history */

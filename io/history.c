@@ -584,6 +584,9 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
  * MM_ERR_INPUT naming what does not fit. */
 static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg,
                                             long step, mm_history_found *f) {
+  if (mm_fault_is(&cfg->env, cfg->env.fault.read_hang, "history", g->rank)) /* fault injection */
+    for (;;)
+      sleep(1); /* a read that never ends: the watch ends the rank */
   int nc = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s != NC_NOERR)
@@ -716,7 +719,7 @@ static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *
 }
 
 mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                           long step, mm_history **out) {
+                           long step, const mm_io_read_watch *watch, mm_history **out) {
   *out = NULL;
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
@@ -738,8 +741,15 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
   mm_err err = mm_agree(h->comm, mm_io_check_hdf5(p));
   if (err == MM_OK) err = mm_io_probe(h->comm, &h->env, p);
   mm_history_found f = {0, 0, -1};
-  if (err == MM_OK)
-    err = mm_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, &f) : MM_OK);
+  if (err == MM_OK) {
+    mm_err checked = MM_OK;
+    if (h->rank == 0) {
+      if (watch) watch->start(watch->ctx, p);
+      checked = mm_history_check(p, g, cfg, step, &f);
+      if (watch) watch->stop(watch->ctx);
+    }
+    err = mm_agree(h->comm, checked);
+  }
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
   /* records after the restart step, from a run that went further: removed,
    * to be written anew */

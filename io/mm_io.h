@@ -47,6 +47,16 @@ typedef struct {
 MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg,
                                       const mm_io_origin *origin, mm_history **out);
 
+/* A watch over a read that may never end (libhdf5 can loop on a damaged
+ * file): start(ctx, path) before it, stop(ctx) after it, on the rank that
+ * reads. The run's read watchdog (app/run.c) ends the rank when the read
+ * takes too long or a stop signal came. The reads it watches only read. */
+typedef struct {
+  void (*start)(void *ctx, const char *path);
+  void (*stop)(void *ctx);
+  void *ctx;
+} mm_io_read_watch;
+
 /* The history of a run continued from a restart at step `step`
  * (initial.restart). Where `<output.dir>/<run.name>.nc` exists, it is opened
  * to append, after checking that it is this case's (grid, configuration
@@ -55,9 +65,11 @@ MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg,
  * records after `step`, from a run that went further, are removed, to be
  * written anew. A history that does not fit (or cannot be read) is refused
  * with MM_ERR_INPUT and left as it is. Where there is none, one is created
- * as by mm_history_create, starting at `step`. On error *out is NULL. */
+ * as by mm_history_create, starting at `step`. The check's read of the
+ * existing history runs under `watch` (NULL: none). On error *out is NULL. */
 MM_NODISCARD mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg,
-                                        const mm_io_origin *origin, long step, mm_history **out);
+                                        const mm_io_origin *origin, long step,
+                                        const mm_io_read_watch *watch, mm_history **out);
 
 /* Whether this run started the history at h (mm_history_create, or
  * mm_history_continue where the case had none), so that its first record is
@@ -128,15 +140,15 @@ bool mm_io_files_left_open(MPI_Comm comm);
 
 /* ------------------------------------------------------------- initial */
 
-/* Read `temp` and `salt` of dimensions exactly (nz, ny, nx) from the NetCDF
- * file `path` (any NetCDF format) into the rank's block; land set to 0.
- * MM_ERR_INPUT for a missing or unreadable file, a missing variable, other
- * dimensions, or a non-finite (or _FillValue) value in a wet cell. */
 /* Seconds an input file (initial.file, initial.restart) may take to read:
  * MINIMODEL_READ_TIMEOUT when set (0 or not a number: no limit, returns 0),
  * else 600 s plus 1 s per 20 MB of the file. */
 double mm_io_read_timeout(const mm_settings *env, const char *path);
 
+/* Read `temp` and `salt` of dimensions exactly (nz, ny, nx) from the NetCDF
+ * file `path` (any NetCDF format) into the rank's block; land set to 0.
+ * MM_ERR_INPUT for a missing or unreadable file, a missing variable, other
+ * dimensions, or a non-finite (or _FillValue) value in a wet cell. */
 MM_NODISCARD mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *path,
                                     double *temp, double *salt);
 

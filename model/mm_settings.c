@@ -93,6 +93,7 @@ mm_err mm_settings_read(mm_settings *s) {
   f->nan_step = env_long("MINIMODEL_FAULT_NAN_STEP", 0);
   MM_CHECK(env_text("MINIMODEL_FAULT_ALLOC", f->alloc));
   MM_CHECK(env_text("MINIMODEL_FAULT_OPEN", f->open));
+  MM_CHECK(env_text("MINIMODEL_FAULT_READ_HANG", f->read_hang));
   f->solve_step = env_long("MINIMODEL_FAULT_SOLVE_STEP", 0);
   f->mpi_step = env_long("MINIMODEL_FAULT_MPI_STEP", 0);
   f->kill_in_restart = env_long("MINIMODEL_FAULT_KILL_IN_RESTART", 0);
@@ -119,7 +120,8 @@ static const struct {
     {"MINIMODEL_PROGRESS", "bar, lines, off, auto",
      "progress display (default auto: a bar on a terminal, lines otherwise)"},
     {"MINIMODEL_MEMORY_LIMIT", "bytes",
-     "memory a rank may use (default: MemAvailable shared by the node's ranks)"},
+     "memory a rank may use (default: MemAvailable shared by the node's ranks); `tdma-bench` "
+     "checks its arrays against it too (default: MemAvailable)"},
     {"MINIMODEL_READ_TIMEOUT", "seconds",
      "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
     {"MINIMODEL_PROBE_HELPER", "path",
@@ -143,6 +145,8 @@ static const struct {
     {"MINIMODEL_FAULT_NAN_STEP", "step", "tests: a NaN in temp after that step"},
     {"MINIMODEL_FAULT_ALLOC", "model, last_good", "tests: that allocation fails"},
     {"MINIMODEL_FAULT_OPEN", "history, restart, initial", "tests: that file cannot be opened"},
+    {"MINIMODEL_FAULT_READ_HANG", "history",
+     "tests: that read never ends (the check of the history a continued run appends to)"},
     {"MINIMODEL_FAULT_SOLVE_STEP", "step", "tests: the tridiagonal solve of that step fails"},
     {"MINIMODEL_FAULT_MPI_STEP", "step", "tests: an MPI call of that step fails on every rank"},
     {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",

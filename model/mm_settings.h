@@ -54,6 +54,10 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *                                     emulated device (model/mm_device_emulated.c)
  *                                     fails on rank R (R counted among the ranks
  *                                     of its node), as a device error would
+ *   MINIMODEL_FAULT_READ_HANG=WHAT    on rank R a read never ends, as on a damaged
+ *                                     file that libhdf5 loops on: `history` (the
+ *                                     continued run's check of the history it
+ *                                     appends to, io/history.c)
  *   MINIMODEL_FAULT_SIGNAL_IN_INIT=N  every process raises signal N before
  *                                     MPI_Init (read by app/main.c, not here:
  *                                     it comes before the settings are read) */
@@ -62,6 +66,7 @@ typedef struct {
   long nan_step;              /* MINIMODEL_FAULT_NAN_STEP */
   char alloc[MM_SETTING_MAX]; /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
   char open[MM_SETTING_MAX];  /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
+  char read_hang[MM_SETTING_MAX]; /* MINIMODEL_FAULT_READ_HANG: history; "" none */
   long solve_step;            /* MINIMODEL_FAULT_SOLVE_STEP */
   long mpi_step;              /* MINIMODEL_FAULT_MPI_STEP */
   long kill_in_restart;       /* MINIMODEL_FAULT_KILL_IN_RESTART */

@@ -18,7 +18,12 @@
 #  5. the test read of the history that a continued run appends to (here
 #     the damaged file), SIGTERM: 143;
 #  6. no signal: the run's own read at its time limit (MINIMODEL_READ_TIMEOUT,
-#     the test read passed): the watchdog's exit 2.
+#     the test read passed): the watchdog's exit 2;
+#  7. the continued run's own read of its history (a read that never ends,
+#     injected), at its time limit: exit 2 naming the history, which is left
+#     as it was, and the case's lock released (it hung: that read had no
+#     watchdog);
+#  8. the same read, no time limit, SIGTERM: 143.
 # A read ended by the watchdog leaves no MPI-IO lock file beside the input
 # (loop.nc-<job>-<pid>.lock, Open MPI's: the rank removes its own before it
 # exits).
@@ -166,3 +171,31 @@ MINIMODEL_PROBE_HELPER="$true_exe" MINIMODEL_READ_TIMEOUT=2 timeout -k 5 120 \
 rc=$?
 judge "the read's time limit" $rc 2 "error (rank 0): .*loop.nc: still not read after 2 s" \
   $(($(date +%s) - t0)) out6
+
+# 7. the continued run's own read of its history, which never ends
+# (MINIMODEL_FAULT_READ_HANG; no file found makes libhdf5 loop in that read
+# and not in the test read), at its time limit
+"$mm" --quiet --set run.steps=2 --set output.restart_interval=2 --set output.dir=out7 "$flat" \
+  >log 2>&1 || fail "making the restart"
+cp out7/flat.nc history.nc
+t0=$(date +%s)
+MINIMODEL_FAULT_READ_HANG=history MINIMODEL_READ_TIMEOUT=2 timeout -k 5 120 \
+  "$mm" --set initial.restart="$work/out7/flat.restart.nc" --set output.dir=out7 "$flat" \
+  >log 2>&1
+rc=$?
+judge "the history's own read at its time limit" $rc 2 \
+  "error (rank 0): .*out7/flat.nc: still not read after 2 s" $(($(date +%s) - t0)) out7/flat.lock
+cmp -s history.nc out7/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
+
+# 8. the same read, no time limit, SIGTERM
+MINIMODEL_FAULT_READ_HANG=history MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
+  "$mm" --set initial.restart="$work/out7/flat.restart.nc" --set output.dir=out7 "$flat" \
+  >log 2>&1 &
+job=$!
+settle $job
+signal "SIGTERM during the history's own read, MINIMODEL_READ_TIMEOUT=0" TERM $job 143 \
+  "stopped by SIGTERM (rank 0) in case flat while reading .*out7/flat.nc: the read had not ended" \
+  out7/flat.lock
+cmp -s history.nc out7/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
