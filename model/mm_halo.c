@@ -1,6 +1,7 @@
 #include "mm_halo.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 mm_err mm_halo_create(const mm_grid *g, mm_halo *h) {
@@ -56,16 +57,38 @@ mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield) {
   const int nbr[4] = {h->west, h->east, h->south, h->north};
   /* the message received from direction d was sent towards opposite(d) */
   const int opposite[4] = {1, 0, 3, 2};
+  int count = h->fail_next ? -1 : 1; /* fault injection: MPI_ERR_COUNT, to a neighbour */
+  h->fail_next = false;
+  mm_err err = MM_OK;
+  /* every call is made, a failed one with its request null, so that the
+   * neighbours get all that can be sent */
   for (int f = 0; f < nfield; f++)
     for (int d = 0; d < 4; d++) {
       MPI_Datatype t = d < 2 ? h->xstrip : h->ystrip;
       int tag_recv = 4 * f + opposite[d], tag_send = 4 * f + d;
-      MM_MPI(MPI_Irecv(fields[f] + h->off_recv[d], 1, t, nbr[d], tag_recv, h->comm,
-                       &h->req[h->nreq++]));
-      MM_MPI(MPI_Isend(fields[f] + h->off_send[d], 1, t, nbr[d], tag_send, h->comm,
-                       &h->req[h->nreq++]));
+      MPI_Request *r = &h->req[h->nreq++];
+      mm_err e =
+          MM_MPI_ERR(MPI_Irecv(fields[f] + h->off_recv[d], 1, t, nbr[d], tag_recv, h->comm, r));
+      if (e != MM_OK) *r = MPI_REQUEST_NULL;
+      if (err == MM_OK) err = e;
+      r = &h->req[h->nreq++];
+      const int n = nbr[d] == MPI_PROC_NULL ? 1 : count;
+      e = MM_MPI_ERR(MPI_Isend(fields[f] + h->off_send[d], n, t, nbr[d], tag_send, h->comm, r));
+      if (e != MM_OK) *r = MPI_REQUEST_NULL;
+      if (err == MM_OK) err = e;
+      if (nbr[d] != MPI_PROC_NULL) count = 1;
     }
-  return MM_OK;
+  if (err != MM_OK) {
+    int rank = -1;
+    (void)MPI_Comm_rank(h->comm, &rank); /* unchecked: for the message only */
+    fprintf(stderr,
+            "minimodel: error (rank %d): %s; its neighbours wait for the halo it could not "
+            "exchange: the run is ended (MPI_Abort, exit status %d)\n",
+            rank, mm_error_message(), MM_ERR_RUN);
+    fflush(stderr);
+    MPI_Abort(h->comm, MM_ERR_RUN); /* unchecked: does not return */
+  }
+  return err;
 }
 
 mm_err mm_halo_finish(mm_halo *h) {

@@ -5,6 +5,8 @@
 #ifndef MM_HALO_H
 #define MM_HALO_H
 
+#include <stdbool.h>
+
 #include "mm_grid.h"
 
 #define MM_HALO_MAX_FIELDS 4
@@ -22,11 +24,17 @@ typedef struct {
   size_t width[4], height[4], pitch;
   MPI_Request req[8 * MM_HALO_MAX_FIELDS];
   int nreq;
+  bool fail_next; /* fault injection: the next exchange's first send to a neighbour fails (count -1)
+                   */
 } mm_halo;
 
 MM_NODISCARD mm_err mm_halo_create(const mm_grid *g, mm_halo *h);
 void mm_halo_destroy(mm_halo *h);
-/* Post the exchange of nfield column-contiguous fields (each ncol_h * nz). */
+/* Post the exchange of nfield column-contiguous fields (each ncol_h * nz).
+ * A send or receive that cannot be posted ends the run: the neighbours would
+ * wait for its message for ever, before any agreement could stop them. The
+ * rank prints the error (rank, the MPI call and MPI's message) and calls
+ * MPI_Abort with exit status 1, after posting all the others. */
 MM_NODISCARD mm_err mm_halo_start(mm_halo *h, double *const *fields, int nfield);
 /* Wait for the exchange posted by mm_halo_start. */
 MM_NODISCARD mm_err mm_halo_finish(mm_halo *h);

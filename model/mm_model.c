@@ -558,6 +558,9 @@ static MM_NODISCARD mm_err fault_mpi(const mm_model *m) {
  * the same arithmetic runs as kernels (mm_gpu.h). */
 mm_err mm_model_step(mm_model *m, mm_timers *tm) {
   MM_CHECK(fault_mpi(m));
+  /* fault injection (mm_settings.h): rank R's halo exchange fails */
+  if (m->step + 1 == m->cfg.env.fault.halo_step && mm_fault_here(&m->cfg.env, m->grid.rank))
+    m->halo.fail_next = true;
   if (m->gpu) return gpu_step(m, tm);
   MM_CHECK(explicit_part(m, tm)); /* T*, S*, kappa_w, the surface heating */
   MM_CHECK(implicit_part(m, tm)); /* T, S at n+1 in temp_next, salt_next */

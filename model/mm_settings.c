@@ -96,6 +96,7 @@ mm_err mm_settings_read(mm_settings *s) {
   MM_CHECK(env_text("MINIMODEL_FAULT_READ_HANG", f->read_hang));
   f->solve_step = env_long("MINIMODEL_FAULT_SOLVE_STEP", 0);
   f->mpi_step = env_long("MINIMODEL_FAULT_MPI_STEP", 0);
+  f->halo_step = env_long("MINIMODEL_FAULT_HALO_STEP", 0);
   f->kill_in_restart = env_long("MINIMODEL_FAULT_KILL_IN_RESTART", 0);
   f->no_reserve = env_long("MINIMODEL_FAULT_NO_RESERVE", 0) == 1;
   f->device_op = env_long("MINIMODEL_FAULT_DEVICE_OP", 0);
@@ -149,6 +150,8 @@ static const struct {
      "tests: that read never ends (the check of the history a continued run appends to)"},
     {"MINIMODEL_FAULT_SOLVE_STEP", "step", "tests: the tridiagonal solve of that step fails"},
     {"MINIMODEL_FAULT_MPI_STEP", "step", "tests: an MPI call of that step fails on every rank"},
+    {"MINIMODEL_FAULT_HALO_STEP", "step",
+     "tests: a send of that step's halo exchange fails on one rank"},
     {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",
      "tests: SIGKILL in the middle of the n-th restart write"},
     {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},

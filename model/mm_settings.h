@@ -42,6 +42,9 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *   MINIMODEL_FAULT_MPI_STEP=N        an MPI call of step N fails on every rank
  *                                     (an MPI_Allreduce of count -1:
  *                                     MPI_ERR_COUNT; model/mm_model.c)
+ *   MINIMODEL_FAULT_HALO_STEP=N       the first send of step N's halo exchange
+ *                                     fails on rank R alone (a count of -1:
+ *                                     MPI_ERR_COUNT; model/mm_halo.c)
  *   MINIMODEL_FAULT_KILL_IN_RESTART=N rank R raises SIGKILL in the middle of the
  *                                     N-th restart write of the run: the .tmp
  *                                     file exists, half written, not yet renamed
@@ -62,17 +65,18 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *                                     MPI_Init (read by app/main.c, not here:
  *                                     it comes before the settings are read) */
 typedef struct {
-  int rank;                   /* MINIMODEL_FAULT_RANK */
-  long nan_step;              /* MINIMODEL_FAULT_NAN_STEP */
-  char alloc[MM_SETTING_MAX]; /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
-  char open[MM_SETTING_MAX];  /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
+  int rank;                       /* MINIMODEL_FAULT_RANK */
+  long nan_step;                  /* MINIMODEL_FAULT_NAN_STEP */
+  char alloc[MM_SETTING_MAX];     /* MINIMODEL_FAULT_ALLOC: model, last_good; "" none */
+  char open[MM_SETTING_MAX];      /* MINIMODEL_FAULT_OPEN: history, restart, initial; "" none */
   char read_hang[MM_SETTING_MAX]; /* MINIMODEL_FAULT_READ_HANG: history; "" none */
-  long solve_step;            /* MINIMODEL_FAULT_SOLVE_STEP */
-  long mpi_step;              /* MINIMODEL_FAULT_MPI_STEP */
-  long kill_in_restart;       /* MINIMODEL_FAULT_KILL_IN_RESTART */
-  bool no_reserve;            /* MINIMODEL_FAULT_NO_RESERVE=1 */
-  long device_op;             /* MINIMODEL_FAULT_DEVICE_OP */
-  bool kill_now;              /* set by the run for the restart write that dies */
+  long solve_step;                /* MINIMODEL_FAULT_SOLVE_STEP */
+  long mpi_step;                  /* MINIMODEL_FAULT_MPI_STEP */
+  long halo_step;                 /* MINIMODEL_FAULT_HALO_STEP */
+  long kill_in_restart;           /* MINIMODEL_FAULT_KILL_IN_RESTART */
+  bool no_reserve;                /* MINIMODEL_FAULT_NO_RESERVE=1 */
+  long device_op;                 /* MINIMODEL_FAULT_DEVICE_OP */
+  bool kill_now;                  /* set by the run for the restart write that dies */
 } mm_faults;
 
 typedef struct {
