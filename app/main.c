@@ -312,6 +312,22 @@ int main(int argc, char **argv) {
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
     err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
+  /* and the model of every case after the first, as its run will build it
+   * (decomposition, memory, stability, solver, device): a later case that
+   * cannot run is refused before the first one runs for hours. The first
+   * case's run makes these checks at once. */
+  for (int f = 1; err == MM_OK && !done && !opt.dry_run && f < n_files; f++) {
+    err = mm_run_check_model(&cfgs[f], MPI_COMM_WORLD);
+    if (err != MM_OK) { /* the message names the case */
+      char *name = printable(files[f]);
+      char *msg = strdup(mm_error_message());
+      mm_error_clear();
+      err = MM_ERROR(err, "case %d of %d (%s): %s", f + 1, n_files, name ? name : files[f],
+                     msg ? msg : "");
+      free(name);
+      free(msg);
+    }
+  }
   if (err != MM_OK && !done) report_error(err, rank, &env);     /* messages point to --help */
   if (err == MM_OK && !done) (void)mm_settings_start_threads(); /* before any file is made */
 

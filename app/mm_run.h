@@ -42,6 +42,12 @@ static inline MM_NODISCARD mm_err mm_agree_with_signal(MPI_Comm comm, mm_err err
   return mm_agree_with(comm, err, mm_signal_received(), signo);
 }
 
+/* The model's own checks of a case without running it (collective over
+ * comm): the model is built and destroyed, so that the decomposition, the
+ * memory, the bathymetry and flow, the stability of run.dt, the solver and
+ * the device are checked as the run checks them. */
+MM_NODISCARD mm_err mm_run_check_model(const mm_config *cfg, MPI_Comm comm);
+
 /* The input files of a case, checked without reading their data (collective
  * over comm, under the read watchdog): with `file`, initial.file
  * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)

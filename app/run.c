@@ -605,6 +605,13 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   return err;
 }
 
+mm_err mm_run_check_model(const mm_config *cfg, MPI_Comm comm) {
+  mm_model *m = NULL;
+  const mm_err err = mm_agree(comm, mm_model_create(cfg, comm, &m));
+  mm_model_destroy(m);
+  return err;
+}
+
 mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
                    mm_run_summary *sum) {
   memset(sum, 0, sizeof *sum);
@@ -624,10 +631,8 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
              mm_grid_memory_bytes(nxl, nyl, g.nz) / 1e6);
     }
     if (err == MM_OK) {
-      /* the model's own checks (stability, solver) without running */
       mm_grid_destroy(&g);
-      err = mm_agree(comm, mm_model_create(cfg, comm, &m));
-      mm_model_destroy(m);
+      err = mm_run_check_model(cfg, comm);
       if (err == MM_OK && rank == 0) printf("# configuration valid\n");
     }
     return err;

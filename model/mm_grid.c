@@ -116,9 +116,9 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_setti
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
              "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0", env->memory_limit);
   MM_REQUIRE(need <= avail, MM_ERR_INPUT,
-             "grid %d x %d x %d on %d ranks needs about %.3g GB per rank but %.3g GB are "
+             "grid %d x %d x %d on %d rank%s needs about %.3g GB per rank but %.3g GB are "
              "available; use more ranks or a smaller grid",
-             g->nx, g->ny, g->nz, g->nranks, need / 1e9, avail / 1e9);
+             g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s", need / 1e9, avail / 1e9);
   return MM_OK;
 }
 
