@@ -195,6 +195,17 @@ def plot(argv=None):
     ax.set_title(f"{name}, section at y = {float(coord['y'][mid]):.4g} m, {when}")
     save(fig, f"{base}.{args.var}.section.png")
 
+    # a calendar other than the standard one (run.calendar = noleap, 360_day,
+    # ...), or dates past year 9999, decode to cftime objects, which
+    # matplotlib draws only with nc-time-axis: such a time axis is drawn as
+    # days since the first record
+    if ds["time"].dtype == object:
+        times = ds["time"].values
+        calendar = ds["time"].encoding.get("calendar") or ds["time"].attrs.get("calendar", "")
+        days = [(t - times[0]).total_seconds() / 86400.0 for t in times]
+        ds = ds.assign_coords(time=("time", days, {
+            "long_name": f"days since {times[0]}" + (f" ({calendar} calendar)" if calendar else ""),
+            "units": "d"}))
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     for ax, v in zip(axes.flat, ("heat_content", "salt_content")):
         ds[v].plot(ax=ax, marker="o", markersize=3)

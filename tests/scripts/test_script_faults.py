@@ -110,9 +110,10 @@ def write(path, text):
     return path
 
 
-def history(path, nx=4, ny=3, nz=3, records=2, dims=("z", "y", "x")):
+def history(path, nx=4, ny=3, nz=3, records=2, dims=("z", "y", "x"), calendar=None):
     """A minimodel-like history: temp and salt on (time, *dims), the
-    diagnostics on time, coordinates and z_bnds."""
+    diagnostics on time, coordinates and z_bnds; time in `calendar` where
+    given."""
     zd, yd, xd = dims
     with netCDF4.Dataset(path, "w") as nc:
         nc.createDimension("time", None)
@@ -127,6 +128,8 @@ def history(path, nx=4, ny=3, nz=3, records=2, dims=("z", "y", "x")):
         b[:] = np.stack([np.arange(nz) * 100.0, (np.arange(nz) + 1) * 100.0], axis=1)
         t = nc.createVariable("time", "f8", ("time",))
         t.units = "seconds since 2000-01-01 00:00:00"
+        if calendar:
+            t.calendar = calendar
         step = nc.createVariable("step", "i4", ("time",))
         for name in ("temp", "salt"):
             v = nc.createVariable(name, "f8", ("time", zd, yd, xd), fill_value=-1e30)
@@ -350,6 +353,19 @@ def test_plot_fields_thin_grids():
             written = out.split()
             assert rc == 0 and len(written) == 3 and all(map(os.path.isfile, written)), \
                 f"{nx}x{ny}x{nz}: exit {rc}, printed {out!r}, {err[-800:]!r}"
+
+
+def test_plot_fields_calendars():
+    """Histories in the calendars run.calendar offers (xarray decodes all but
+    the standard ones to cftime objects, which matplotlib cannot draw by
+    itself): three PNGs, exit 0, no traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for cal in ("standard", "proleptic_gregorian", "noleap", "all_leap", "360_day", "julian"):
+            h = history(os.path.join(tmp, f"{cal}.nc"), calendar=cal)
+            rc, out, err = py(PLOT_FIELDS, h, "-o", os.path.join(tmp, "pics"))
+            written = out.split()
+            assert rc == 0 and len(written) == 3 and all(map(os.path.isfile, written)), \
+                f"{cal}: exit {rc}, printed {out!r}, {err[-800:]!r}"
 
 
 def test_plot_fields_unwritable_folder():
