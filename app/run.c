@@ -515,16 +515,18 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
    * refused (another history, another grid) leaves the one of the run that
    * wrote the history */
   if (err == MM_OK) err = write_resolved(cfg, g->cart);
-  /* the timing file is written when the case ends well: one left by an
-   * earlier run would be taken for this one's should it fail */
+  /* the timing file is written when the case ends well, the crash file when
+   * it blows up: one left by an earlier run would be taken for this one's */
   mm_err removed = MM_OK; /* rank 0's; err is the ranks' (agreed) */
-  if (err == MM_OK && g->rank == 0) {
-    char timing[2 * MM_STR_MAX + 32];
-    snprintf(timing, sizeof timing, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
+  static const char *const earlier[][2] = {{"timing.json", "timing file"},
+                                           {"crash.nc", "crash file"}};
+  for (int e = 0; e < 2 && err == MM_OK && removed == MM_OK && g->rank == 0; e++) {
+    char path[2 * MM_STR_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s.%s", cfg->output_dir, cfg->run_name, earlier[e][0]);
     struct stat st;
-    if (lstat(timing, &st) == 0 && S_ISREG(st.st_mode) && unlink(timing) != 0)
-      removed = MM_ERROR(MM_ERR_RUN, "%s: cannot remove the timing file of an earlier run: %s",
-                         timing, strerror(errno));
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) != 0)
+      removed = MM_ERROR(MM_ERR_RUN, "%s: cannot remove the %s of an earlier run: %s", path,
+                         earlier[e][1], strerror(errno));
   }
   if (err == MM_OK) err = mm_agree(g->cart, removed);
   if (err == MM_OK)
@@ -548,7 +550,8 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     err = mm_model_step(m, &tm);
     /* a step that failed on one rank (the solver) must stop every rank: the
      * others would wait for its halo; so must a signal received by any
-     * rank (SIGTERM, SIGINT, SIGHUP). One reduction of three integers per step. */
+     * rank (SIGTERM, SIGINT, SIGHUP). One reduction per step (mm_agree_with:
+     * the worst code with its rank, and the largest signal number). */
     mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
     err = mm_agree_with_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);

@@ -4,7 +4,8 @@
 # every rank with exit 1 and a message that names the step, the variable and
 # the cell; <name>.crash.nc holds the last good state, bit for bit the state
 # of a run stopped at that step; a timing file of an earlier run of the case
-# is not left beside it. Once with history records every 5 steps,
+# is not left beside it, nor is the crash file beside a run of the case again
+# that runs well. Once with history records every 5 steps,
 # once with output.interval = 0 (the check then runs every 10 steps).
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
@@ -46,4 +47,8 @@ check_case interval0 13 0 20 10 "i=[0-9]+ j=[0-9]+ k=[0-9]+" 25
 # the check can fail: without the fault the run passes and writes no crash file
 run "${common[@]}" --set run.name=clean --set run.steps=20 || fail "clean run failed"
 [ ! -e "$work/clean.crash.nc" ] || fail "crash file written by a clean run"
+# the case run again without the fault (the blow-up mended): the crash file
+# of the earlier run is removed, not left beside a history that ran well
+run "${common[@]}" --set run.name=records --set run.steps=20 || fail "records: the run again failed"
+[ ! -e "$work/records.crash.nc" ] || fail "records: the earlier run's crash file left beside the run again"
 echo "ok"
