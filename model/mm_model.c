@@ -131,7 +131,13 @@ static double stable_x(mm_advection scheme, double out, double sq, double dif) {
   if (scheme != MM_ADV_SUPERBEE || sq == 0.0) return 1.0 / a;
   /* the smaller root of x a - x^2 Q = 1, in a form free of cancellation
    * (a^2 >= 4 Q, since a >= 2 O and O^2 >= Q) */
-  return 2.0 / (a + sqrt(fmax(a * a - 4.0 * sq, 0.0)));
+  if (isfinite(a * a)) return 2.0 / (a + sqrt(fmax(a * a - 4.0 * sq, 0.0)));
+  /* a^2 beyond the doubles (transports over about 1e154 m2/s: a grid.dx of
+   * 1e-150 m): the same root scaled by a, 2 / (a (1 + sqrt(1 - 4 Q / a^2)));
+   * Q itself beyond them: 1 / a, the root's lower bound (it is within
+   * [1/a, 2/a]) */
+  if (!isfinite(sq)) return 1.0 / a;
+  return 2.0 / (a * (1.0 + sqrt(fmax(1.0 - 4.0 * (sq / a / a), 0.0))));
 }
 
 /* The largest decimal of `digits` significant digits that is <= x, written

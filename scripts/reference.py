@@ -646,7 +646,11 @@ def stable_x(cfg, grid, U, V):
     with np.errstate(divide="ignore", invalid="ignore"):
         x = 1.0 / a
         if scheme == "superbee":  # the smaller root, free of cancellation
-            x = np.where(sq != 0.0, 2.0 / (a + np.sqrt(np.maximum(a * a - 4.0 * sq, 0.0))), x)
+            root = 2.0 / (a + np.sqrt(np.maximum(a * a - 4.0 * sq, 0.0)))
+            # a^2 beyond the doubles: the root scaled by a (Q beyond them: 1 / a)
+            scaled = 2.0 / (a * (1.0 + np.sqrt(np.maximum(1.0 - 4.0 * (sq / a / a), 0.0))))
+            scaled = np.where(np.isfinite(sq), scaled, 1.0 / a)
+            x = np.where(sq != 0.0, np.where(np.isfinite(a * a), root, scaled), x)
         x = np.where(a > 0.0, x, math.inf)
         x = np.where(np.isnan(a), 0.0, x)  # a coefficient that is not a number
     return x, (out if scheme != "none" else np.zeros_like(out)), dif

@@ -11,7 +11,11 @@
 #   - the next 6-digit decimal above the suggestion is refused: the
 #     suggestion is the limit to 6 digits;
 #   - for several flow speeds the suggested dt passes the check (at 1.1 and
-#     2.3 the limit printed to 4 digits would round up, and be refused).
+#     2.3 the limit printed to 4 digits would round up, and be refused);
+#   - on a grid of cells 1e-150 m wide, where the square of the transports is
+#     beyond the doubles, superbee's limit is the same as the reference's and
+#     its suggested dt passes (every dt was refused with "inf times the
+#     largest stable time step; use run.dt <= 0 s").
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 gyre="$src/configs/gyre_bowl.ini"
@@ -80,4 +84,16 @@ for speed in 0.7 1.1 1.3 2.3; do
     fail "flow_speed $speed: the suggested run.dt = $s is refused"
   echo "ok: flow_speed $speed: the suggested run.dt = $s passes"
 done
+# transports whose square is beyond the doubles (grid.dx = 1e-150 m)
+tiny=(--set grid.dx=1e-150 --set physics.kappa_h=100)
+mmrun --dry-run "${tiny[@]}" --set run.dt=1e-290 "$adv"
+[ $? -eq 2 ] || fail "dx = 1e-150: not refused"
+s=$(suggested)
+grep -q "inf times" "$work/log" && fail "dx = 1e-150: the limit overflowed"
+[ "$s" = "5e-303" ] || fail "dx = 1e-150: suggested run.dt = '$s', expected 5e-303 (the reference's)"
+"$py" "$src/scripts/reference.py" "${tiny[@]}" --set run.dt=1e-290 --output "$work/tiny.nc" "$adv" \
+  >"$work/log" 2>&1
+[ $? -eq 2 ] && [ "$(suggested)" = "$s" ] || fail "dx = 1e-150: the reference suggests '$(suggested)'"
+mmrun --dry-run "${tiny[@]}" --set run.dt="$s" "$adv" || fail "dx = 1e-150: run.dt = $s is refused"
+echo "ok: dx = 1e-150: the suggested run.dt = $s passes, as the reference's"
 echo "ok"
