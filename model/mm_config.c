@@ -66,9 +66,11 @@ static const mm_key mm_keys[] = {
     {"grid", "periodic_y", T_BOOL, OFF(periodic_y), "false", "", 0, 0, 0, NULL, true,
      "periodic in y (else walls)"},
     {"grid", "ranks_x", T_INT, OFF(ranks_x), "0", "", 0, 1e6, 0, NULL, false,
-     "ranks along x; 0 = chosen by MPI_Dims_create"},
+     "ranks along x; 0 = chosen by MPI_Dims_create, or where its choice does not fit the grid, the "
+     "fit with the shortest halo"},
     {"grid", "ranks_y", T_INT, OFF(ranks_y), "0", "", 0, 1e6, 0, NULL, false,
-     "ranks along y; 0 = chosen by MPI_Dims_create"},
+     "ranks along y; 0 = chosen by MPI_Dims_create, or where its choice does not fit the grid, the "
+     "fit with the shortest halo"},
     {"physics", "kappa_v", T_REAL, OFF(kappa_v), "1e-5", "m2/s", 0, 10, 0, NULL, true,
      "background vertical diffusivity"},
     {"physics", "kappa_convect", T_REAL, OFF(kappa_convect), "0", "m2/s", 0, 1000, 0, NULL, true,

@@ -122,6 +122,14 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_setti
   return MM_OK;
 }
 
+/* Whether px x py ranks fit the grid as the checks of mm_grid_create ask:
+ * no more ranks than columns or rows in a direction, and at least MM_HALO of
+ * them per block in a direction with neighbours (or that wraps onto itself). */
+static bool decomposition_fits(const mm_grid *g, int px, int py) {
+  return px <= g->nx && py <= g->ny && (g->nx / px >= MM_HALO || (px == 1 && !g->periodic_x)) &&
+         (g->ny / py >= MM_HALO || (py == 1 && !g->periodic_y));
+}
+
 /* Split n cells over p ranks, the remainder spread over the first ranks. */
 static void split(int n, int p, int c, int *start, int *count) {
   int base = n / p, rem = n % p;
@@ -165,7 +173,23 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
                MM_ERR_INPUT, "grid.ranks_%s = %d does not divide the %d ranks of the run",
                dims[1] && nranks % dims[1] ? "x" : "y",
                dims[1] && nranks % dims[1] ? dims[1] : dims[0], nranks);
+  const int asked[2] = {dims[0], dims[1]};
   MM_MPI(MPI_Dims_create(nranks, 2, dims));
+  /* MPI_Dims_create balances the ranks, blind to the grid: where its choice
+   * does not fit (40 x 3 columns on 2 ranks: 1 x 2), the factorization that
+   * fits with the shortest halo strips (px ny + py nx), the dimensions the
+   * configuration fixes kept; none fits: its choice, refused below */
+  if (!decomposition_fits(g, dims[1], dims[0])) {
+    long best = -1;
+    for (int px = 1; px <= nranks; px++) {
+      const int py = nranks / px;
+      if (nranks % px || (asked[1] && px != asked[1]) || (asked[0] && py != asked[0]) ||
+          !decomposition_fits(g, px, py))
+        continue;
+      const long cost = (long)px * g->ny + (long)py * g->nx;
+      if (best < 0 || cost < best) best = cost, dims[1] = px, dims[0] = py;
+    }
+  }
   g->py = dims[0];
   g->px = dims[1];
   MM_REQUIRE(g->px <= g->nx && g->py <= g->ny, MM_ERR_INPUT,
