@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mm_config.h"
 #include "mm_error.h"
@@ -37,6 +38,12 @@ MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *fil
  * not exist is fine (the run creates it, not its parents). The message may
  * be written into buf[size]. */
 const char *mm_output_dir_problem(const char *dir, char *buf, size_t size);
+
+/* A new file at `tmp` (a case's `.tmp`, renamed into place once written),
+ * opened for writing: whatever stood at that name, a link included, is
+ * removed first, and the file is made anew (O_EXCL, O_NOFOLLOW), so that
+ * nothing a link there names is written. NULL with errno set on failure. */
+FILE *mm_output_tmp_open(const char *tmp);
 
 /* An exclusive lock on the outputs of a case: flock(2) on
  * `<output.dir>/<run.name>.lock`, held by rank 0 from before the first file

@@ -301,6 +301,20 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   return err;
 }
 
+FILE *mm_output_tmp_open(const char *tmp) {
+  if (unlink(tmp) != 0 && errno != ENOENT) return NULL;
+  const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    unlink(tmp); /* unchecked: at worst an empty .tmp stays */
+    errno = e;
+  }
+  return f;
+}
+
 /* Whether the path of the lock names the file locked by fd. */
 static bool mm_output_lock_in_place(const mm_output_lock *lock) {
   struct stat held, named;

@@ -29,6 +29,7 @@
 #include "mm_report.h"
 
 #include "mm_bandwidth.h"
+#include "mm_outputs.h"
 
 /* The phases a step is made of: every phase but MM_PHASE_STEP itself. */
 static bool inside_step(int p) {
@@ -83,7 +84,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   const mm_grid *g = mm_model_grid(m);
   const mm_config *cfg = mm_model_config(m);
   const double step_total = mean[MM_PHASE_STEP];
-  FILE *f = fopen(path, "w");
+  FILE *f = mm_output_tmp_open(path);
   if (!f)
     return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file: %s", path, strerror(errno));
   fputs("{\n  \"name\": ", f);

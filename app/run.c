@@ -259,7 +259,7 @@ static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
     snprintf(path, sizeof path, "%s/%s.resolved.ini", cfg->output_dir, cfg->run_name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     char *text = mm_run_resolved_text(cfg);
-    FILE *f = text ? fopen(tmp, "w") : NULL;
+    FILE *f = text ? mm_output_tmp_open(tmp) : NULL;
     if (!text) {
       err = MM_ERROR(MM_ERR_RUN, "out of memory");
     } else if (!f) {

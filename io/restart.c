@@ -118,6 +118,17 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
       cells * ((double)g->nz * 2.0 * sizeof(double) + sizeof(int)) + MM_IO_SPACE_MARGIN;
   if (err == MM_OK) err = mm_io_check_space(comm, cfg->output_dir, bytes, tmp);
   if (err == MM_OK) err = mm_io_check_inodes(comm, cfg->output_dir, true, tmp, MM_IO_FDS_LATER);
+  /* whatever stands at the .tmp name is removed first (rank 0, before any
+   * rank creates it): the libraries would write through a link there into
+   * the file it names, which the rename then would not replace */
+  if (err == MM_OK) {
+    mm_err removed = MM_OK;
+    if (g->rank == 0 && unlink(tmp) != 0 && errno != ENOENT)
+      removed =
+          MM_ERROR(MM_ERR_RUN, "%s: cannot create: what stands at the name cannot be removed: %s",
+                   tmp, strerror(errno));
+    err = mm_agree(comm, removed);
+  }
   if (err != MM_OK) goto done;
 
   int nc = -1;

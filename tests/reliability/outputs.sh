@@ -78,6 +78,21 @@ duplicate)
   [ -f out3/other2.timing.json ] && [ ! -L out3/other2.timing.json ] ||
     fail "a.ini f.ini: the timing file did not replace the link"
   cmp -s out/other.nc other_before.nc || fail "a.ini f.ini: the file a timing link named was written"
+  # a link at the name of a .tmp that is written and renamed (the timing file,
+  # the resolved configuration): the .tmp is made anew, the file the link
+  # names is not written (it was: fopen followed the link)
+  case_ini g.ini other3 out4
+  mkdir out4 && echo precious >victim.txt
+  ln -s ../victim.txt out4/other3.timing.json.tmp
+  ln -s ../victim.txt out4/other3.resolved.ini.tmp
+  ln -s ../victim.txt out4/other3.restart.nc.tmp
+  expect 0 "" g.ini
+  [ "$(cat victim.txt)" = precious ] || fail "g.ini: the file a .tmp link named was written"
+  [ -f out4/other3.timing.json ] && [ ! -L out4/other3.timing.json ] &&
+    [ -f out4/other3.resolved.ini ] && [ ! -L out4/other3.resolved.ini ] ||
+    fail "g.ini: the timing file or the resolved configuration is a link"
+  [ -f out4/other3.restart.nc ] && [ ! -L out4/other3.restart.nc ] ||
+    fail "g.ini: the restart file is a link"
   ;;
 own_input)
   case_ini a.ini flat out
