@@ -172,7 +172,13 @@ static void read_watchdog_start(mm_read_watchdog *w, const mm_config *cfg, const
     pthread_cond_init(&w->cond, &attr);
     pthread_condattr_destroy(&attr);
   }
-  w->running = pthread_create(&w->thread, NULL, read_watchdog_main, w) == 0;
+  const int rc = pthread_create(&w->thread, NULL, read_watchdog_main, w);
+  w->running = rc == 0;
+  if (!w->running) /* the read goes on, without a time limit or a watch for a stop */
+    fprintf(stderr,
+            "minimodel: warning (rank %d): no watchdog over the read of %s (a thread cannot be "
+            "started: %s): a read that never ends is not ended\n",
+            rank, path, strerror(rc));
 }
 
 static void read_watchdog_stop(mm_read_watchdog *w) {

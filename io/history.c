@@ -536,11 +536,14 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
   size_t keep = 0, order = 0; /* order: the first record out of order, n for none */
   for (order = 0; s == NC_NOERR && order < n; order++)
     if (order > 0 && steps[order] <= steps[order - 1]) break;
+  if (s != NC_NOERR) { /* steps[] not read: not looked at */
+    free(steps);
+    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "reading step", s);
+  }
   for (keep = 0; keep < n && steps[keep] <= step; keep++) {
   }
   const long long last = keep > 0 ? steps[keep - 1] : -1;
   free(steps);
-  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "reading step", s);
   MM_REQUIRE(
       order == n, MM_ERR_INPUT,
       "%s: damaged: the steps of records %zu and %zu are not in increasing order" MM_HISTORY_LEFT,

@@ -8,6 +8,7 @@
 #include "mm_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -90,6 +91,27 @@ static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid 
   DEF("writing attributes", nc_put_att_int(nc, NC_GLOBAL, "nz", NC_INT, 1, &nz));
 #undef DEF
   return err;
+}
+
+/* The written file on the disk (fsync) before it is renamed over the last
+ * complete one, so that a crash of the machine cannot leave a renamed file
+ * whose data never reached the disk. */
+static MM_NODISCARD mm_err flush_to_disk(const char *path) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MM_ERROR(MM_ERR_RUN, "%s: cannot open to flush: %s", path, strerror(errno));
+  const int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : errno; /* EINVAL: no fsync there */
+  close(fd);
+  return rc ? MM_ERROR(MM_ERR_RUN, "%s: cannot flush to disk: %s", path, strerror(rc)) : MM_OK;
+}
+
+/* The rename on the disk (fsync of the directory): best effort, a file
+ * system may not sync directories; the file in place is complete either
+ * way, the old one or the new. */
+static void flush_directory(const char *dir) {
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)fsync(fd); /* unchecked: best effort (above) */
+  close(fd);
 }
 
 /* Write the state to final_path via final_path.tmp (collective). */
@@ -198,8 +220,10 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
    * rank 0 renames it over the old one; the agreement after the rename is
    * the final barrier, so no rank goes on before the file is in place. */
   err = MM_MPI_ERR(MPI_Barrier(comm));
+  if (err == MM_OK && g->rank == 0) err = flush_to_disk(tmp);
   if (err == MM_OK && g->rank == 0 && rename(tmp, path) != 0)
     err = MM_ERROR(MM_ERR_RUN, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+  if (err == MM_OK && g->rank == 0) flush_directory(cfg->output_dir);
   err = mm_agree(comm, err);
   if (err == MM_OK) goto done;
 

@@ -166,8 +166,8 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   int dims[2] = {(int)cfg->ranks_y, (int)cfg->ranks_x};
   if (dims[0] > 0 && dims[1] > 0)
     MM_REQUIRE((long)dims[0] * dims[1] == nranks, MM_ERR_INPUT,
-               "grid.ranks_x x grid.ranks_y = %d x %d = %d but the run has %d ranks", dims[1],
-               dims[0], dims[0] * dims[1], nranks);
+               "grid.ranks_x x grid.ranks_y = %d x %d = %ld but the run has %d rank%s", dims[1],
+               dims[0], (long)dims[0] * dims[1], nranks, nranks == 1 ? "" : "s");
   else
     MM_REQUIRE((dims[0] == 0 || nranks % dims[0] == 0) && (dims[1] == 0 || nranks % dims[1] == 0),
                MM_ERR_INPUT, "grid.ranks_%s = %d does not divide the %d ranks of the run",
