@@ -362,8 +362,8 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
   MM_NC_COLL(err, MM_ERR_RUN, p, "cannot write the header", nc_enddef(h->ncid));
   err = mm_agree(comm, err);
   if (err == MM_OK) err = mm_history_write_static(h, g);
-  if (err != MM_OK) {
-    nc_close(h->ncid);
+  if (err != MM_OK) { /* a write failed inside the libraries: the file stays open,
+                       * untouched, as after a record's (mm_io_files_left_open) */
     mm_history_free(h);
     return err;
   }
