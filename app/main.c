@@ -169,9 +169,9 @@ int main(int argc, char **argv) {
    * limit meets the model's own writes, which say what they could not
    * write. Under mpirun the launcher's own limit is the user's
    * (docs/reliability.md). */
+  const bool launched = mm_under_launcher(); /* before MPI_Init sets its variables */
   struct rlimit fsize;
-  if (!mm_under_launcher() && getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
-      fsize.rlim_cur != RLIM_INFINITY)
+  if (!launched && getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY)
     setenv("PMIX_MCA_gds", "hash", 0);
   mm_signal_defer(); /* until mm_signal_install, after MPI_Init */
   /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
@@ -236,6 +236,7 @@ int main(int argc, char **argv) {
    * --version answer whatever the environment */
   const mm_err settings_err = mm_settings_read(&env);
   env.stop_signal = mm_signal_received;
+  env.launched = launched;
   mm_err err = command_err;
   if (err == MM_OK && (!ovr || !files)) err = MM_ERROR(MM_ERR_RUN, "out of memory");
 

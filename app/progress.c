@@ -44,7 +44,8 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings) {
   if (strcmp(env, "lines") == 0) return MM_PROGRESS_LINES;
   if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
   if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
-  if (mm_under_launcher() && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
+  /* under a launcher, what is forwarded ends up on the launcher's stdout */
+  if (settings->launched && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
   return MM_PROGRESS_BAR;
 }
 

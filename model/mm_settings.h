@@ -98,6 +98,11 @@ typedef struct {
    * read of an input file (io/probe.c) polls it, so that a stop does not
    * wait for the read's time limit. */
   int (*stop_signal)(void);
+  /* set by the program: whether a launcher (mpirun, srun) started the
+   * process, as its environment said before MPI_Init; a process started
+   * alone (a singleton) gets the launcher variables in MPI_Init, and its
+   * output goes to its own stdout, not through a launcher's */
+  bool launched;
 } mm_settings;
 
 /* Read the environment into *s (every field). MM_ERR_INPUT for a value
