@@ -243,7 +243,9 @@ static void check_memory(const options *o, int threads) {
                       (1.0 + o->nrhs) * o->levels * 64.0 * es * threads;
   const double avail = available_bytes();
   if (avail < 0.0) {
-    fprintf(stderr, "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0\n",
+    fprintf(stderr,
+            "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and below "
+            "1e308)\n",
             getenv("MINIMODEL_MEMORY_LIMIT"));
     exit(2);
   }
