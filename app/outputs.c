@@ -359,7 +359,12 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
                         "%s: cannot create the lock file: no free inode on the file system of "
                         "'%s' (%s)",
                         path, dir, strerror(e));
-      return MM_ERROR(MM_ERR_RUN, "%s: cannot create the lock file: %s", path, strerror(e));
+      /* a folder no file can be made in (read-only, no permission, /proc):
+       * the configuration's output.dir, an input error */
+      const bool folder = e == EACCES || e == EPERM || e == EROFS || e == ENOENT || e == ENOTDIR;
+      return MM_ERROR(folder ? MM_ERR_INPUT : MM_ERR_RUN, "%s: cannot create the lock file: %s%s",
+                      path, strerror(e),
+                      folder ? " (output.dir is not a folder files can be written in)" : "");
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
