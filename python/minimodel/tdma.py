@@ -122,9 +122,7 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     out: where to write the solution, an array like rhs (writeable, not
         overlapping lower, diag, upper or depth); out=rhs solves in place. Default:
         a new array. rhs is copied into out only once the solver and its
-        workspace are ready, so a call that raises leaves out as it was,
-        except a LinAlgError of the `lapack` backend (a singular column),
-        which may leave out (or rhs, solved in place) partly solved.
+        workspace are ready, so a call that raises leaves out as it was.
 
     The Thomas algorithm, without pivoting (that is what makes it fast):
     exact to rounding where every pivot stays well away from zero, as in a
