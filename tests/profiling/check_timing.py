@@ -60,6 +60,11 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
     in_solve = d.get("kappa_in_solve")
     if not isinstance(in_solve, bool):
         return [f"kappa_in_solve = {in_solve!r}: want true or false"]
+    # the diffusivity built inside the solve: no mixing pass, on any backend
+    # (the device's events around an empty mixing slot booked 1 call a step)
+    mixing_calls = (d["phases"].get("mixing") or {}).get("calls")
+    if in_solve and mixing_calls != 0:
+        out.append(f"kappa_in_solve = true but phases.mixing.calls = {mixing_calls!r}: want 0")
     if d["backend"] != "cpu":
         table = BYTES_PER_CELL["gpu-kappa-in-solve" if in_solve else "gpu"]
     else:
