@@ -1,5 +1,7 @@
 #include "mm_settings.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,17 +10,24 @@
 #endif
 
 /* An integer setting: `off` when unset or not a number. */
-static long env_long(const char *name, long off) {
+/* A number of a fault hook (a step, a rank, a call's count): 0 when unset
+ * or empty; anything but a whole number from 0 to `most` is refused, so
+ * that a typo cannot let a fault test pass with no fault injected. */
+static MM_NODISCARD mm_err env_count(const char *name, long most, long *out) {
   const char *v = getenv(name);
-  if (!v || !*v) return off;
+  *out = 0;
+  if (!v || !*v) return MM_OK;
   char *end = NULL;
+  errno = 0;
   const long x = strtol(v, &end, 10);
-  return *end ? off : x;
+  MM_REQUIRE(v[0] >= '0' && v[0] <= '9' && !*end && errno == 0 && x <= most, MM_ERR_INPUT,
+             "%s = %.40s: must be a whole number from 0 to %ld", name, v, most);
+  *out = x;
+  return MM_OK;
 }
 
-/* A 0-or-1 setting for users (the fault hooks are for the tests and take
- * what env_long reads): `off` when unset or empty; any other value than 0
- * or 1 is refused, not taken as the default. */
+/* A 0-or-1 setting: `off` when unset or empty; any other value than 0 or 1
+ * is refused, not taken as the default. */
 static MM_NODISCARD mm_err env_switch(const char *name, long off, long *out) {
   const char *v = getenv(name);
   *out = off;
@@ -89,17 +98,32 @@ mm_err mm_settings_read(mm_settings *s) {
 #endif
 
   mm_faults *f = &s->fault;
-  f->rank = (int)env_long("MINIMODEL_FAULT_RANK", 0);
-  f->nan_step = env_long("MINIMODEL_FAULT_NAN_STEP", 0);
+  long rank = 0, no_reserve = 0;
+  MM_CHECK(env_count("MINIMODEL_FAULT_RANK", INT_MAX, &rank));
+  f->rank = (int)rank;
+  MM_CHECK(env_count("MINIMODEL_FAULT_NAN_STEP", LONG_MAX, &f->nan_step));
   MM_CHECK(env_text("MINIMODEL_FAULT_ALLOC", f->alloc));
   MM_CHECK(env_text("MINIMODEL_FAULT_OPEN", f->open));
   MM_CHECK(env_text("MINIMODEL_FAULT_READ_HANG", f->read_hang));
-  f->solve_step = env_long("MINIMODEL_FAULT_SOLVE_STEP", 0);
-  f->mpi_step = env_long("MINIMODEL_FAULT_MPI_STEP", 0);
-  f->halo_step = env_long("MINIMODEL_FAULT_HALO_STEP", 0);
-  f->kill_in_restart = env_long("MINIMODEL_FAULT_KILL_IN_RESTART", 0);
-  f->no_reserve = env_long("MINIMODEL_FAULT_NO_RESERVE", 0) == 1;
-  f->device_op = env_long("MINIMODEL_FAULT_DEVICE_OP", 0);
+  const struct {
+    const char *name, *value, *words;
+  } texts[] = {{"MINIMODEL_FAULT_ALLOC", f->alloc, " model last_good "},
+               {"MINIMODEL_FAULT_OPEN", f->open, " history restart initial "},
+               {"MINIMODEL_FAULT_READ_HANG", f->read_hang, " history "}};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+    char word[MM_SETTING_MAX + 2];
+    snprintf(word, sizeof word, " %s ", texts[i].value);
+    MM_REQUIRE(!texts[i].value[0] || (!strchr(texts[i].value, ' ') && strstr(texts[i].words, word)),
+               MM_ERR_INPUT, "%s = %.40s: expected one of %.*s", texts[i].name, texts[i].value,
+               (int)strlen(texts[i].words) - 2, texts[i].words + 1);
+  }
+  MM_CHECK(env_count("MINIMODEL_FAULT_SOLVE_STEP", LONG_MAX, &f->solve_step));
+  MM_CHECK(env_count("MINIMODEL_FAULT_MPI_STEP", LONG_MAX, &f->mpi_step));
+  MM_CHECK(env_count("MINIMODEL_FAULT_HALO_STEP", LONG_MAX, &f->halo_step));
+  MM_CHECK(env_count("MINIMODEL_FAULT_KILL_IN_RESTART", LONG_MAX, &f->kill_in_restart));
+  MM_CHECK(env_switch("MINIMODEL_FAULT_NO_RESERVE", 0, &no_reserve));
+  f->no_reserve = no_reserve == 1;
+  MM_CHECK(env_count("MINIMODEL_FAULT_DEVICE_OP", LONG_MAX, &f->device_op));
   return MM_OK;
 }
 
