@@ -317,8 +317,17 @@ int main(int argc, char **argv) {
    * (decomposition, memory, stability, solver, device): a later case that
    * cannot run is refused before the first one runs for hours. The first
    * case's run makes these checks at once. */
-  for (int f = 1; err == MM_OK && !done && !opt.dry_run && f < n_files; f++) {
-    err = mm_run_check_model(&cfgs[f], MPI_COMM_WORLD);
+  mm_config *check = NULL; /* the case without its fault hooks: they are for its run */
+  if (err == MM_OK && !done && !opt.dry_run && n_files > 1)
+    err = mm_agree(MPI_COMM_WORLD,
+                   (check = malloc(sizeof *check)) ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory"));
+  for (int f = 1; err == MM_OK && check && f < n_files; f++) {
+    int signo = 0; /* a stop signal: no more checks; the cases' loop says it */
+    err = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
+    if (err != MM_OK || signo) break;
+    *check = cfgs[f];
+    memset(&check->env.fault, 0, sizeof check->env.fault);
+    err = mm_run_check_model(check, MPI_COMM_WORLD);
     if (err != MM_OK) { /* the message names the case */
       char *name = printable(files[f]);
       char *msg = strdup(mm_error_message());
@@ -329,6 +338,7 @@ int main(int argc, char **argv) {
       free(msg);
     }
   }
+  free(check);
   if (err != MM_OK && !done) report_error(err, rank, &env);     /* messages point to --help */
   if (err == MM_OK && !done) (void)mm_settings_start_threads(); /* before any file is made */
 
