@@ -14,6 +14,7 @@
 #include <hdf5.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -587,9 +588,12 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
  * MM_ERR_INPUT naming what does not fit. */
 static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg,
                                             long step, mm_history_found *f) {
-  if (mm_fault_is(&cfg->env, cfg->env.fault.read_hang, "history", g->rank)) /* fault injection */
+  if (mm_fault_is(&cfg->env, cfg->env.fault.read_hang, "history", g->rank)) { /* fault injection */
+    fprintf(stderr, "minimodel: reading %s [injected fault: the read never ends]\n", p);
+    fflush(stderr); /* the tests wait for this line */
     for (;;)
       sleep(1); /* a read that never ends: the watch ends the rank */
+  }
   int nc = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s != NC_NOERR)

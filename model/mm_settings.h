@@ -60,7 +60,7 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *   MINIMODEL_FAULT_READ_HANG=WHAT    on rank R a read never ends, as on a damaged
  *                                     file that libhdf5 loops on: `history` (the
  *                                     continued run's check of the history it
- *                                     appends to, io/history.c)
+ *                                     appends to, made by rank 0, io/history.c)
  *   MINIMODEL_FAULT_SIGNAL_IN_INIT=N  every process raises signal N before
  *                                     MPI_Init (read by app/main.c, not here:
  *                                     it comes before the settings are read) */

@@ -193,6 +193,9 @@ MINIMODEL_FAULT_READ_HANG=history MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
   "$mm" --set initial.restart="$work/out7/flat.restart.nc" --set output.dir=out7 "$flat" \
   >log 2>&1 &
 job=$!
+# in the read (the injected hang says so), past the start-up
+for ((i = 0; i < 600; i++)); do grep -q "injected fault: the read never ends" log && break; sleep 0.1; done
+grep -q "injected fault: the read never ends" log || fail "the run did not reach the history's read within 60 s"
 settle $job
 signal "SIGTERM during the history's own read, MINIMODEL_READ_TIMEOUT=0" TERM $job 143 \
   "stopped by SIGTERM (rank 0) in case flat while reading .*out7/flat.nc: the read had not ended" \
