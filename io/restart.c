@@ -145,10 +145,12 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
    * the file it names, which the rename then would not replace */
   if (err == MM_OK) {
     mm_err removed = MM_OK;
-    if (g->rank == 0 && unlink(tmp) != 0 && errno != ENOENT)
-      removed =
-          MM_ERROR(MM_ERR_RUN, "%s: cannot create: what stands at the name cannot be removed: %s",
-                   tmp, strerror(errno));
+    /* (a directory there stays, for the create to refuse as usual) */
+    if (g->rank == 0 && unlink(tmp) != 0 && errno != ENOENT && errno != EISDIR)
+      removed = MM_ERROR(MM_ERR_RUN,
+                         "%s: cannot create: what stands at the name cannot be "
+                         "removed: %s",
+                         tmp, strerror(errno));
     err = mm_agree(comm, removed);
   }
   if (err != MM_OK) goto done;

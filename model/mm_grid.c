@@ -114,7 +114,8 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_setti
   double avail = 0.0;
   MM_CHECK(available_bytes(g->cart, env, &avail));
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
-             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and below 1e308)",
+             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at most "
+             "about 1.8e308)",
              env->memory_limit);
   MM_REQUIRE(need <= avail, MM_ERR_INPUT,
              "grid %d x %d x %d on %d rank%s needs about %.3g GB per rank but %.3g GB are "

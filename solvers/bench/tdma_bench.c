@@ -243,13 +243,21 @@ static void check_memory(const options *o, int threads) {
                       (1.0 + o->nrhs) * o->levels * 64.0 * es * threads;
   const double avail = available_bytes();
   if (avail < 0.0) {
-    fprintf(stderr,
-            "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and below "
-            "1e308)\n",
-            getenv("MINIMODEL_MEMORY_LIMIT"));
+    fprintf(
+        stderr,
+        "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at "
+        "most about 1.8e308)\n",
+        getenv("MINIMODEL_MEMORY_LIMIT"));
     exit(2);
   }
-  if (need > avail || need > (double)(SIZE_MAX / 4)) {
+  if (need > (double)(SIZE_MAX / 4)) { /* beyond what an allocation can ask for */
+    fprintf(stderr,
+            "tdma-bench: %zu systems x %d levels need about %.3g GB of memory, more than an "
+            "allocation can ask for; give fewer systems or levels\n",
+            o->systems, o->levels, need / 1e9);
+    exit(2);
+  }
+  if (need > avail) {
     fprintf(stderr,
             "tdma-bench: %zu systems x %d levels (%s, nrhs %d%s) need about %.3g GB of memory, "
             "%.3g GB of it the triad's arrays (--stream-mb %.0f), but %.3g GB are available; "
