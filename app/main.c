@@ -177,7 +177,18 @@ int main(int argc, char **argv) {
   /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
    * stop signal that arrives now, held back while MPI starts */
   const char *init_signal = getenv("MINIMODEL_FAULT_SIGNAL_IN_INIT");
-  if (init_signal && atoi(init_signal) > 0) raise(atoi(init_signal));
+  if (init_signal && *init_signal) { /* a number of a signal, or refused: a typo injects nothing */
+    char *end = NULL;
+    const long signo = strtol(init_signal, &end, 10);
+    if (*end || signo < 1 || signo >= 65) {
+      fprintf(stderr,
+              "minimodel: error: MINIMODEL_FAULT_SIGNAL_IN_INIT = %.40s: must be a signal number "
+              "from 1 to 64\n",
+              init_signal);
+      return MM_ERR_INPUT;
+    }
+    raise((int)signo);
+  }
   /* OpenMP threads inside a rank; only the main thread calls MPI */
   int thread_level = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {

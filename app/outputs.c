@@ -364,7 +364,9 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
       const bool folder = e == EACCES || e == EPERM || e == EROFS || e == ENOENT || e == ENOTDIR;
       return MM_ERROR(folder ? MM_ERR_INPUT : MM_ERR_RUN, "%s: cannot create the lock file: %s%s",
                       path, strerror(e),
-                      folder ? " (output.dir is not a folder files can be written in)" : "");
+                      folder ? " (output.dir is not a folder files can be written in, or the "
+                               "lock file there is not this user's to open)"
+                             : "");
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;

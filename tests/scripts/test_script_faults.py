@@ -51,7 +51,8 @@ def need_model():
 def run(cmd, cwd=None, timeout=120, **kw):
     """(exit status, stdout, stderr) of cmd, started in a session of its own
     so that a timeout ends all of it."""
-    p = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    env = kw.pop("env", ENV)
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True, **kw)
     try:
         out, err = p.communicate(timeout=timeout)
@@ -446,15 +447,20 @@ def test_plots_full_disk():
     """A picture that cannot be written whole (a file-size limit of 4 KiB,
     as on a full disk): one line, exit 2, and no half-written picture left."""
     with tempfile.TemporaryDirectory() as tmp:
+        # matplotlib's font cache made first, without the limit (a fresh HOME
+        # would write it under the limit, and warn)
+        env = dict(ENV, MPLCONFIGDIR=os.path.join(tmp, "mpl"))
+        rc, _out, err = run([sys.executable, "-c", "import matplotlib.pyplot"], env=env)
+        assert rc == 0, f"matplotlib: exit {rc} {err[-800:]!r}"
         good = timing(os.path.join(tmp, "run.timing.json"))
         png = os.path.join(tmp, "t.png")
-        one_line("plot_timing", py(PLOT_TIMING, good, "-o", png, preexec_fn=fsize_limit(4096)),
-                 2, "cannot be written")
+        one_line("plot_timing", py(PLOT_TIMING, good, "-o", png, preexec_fn=fsize_limit(4096),
+                                   env=env), 2, "cannot be written")
         assert not os.path.exists(png), "plot_timing left a half-written picture"
         h = history(os.path.join(tmp, "h.nc"))
         pics = os.path.join(tmp, "pics")
-        one_line("plot_fields", py(PLOT_FIELDS, h, "-o", pics, preexec_fn=fsize_limit(4096)),
-                 2, "cannot be written")
+        one_line("plot_fields", py(PLOT_FIELDS, h, "-o", pics, preexec_fn=fsize_limit(4096),
+                                   env=env), 2, "cannot be written")
         left = os.listdir(pics) if os.path.isdir(pics) else []
         assert not left, f"plot_fields left {left}"
 
