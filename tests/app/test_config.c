@@ -59,6 +59,11 @@ int main(int argc, char **argv) {
   TEST_CHECK(load(&a, "[output]\ndir = ../some dir/out put\n") == MM_OK &&
                  !strcmp(a.output_dir, "../some dir/out put"),
              "path: '%s'", a.output_dir);
+  /* trailing slashes of output.dir are dropped ("/" stays) */
+  TEST_CHECK(load(&a, "[output]\ndir = out//\n") == MM_OK && !strcmp(a.output_dir, "out"),
+             "out//: '%s'", a.output_dir);
+  TEST_CHECK(load(&a, "[output]\ndir = ///\n") == MM_OK && !strcmp(a.output_dir, "/"), "///: '%s'",
+             a.output_dir);
   /* numbers with trailing garbage, hex, inf */
   TEST_CHECK(load(&a, "[grid]\nnx = 12abc\n") == MM_ERR_INPUT, "12abc accepted");
   TEST_CHECK(load(&a, "[run]\ndt = inf\n") == MM_ERR_INPUT, "inf accepted");
