@@ -99,6 +99,20 @@ static char *printable(const char *text) {
   return out;
 }
 
+/* err with its message prefixed by the case it belongs to, "case 2 of 3
+ * (b.ini): ...", when there are several cases (every rank holds the message
+ * after mm_agree) */
+static mm_err in_case(mm_err err, int f, int n_files, const char *file) {
+  if (err == MM_OK || n_files < 2) return err;
+  char *name = printable(file);
+  char *msg = strdup(mm_error_message());
+  mm_error_clear();
+  err = MM_ERROR(err, "case %d of %d (%s): %s", f + 1, n_files, name ? name : file, msg ? msg : "");
+  free(name);
+  free(msg);
+  return err;
+}
+
 /* The ranks run one invocation: the same arguments after the program's name
  * on every rank (mpirun's form `-np 1 minimodel a.ini : -np 1 minimodel
  * b.ini` starts them with others, and ranks that go different ways wait for
@@ -338,16 +352,7 @@ int main(int argc, char **argv) {
     if (err != MM_OK || signo) break;
     *check = cfgs[f];
     memset(&check->env.fault, 0, sizeof check->env.fault);
-    err = mm_run_check_model(check, MPI_COMM_WORLD);
-    if (err != MM_OK) { /* the message names the case */
-      char *name = printable(files[f]);
-      char *msg = strdup(mm_error_message());
-      mm_error_clear();
-      err = MM_ERROR(err, "case %d of %d (%s): %s", f + 1, n_files, name ? name : files[f],
-                     msg ? msg : "");
-      free(name);
-      free(msg);
-    }
+    err = in_case(mm_run_check_model(check, MPI_COMM_WORLD), f, n_files, files[f]);
   }
   free(check);
   if (err != MM_OK && !done) report_error(err, rank, &env);     /* messages point to --help */
@@ -378,7 +383,8 @@ int main(int argc, char **argv) {
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
       else
-        e = mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f]));
+        e = in_case(mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f])),
+                    f, n_files, files[f]);
       if (e != MM_OK) {
         report_error(e, rank, &env);
         if (first_code == MM_OK || e >= MM_ERR_SIGNAL) first_code = e;
