@@ -116,6 +116,9 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
         if not hasattr(a, "shape") or not hasattr(a, "dtype"):
             raise TypeError(f"{name} must be an array, not {type(a).__name__}")
+        if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
+            raise TypeError(f"{name} has dtype {a.dtype.str}, not in this machine's byte order, "
+                            f"which JAX needs: pass {name}.astype({name}.dtype.newbyteorder('='))")
         args.append(jnp.asarray(a))
     dtype = args[3].dtype
     if dtype not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):

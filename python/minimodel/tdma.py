@@ -55,7 +55,8 @@ def auto_backend():
 
 
 def max_threads():
-    """OpenMP threads a solve with threads=None uses (OMP_NUM_THREADS)."""
+    """OpenMP threads a solve with threads=None uses (OMP_NUM_THREADS, within
+    the cap that solve's threads describes)."""
     return _lib.lib.mm_py_max_threads()
 
 
@@ -87,8 +88,15 @@ def _check_depth(depth, lead, nz):
     else:
         try:
             d = np.asarray(depth)
+            as_objects = np.asarray(depth, dtype=object) if d.dtype.kind in "iu" else None
         except Exception as e:  # ragged lists and the like
             raise TypeError(f"depth must be an integer array of shape {lead}: {e}") from None
+        # a bool among integers would be taken as 0 or 1
+        if as_objects is not None and any(isinstance(v, (bool, np.bool_))
+                                          for v in as_objects.flat):
+            raise TypeError("depth has a bool among its integers: numbers of levels are needed")
+        if d.size == 0 and d.dtype.kind == "f":  # [] is float64 to numpy
+            d = d.astype(np.intc)
     if d.dtype.kind not in "iu":
         if d.dtype == object and d.size and all(isinstance(v, numbers.Integral)
                                                  and not isinstance(v, bool) for v in d.flat):
@@ -118,7 +126,10 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         solved; below them, and in a column of depth 0, the result is rhs.
     backend: "auto" or a name of backends().
     threads: OpenMP threads for this call (None: the library's default,
-        OMP_NUM_THREADS; the `omp` and `simd` backends use them).
+        OMP_NUM_THREADS; the `omp` and `simd` backends use them). At most 8
+        per CPU this process may use, and OMP_THREAD_LIMIT, are started:
+        more cannot be faster, the bits are the same for any count, and a
+        team of hundreds that fails to start ends the process.
     out: where to write the solution, an array like rhs (writeable, not
         overlapping lower, diag, upper or depth); out=rhs solves in place. Default:
         a new array. rhs is copied into out only once the solver and its

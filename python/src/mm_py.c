@@ -1,6 +1,7 @@
 /* The C API of the Python package (mm_py.h). */
 #include "mm_py.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -38,9 +39,25 @@ int mm_py_fork_single(void) {
   return __atomic_load_n(&fork_single, __ATOMIC_RELAXED);
 }
 
+#ifdef _OPENMP
+/* The most threads a solve opens: MM_PY_THREADS_PER_CPU per CPU this process
+ * may use, and no more than OMP_THREAD_LIMIT. More could not make a solve
+ * faster (the results are the same bits for any count), and a team of
+ * hundreds can fail to start under a limit on address space or processes,
+ * which the OpenMP runtime answers by ending the process. */
+#define MM_PY_THREADS_PER_CPU 8
+static int threads_cap(void) {
+  const int procs = omp_get_num_procs(), limit = omp_get_thread_limit();
+  const int cap = procs > 0 && procs <= INT_MAX / MM_PY_THREADS_PER_CPU
+                      ? procs * MM_PY_THREADS_PER_CPU
+                      : MM_PY_THREADS_PER_CPU;
+  return limit > 0 && limit < cap ? limit : cap;
+}
+#endif
+
 /* Sets this thread's OpenMP threads for one call (threads > 0: that many,
- * 0: the default; one in a forked child, see above); returns the value to
- * restore, or 0 when nothing was changed. */
+ * 0: the default; at most threads_cap(); one in a forked child, see above);
+ * returns the value to restore, or 0 when nothing was changed. */
 static int threads_enter(int threads) {
 #ifdef _OPENMP
   const int before = omp_get_max_threads();
@@ -49,9 +66,12 @@ static int threads_enter(int threads) {
     omp_set_num_threads(1);
     return before;
   }
-  if ((threads > 0 ? threads : before) > 1) __atomic_store_n(&team_maybe, 1, __ATOMIC_RELAXED);
-  if (threads <= 0 || threads == before) return 0;
-  omp_set_num_threads(threads);
+  int want = threads > 0 ? threads : before;
+  const int cap = threads_cap();
+  if (want > cap) want = cap;
+  if (want > 1) __atomic_store_n(&team_maybe, 1, __ATOMIC_RELAXED);
+  if (want == before) return 0;
+  omp_set_num_threads(want);
   return before;
 #else
   (void)threads;
@@ -185,7 +205,9 @@ const char *mm_py_strerror(int code) {
 
 int mm_py_max_threads(void) {
 #ifdef _OPENMP
-  return mm_py_fork_single() ? 1 : omp_get_max_threads();
+  if (mm_py_fork_single()) return 1;
+  const int n = omp_get_max_threads(), cap = threads_cap();
+  return n < cap ? n : cap;
 #else
   return 1;
 #endif

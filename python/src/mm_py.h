@@ -25,7 +25,10 @@ MM_PY_EXPORT int mm_py_abi(void);
  * side solved in place: double (single = 0) or float (single = 1).
  * backend: a name of the table or "auto"; for_device: the pointers are GPU
  * device pointers (depth too). threads > 0: OpenMP threads for this call
- * (restored after); 0: the library's default (OMP_NUM_THREADS).
+ * (restored after); 0: the library's default (OMP_NUM_THREADS). Either is
+ * capped at 8 threads per CPU this process may use (omp_get_num_procs) and
+ * at OMP_THREAD_LIMIT: a team of hundreds on a few CPUs cannot be faster,
+ * and where it fails to start the OpenMP runtime ends the process.
  * Returns 0 or an MM_TDMA_E* code (mm_py_strerror).
  *
  * After fork: libgomp's thread team does not survive fork(), and a child
@@ -71,7 +74,8 @@ MM_PY_EXPORT int mm_py_backend_flags(int i);
 MM_PY_EXPORT const char *mm_py_auto_backend(int for_device);
 MM_PY_EXPORT const char *mm_py_strerror(int code);
 /* OpenMP threads a call with threads = 0 uses (1 without OpenMP, and in a
- * forked child that solves on one thread, see mm_py_solve). */
+ * forked child that solves on one thread, see mm_py_solve; within the cap
+ * of mm_py_solve). */
 MM_PY_EXPORT int mm_py_max_threads(void);
 /* 1 in a forked child that solves on one thread (see mm_py_solve), else 0. */
 MM_PY_EXPORT int mm_py_fork_single(void);

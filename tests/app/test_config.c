@@ -59,6 +59,12 @@ int main(int argc, char **argv) {
   TEST_CHECK(load(&a, "[output]\ndir = ../some dir/out put\n") == MM_OK &&
                  !strcmp(a.output_dir, "../some dir/out put"),
              "path: '%s'", a.output_dir);
+  /* a value starting with ';' would read back as a comment in the resolved
+   * configuration */
+  TEST_CHECK(
+      load(&a, "[output]\ndir =;x\n") == MM_ERR_INPUT &&
+          strstr(mm_error_message(), "t.ini:2: output.dir = ;x: a value must not start with ';'"),
+      "';' value: %s", mm_error_message());
   /* trailing slashes of output.dir are dropped ("/" stays) */
   TEST_CHECK(load(&a, "[output]\ndir = out//\n") == MM_OK && !strcmp(a.output_dir, "out"),
              "out//: '%s'", a.output_dir);

@@ -198,6 +198,9 @@ def test_errors():
     # traced under jit: the message says how to pass it
     with pytest.raises(TypeError, match="static_argnames='threads'"):
         jax.jit(mjax.tdma)(lower, diag, upper, rhs, threads=2)
+    # byte-swapped NumPy arrays: named, with the conversion JAX needs
+    with pytest.raises(TypeError, match="diag has dtype >f8, not in this machine's byte order"):
+        mjax.tdma(lower, np.asarray(diag).astype(">f8"), upper, rhs)
     # NumPy inputs are taken as arrays
     np.testing.assert_array_equal(
         np.asarray(mjax.tdma(*[np.asarray(a) for a in (lower, diag, upper, rhs)])),

@@ -105,6 +105,18 @@ def test_depth(sys4):
     raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=8)
     raises(ValueError, "depth has shape", lower, diag, upper, rhs, depth=depth.reshape(-1))
     raises(TypeError, "depth", lower, diag, upper, rhs, depth=[[1, 2], [3]])
+    # a bool among integers in a list would be taken as 0 or 1
+    bools = depth.tolist()
+    bools[1][2] = True
+    raises(TypeError, "depth has a bool among its integers", lower, diag, upper, rhs, depth=bools)
+
+
+def test_empty_depth_list():
+    # [] for no columns is an empty integer array, not a float64 one
+    z = np.zeros((0, 4))
+    assert tdma.solve(z, z, z, z, depth=[]).shape == (0, 4)
+    z = np.zeros((2, 0, 4))
+    assert tdma.solve(z, z, z, z, depth=[[], []]).shape == (2, 0, 4)
 
 
 def test_masked_depth(sys4):
@@ -160,6 +172,29 @@ def test_backend_and_threads(sys4):
     for bad in (True, 2.0, "2"):
         raises(TypeError, "threads must be an int", lower, diag, upper, rhs, threads=bad)
     assert tdma.solve(lower, diag, upper, rhs, threads=np.int64(2)).shape == rhs.shape
+
+
+def test_threads_capped():
+    # threads=1024, which the checks take, on a machine of a few CPUs and
+    # under a limit on address space that 1024 thread stacks break: the
+    # OpenMP runtime, failing to start the team, ended the process (exit 1);
+    # the solve now opens at most 8 threads per CPU and gives the same bits.
+    # max_threads() stays within that cap and within OMP_THREAD_LIMIT.
+    code = (
+        "import os, resource, numpy as np, minimodel.tdma as t\n"
+        "a = np.ones((70000, 2)); ref = t.solve(-.1*a, 2*a, -.1*a, a, threads=1)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+        "for b in ('simd', 'omp'):\n"
+        "    x = t.solve(-.1*a, 2*a, -.1*a, a, backend=b, threads=1024)\n"
+        "    assert np.array_equal(x, ref), b\n"
+        "n = len(os.sched_getaffinity(0))\n"
+        "assert 1 <= t.max_threads() <= 8 * n, (t.max_threads(), n)\n"
+        "print('solved')\n")
+    r = run_script(code, env={"OMP_NUM_THREADS": "100000", "OMP_STACKSIZE": "8M"})
+    assert r.returncode == 0 and "solved" in r.stdout, (r.returncode, r.stdout, r.stderr)
+    r = run_script("import minimodel.tdma as t; print(t.max_threads())",
+                   env={"OMP_NUM_THREADS": "4", "OMP_THREAD_LIMIT": "1"})
+    assert r.returncode == 0 and r.stdout.strip() == "1", (r.stdout, r.stderr)
 
 
 def test_out(sys4):
