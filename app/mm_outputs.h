@@ -27,6 +27,9 @@
  *  - a configuration file that is a file a case writes (its resolved
  *    configuration run again is allowed where the run would write the same
  *    text into it: the case reproduced, not changed);
+ *  - a case's output file that is the standard output or error of rank 0,
+ *    or of the launcher (mm_output_owner), where the run's own output would
+ *    go into it;
  *  - an output.dir that cannot be one (mm_output_dir_problem).
  * files[c] names case c in messages. */
 MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n,

@@ -29,12 +29,19 @@ typedef struct {
  * set: mpirun, PMIx, Hydra, Slurm); false for a singleton. */
 bool mm_under_launcher(void);
 
+/* The process on whose stdout and stderr this one's output ends up: itself
+ * when not launched; under a launcher, the first ancestor the launcher did
+ * not start (the launcher or its daemon; wrappers between, such as time or
+ * a shell, are passed over: they carry the rank variables). -1 when it
+ * cannot be told (not Linux, another user's process). */
+long mm_output_owner(bool launched);
+
 /* The mode rank 0 uses when progress is wanted. MINIMODEL_PROGRESS=bar|lines|off
  * decides when set (auto or empty: as unset); otherwise a bar only when stdout
  * is a terminal. Under an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm) a
  * rank's stdout is often a pseudo-terminal the launcher forwards to wherever
  * its own output goes, so isatty() says nothing: there the launcher's stdout
- * (the parent process's, read from /proc on Linux) is looked at instead, and
+ * (mm_output_owner's, read from /proc on Linux) is looked at instead, and
  * lines are printed when it cannot be told. Another value is refused
  * before any case (mm_settings_read, exit 2). */
 mm_progress_mode mm_progress_choose(const mm_settings *settings);

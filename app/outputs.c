@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mm_report.h"
 #include "mm_run.h"
 
 /* A resolved path: a real directory of up to PATH_MAX and what follows. */
@@ -229,6 +230,39 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                        resolved ? " with another text (a --set, other files or edited keys)" : "");
       }
   }
+
+  /* a file the run writes that is where its own output goes (`minimodel
+   * c.ini > output/c.nc`): the history would be written over by the
+   * progress and the table, a renamed file's log lost with its old inode,
+   * the lock's removed at the end */
+  struct stat streams[4];
+  const char *stream_names[4];
+  int n_streams = 0;
+  const long owner = n > 0 ? mm_output_owner(cfgs[0].env.launched) : -1;
+  for (int fd = 1; fd <= 2; fd++) {
+    struct stat *st = &streams[n_streams];
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+      stream_names[n_streams++] = fd == 1 ? "the standard output" : "the standard error";
+    char link[64]; /* and the launcher's, where ours is forwarded to */
+    snprintf(link, sizeof link, "/proc/%ld/fd/%d", owner, fd);
+    st = &streams[n_streams];
+    if (owner > 0 && owner != (long)getpid() && stat(link, st) == 0 && S_ISREG(st->st_mode))
+      stream_names[n_streams++] = fd == 1 ? "the launcher's standard output (where the ranks' goes)"
+                                          : "the launcher's standard error (where the ranks' goes)";
+  }
+  for (int c = 0; c < n && err == MM_OK; c++)
+    for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+      struct stat st;
+      mm_output_path(dirs[c], &cfgs[c], i, pa);
+      if (stat(pa, &st) != 0) continue;
+      for (int k = 0; k < n_streams && err == MM_OK; k++)
+        if (st.st_dev == streams[k].st_dev && st.st_ino == streams[k].st_ino)
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "%s: %s is %s %s (%s), which the run writes: redirect it to "
+                         "another file",
+                         files[c], stream_names[k], n > 1 ? "a case's" : "the case's",
+                         mm_output_files[i].what, pa);
+    }
 
   /* an output.dir that cannot be one */
   for (int c = 0; c < n && err == MM_OK; c++) {

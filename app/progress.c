@@ -19,14 +19,78 @@ bool mm_under_launcher(void) {
   return false;
 }
 
-/* Whether our parent's stdout is a terminal. Under a local mpirun the parent
- * is the launcher, and its stdout is where our forwarded output ends up. Only
- * Linux exposes this (/proc/PID/fd/1); elsewhere, or when unreadable (another
- * user, a remote daemon), the answer is no. */
-static bool parent_stdout_is_terminal(void) {
 #ifdef __linux__
+/* The parent of process pid (/proc/PID/stat: the field after the command's
+ * closing parenthesis and the state), or -1. */
+static long parent_of(long pid) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  const size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const char *close = strrchr(text, ')');
+  long ppid = -1;
+  if (!close || sscanf(close + 1, " %*c %ld", &ppid) != 1) return -1;
+  return ppid;
+}
+
+/* 1: the environment of process pid holds a launcher's rank variable (the
+ * launcher started it, or a process it started did); 0: it does not; -1:
+ * not readable (another user's process). */
+static int has_rank_variable(long pid) {
+  static const char *const vars[] = {
+      "OMPI_COMM_WORLD_SIZE=", "PMIX_RANK=", "PMI_RANK=", "PMI_SIZE="};
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char entry[256];
+  int found = 0, c;
+  size_t len = 0;
+  while (!found && (c = fgetc(f)) != EOF) { /* NUL-separated NAME=value */
+    if (c != '\0') {
+      if (len < sizeof entry - 1) entry[len++] = (char)c;
+      continue;
+    }
+    entry[len] = '\0';
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+      found = found || strncmp(entry, vars[i], strlen(vars[i])) == 0;
+    len = 0;
+  }
+  fclose(f);
+  return found;
+}
+#endif
+
+long mm_output_owner(bool launched) {
+  if (!launched) return (long)getpid();
+#ifdef __linux__
+  /* up from the parent past the processes the launcher started (a wrapper
+   * such as time, perf or a shell inherits the rank variables), to the
+   * first one it did not: the launcher, or its daemon */
+  long pid = (long)getppid();
+  for (int hops = 0; hops < 64 && pid > 1; hops++) {
+    const int started = has_rank_variable(pid);
+    if (started < 0) return -1;
+    if (!started) return pid;
+    pid = parent_of(pid);
+  }
+#endif
+  return -1;
+}
+
+/* Whether the stdout of the process our output ends up on is a terminal:
+ * under a launcher, the launcher's (mm_output_owner). Only Linux exposes
+ * this (/proc/PID/fd/1); elsewhere, or when unreadable (another user, a
+ * remote daemon), the answer is no. */
+static bool launcher_stdout_is_terminal(bool launched) {
+#ifdef __linux__
+  const long owner = mm_output_owner(launched);
+  if (owner < 0) return false;
   char link[64], target[4096];
-  snprintf(link, sizeof link, "/proc/%ld/fd/1", (long)getppid());
+  snprintf(link, sizeof link, "/proc/%ld/fd/1", owner);
   const ssize_t n = readlink(link, target, sizeof target - 1);
   if (n <= 0) return false;
   target[n] = '\0';
@@ -45,7 +109,7 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings) {
   if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
   if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
   /* under a launcher, what is forwarded ends up on the launcher's stdout */
-  if (settings->launched && !parent_stdout_is_terminal()) return MM_PROGRESS_LINES;
+  if (settings->launched && !launcher_stdout_is_terminal(true)) return MM_PROGRESS_LINES;
   return MM_PROGRESS_BAR;
 }
 

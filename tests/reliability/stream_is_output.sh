@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# stream_is_output.sh MINIMODEL SOURCE_DIR WORK MPIEXEC [ITS OPTIONS...]
+# A run whose standard output or error is one of the files it writes
+# (`minimodel c.ini > output/c.nc`, or the launcher's under mpirun) is
+# refused with exit 2 before anything is written: the progress and the
+# table went into the history, which the run then reported "ok" though no
+# library could read it; a lock file given as the log was removed at the
+# end. A log beside the outputs is fine.
+set -u
+mm="$1"; src="$2"; work="$3"; mpiexec=("${@:4}")
+rm -rf "$work"
+mkdir -p "$work/out"
+fail() { echo "FAIL: $*"; ls -la "$work/out"; exit 1; }
+cfg="$src/configs/flat.ini"
+run=(--set output.dir="$work/out" --set run.steps=2 --set grid.nx=8 --set grid.ny=6 --set grid.nz=4)
+expect_refused() { # NAME RC LOG REGEX
+  [ "$2" -eq 2 ] || fail "$1: exit $2, expected 2"
+  grep -qE "$4" "$3" || fail "$1: no message matching '$4' in: $(cat "$3")"
+  ! ls "$work/out" | grep -qv "^flat\.\(nc\|lock\|timing\.json\)$\|^log$" ||
+    fail "$1: files written: $(ls "$work/out")"
+  echo "ok: $1"
+}
+# stdout is the history (made by the shell before the run)
+"$mm" "${run[@]}" "$cfg" >"$work/out/flat.nc" 2>"$work/err"
+expect_refused "stdout = history" $? "$work/err" \
+  "flat.ini: the standard output is the case's history file \(.*/out/flat.nc\), which the run writes: redirect it to another file"
+[ ! -s "$work/out/flat.nc" ] || fail "stdout = history: something was written into it"
+# stderr is the lock file, which the run would remove at its end
+"$mm" "${run[@]}" "$cfg" >/dev/null 2>"$work/out/flat.lock"
+expect_refused "stderr = lock" $? "$work/out/flat.lock" "the standard error is the case's lock file"
+[ -f "$work/out/flat.lock" ] || fail "stderr = lock: the file is gone"
+rm -f "$work/out/flat.lock"
+# under the launcher, its stdout is where the ranks' output goes
+timeout -k 10 120 "${mpiexec[@]}" -np 2 "$mm" "${run[@]}" "$cfg" >"$work/out/flat.timing.json" 2>&1
+expect_refused "mpiexec stdout = timing file" $? "$work/out/flat.timing.json" \
+  "the launcher's standard output \(where the ranks' goes\) is the case's timing file"
+rm -f "$work/out/flat.timing.json"
+# a log in the output folder, not one of the outputs: runs
+"$mm" "${run[@]}" "$cfg" >"$work/out/log" 2>&1 || fail "a log beside the outputs: exit $?: $(cat "$work/out/log")"
+ncdump -h "$work/out/flat.nc" >/dev/null || fail "a log beside the outputs: the history does not read"
+echo "ok: a log beside the outputs"
