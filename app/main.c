@@ -4,6 +4,7 @@
  * while running; 128 + N stopped by signal N (SIGHUP 129, SIGINT 130,
  * SIGTERM 143; app/mm_signal.h lists the stop signals). */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <signal.h>
@@ -423,6 +424,18 @@ int main(int argc, char **argv) {
     fflush(stderr);
     (void)MPI_Barrier(MPI_COMM_WORLD); /* unchecked: ending anyway */
     _exit(err != MM_OK ? (int)err : MM_ERR_RUN);
+  }
+  /* --help, --version, --config-reference and --dry-run make nothing but
+   * their text: one that could not be written (a full disk, a closed pipe)
+   * is a failure, not a success. A run's progress and table are dropped
+   * instead: its product is its files (docs/reliability.md). */
+  if (rank == 0 && err == MM_OK && (done || opt.dry_run) &&
+      (fflush(stdout) != 0 || ferror(stdout))) {
+    const int e = errno;
+    if (e != EPIPE) /* a reader that left wanted no more */
+      fprintf(stderr, "minimodel: error: cannot write the standard output: %s\n",
+              e ? strerror(e) : "a write failed");
+    err = MM_ERR_RUN;
   }
   if (err >= MM_ERR_SIGNAL) { /* every rank stopped, its files closed */
     fflush(NULL);
