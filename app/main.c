@@ -68,19 +68,6 @@ static const char usage[] =
     "  MINIMODEL_DEBUG           any value: where an error was raised, as a trace\n"
     "  MINIMODEL_FAULT_*         fault injection for the tests (docs/reliability.md)\n";
 
-/* Report the recorded error once, on rank 0: the ranks have agreed on it
- * (mm_agree), so every rank holds the same message. */
-static void report_error(mm_err err, int rank, const mm_settings *env) {
-  if (err == MM_OK) return;
-  const char *msg = mm_error_message();
-  if (err >= MM_ERR_SIGNAL) { /* a stop, not an error: one line */
-    if (rank == 0) fprintf(stderr, "minimodel: %s; exit status %d\n", msg, (int)err);
-    return;
-  }
-  if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", msg);
-  if (env->debug && rank == 0) fprintf(stderr, "  at %s\n", mm_error_where());
-}
-
 /* text with its control characters written as \n, \t or \xNN (a file name
  * with a newline must not break the summary's lines or the files' history
  * line); malloc'd, NULL when out of memory. */
@@ -98,6 +85,22 @@ static char *printable(const char *text) {
   }
   if (out) *o = '\0';
   return out;
+}
+
+/* Report the recorded error once, on rank 0 (the ranks have agreed on it,
+ * mm_agree, so every rank holds the same message), on one line: its control
+ * characters (from a file name or a value) written as printable() does, so
+ * that none reaches the terminal (an escape sequence) or breaks the line. */
+static void report_error(mm_err err, int rank, const mm_settings *env) {
+  if (err == MM_OK || rank != 0) return;
+  char *shown = printable(mm_error_message());
+  const char *msg = shown ? shown : mm_error_message();
+  if (err >= MM_ERR_SIGNAL) /* a stop, not an error: one line */
+    fprintf(stderr, "minimodel: %s; exit status %d\n", msg, (int)err);
+  else
+    fprintf(stderr, "minimodel: error: %s\n", msg);
+  if (err < MM_ERR_SIGNAL && env->debug) fprintf(stderr, "  at %s\n", mm_error_where());
+  free(shown);
 }
 
 /* err with its message prefixed by the case it belongs to, "case 2 of 3

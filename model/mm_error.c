@@ -15,10 +15,23 @@ static struct {
 mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...) {
   if (mm_error_record.code != MM_OK) return mm_error_trace(code, file, line);
   mm_error_record.code = code;
-  va_list ap;
+  va_list ap, again;
   va_start(ap, fmt);
-  vsnprintf(mm_error_record.message, sizeof mm_error_record.message, fmt, ap);
+  va_copy(again, ap);
+  const int n = vsnprintf(mm_error_record.message, sizeof mm_error_record.message, fmt, ap);
   va_end(ap);
+  /* a message longer than the record (a file name or value of 100 KB): its
+   * middle is left out, so that its end, the reason, is kept */
+  char *whole = n >= (int)sizeof mm_error_record.message ? malloc((size_t)n + 1) : NULL;
+  if (whole) {
+    vsnprintf(whole, (size_t)n + 1, fmt, again);
+    enum { KEEP = MM_ERROR_MAX / 2 - 64 };
+    snprintf(mm_error_record.message, sizeof mm_error_record.message,
+             "%.*s [... %d characters left out ...] %s", (int)KEEP, whole, n - 2 * KEEP,
+             whole + n - KEEP);
+    free(whole);
+  }
+  va_end(again);
   snprintf(mm_error_record.where, sizeof mm_error_record.where, "%s:%d", file, line);
   return code;
 }
