@@ -214,10 +214,14 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   const int pct = planned > 0 ? (int)(100 * done / planned) : 100;
   if (p->mode == MM_PROGRESS_BAR) {
     char line[256];
-    const int len = bar_line(line, sizeof line, terminal_columns() - 1, pct, done, planned, step,
-                             p->total, model_t, wall_t, eta_t, rate);
-    /* pad with blanks over the tail of a longer previous line */
-    printf("\r%s%*s", line, p->last_len > len ? p->last_len - len : 0, "");
+    const int columns = terminal_columns();
+    const int len = bar_line(line, sizeof line, columns - 1, pct, done, planned, step, p->total,
+                             model_t, wall_t, eta_t, rate);
+    /* pad with blanks over the tail of a longer previous line, within the
+     * width: after the terminal was narrowed, blanks past it would wrap */
+    int pad = p->last_len > len ? p->last_len - len : 0;
+    if (columns > 0 && len + pad > columns - 1) pad = columns - 1 > len ? columns - 1 - len : 0;
+    printf("\r%s%*s", line, pad, "");
     p->last_len = len;
   } else {
     printf("step %ld/%ld (%d%%)  model %s  wall %s  ETA %s  %.3g points/s\n", step, p->total, pct,
