@@ -18,6 +18,9 @@ and where the largest relative difference occurs, as named indices
 - NaN equals NaN at the same place; NaN against a number is a failure.
 - A shape mismatch is a failure.
 - String and character variables are compared for equality.
+- Integers are compared exactly, whatever their width and sign (an int64
+  with a uint64 too: no difference is lost to an overflow or a rounding to
+  float64); max_abs and max_rel are then given as float64.
 - A state or diagnostic variable of B (the reference or baseline) that A
   lacks is a failure: `temp`, `salt`, `heat_content`, `salt_content`,
   `temp_min`, `temp_max`, `salt_min`, `salt_max` (docs/output.md). A history
@@ -47,6 +50,9 @@ import argparse
 import os
 import stat
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_stdout  # noqa: E402
 
 try:
     import numpy as np
@@ -99,6 +105,16 @@ def compare_text(name, va, vb, rows=None):
     return False, f"{name}: text  FAIL: {len(diff) or 1} element(s) differ, first at {where}"
 
 
+def exact_integers(x):
+    """Integer (or bool) values x as int64, or as Python integers (an object
+    array) where a uint64 value does not fit in int64: either way `!=`
+    between two such arrays is exact."""
+    if x.dtype.kind == "u" and x.dtype.itemsize >= 8 and x.size and \
+            int(x.max()) > np.iinfo(np.int64).max:
+        return x.astype(object)
+    return x.astype(np.int64)
+
+
 def compare_numeric(name, va, vb, rtol, atol, rows=None):
     """Compare a numeric variable; returns (ok, line)."""
     dims = va.dimensions
@@ -114,11 +130,18 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
         problems.append(f"mask differs at {int(mask_diff.sum())} element(s), first at "
                         f"{fmt_index(dims, first)}")
     both = ~(ma | mb)
-    # Integers exactly in int64, anything else in float64.
+    # Integers exactly, anything else in float64.
     if a.dtype.kind in "iub" and b.dtype.kind in "iub":
-        ad = np.ma.getdata(a).astype(np.int64)
-        bd = np.ma.getdata(b).astype(np.int64)
-        absdiff = np.abs(ad - bd).astype(np.float64)
+        ad, bd = exact_integers(np.ma.getdata(a)), exact_integers(np.ma.getdata(b))
+        differ = np.asarray(ad != bd, dtype=bool)
+        absdiff = np.zeros(a.shape, np.float64)
+        if differ.any():  # |a - b| exactly: a - b in int64 can overflow
+            x, y = ad[differ], bd[differ]
+            if x.dtype == object or y.dtype == object:
+                absdiff[differ] = [float(abs(int(p) - int(q))) for p, q in zip(x, y)]
+            else:  # max - min < 2**64: exact in uint64, where it wraps modulo 2**64
+                hi, lo = np.maximum(x, y).astype(np.uint64), np.minimum(x, y).astype(np.uint64)
+                absdiff[differ] = (hi - lo).astype(np.float64)
         bd = bd.astype(np.float64)
         nan_diff = np.zeros(a.shape, bool)
     else:
@@ -304,21 +327,17 @@ def main(argv=None):
     finally:
         da.close()
         db.close()
-    try:
-        for ok, line in out:
-            if not args.quiet or not ok:
-                print(line)
-        if not args.quiet:
-            n_bad = sum(1 for ok, _ in out if not ok)
-            tol = f"rtol={args.rtol:g} atol={args.atol:g}"
-            print(f"compare.py: {len(names)} variable(s) compared ({tol}): "
-                  + (f"{n_bad} failure(s)" if failed else "all agree"))
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (| head): the verdict stands
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError as e:  # the report could not be written (a full disk)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        print(f"compare.py: cannot write the report: {e.strerror}", file=sys.stderr)
+    report = [line for ok, line in out if not args.quiet or not ok]
+    if not args.quiet:
+        n_bad = sum(1 for ok, _ in out if not ok)
+        tol = f"rtol={args.rtol:g} atol={args.atol:g}"
+        report.append(f"compare.py: {len(names)} variable(s) compared ({tol}): "
+                      + (f"{n_bad} failure(s)" if failed else "all agree"))
+    # the reader going away (| head) leaves the verdict as it is; a report
+    # that cannot be written (a full disk) is exit 2
+    problem = mm_stdout.print_lines(report)
+    if problem:
+        print(f"compare.py: cannot write the report: {problem}", file=sys.stderr)
         return 2
     return 1 if failed else 0
 

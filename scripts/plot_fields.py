@@ -23,18 +23,26 @@ into (so also the default, beside the history, where that cannot be
 written), is a usage error.
 
 Grids of one column, row or level (nx, ny or nz = 1) are drawn as maps and
-sections one cell wide.
+sections one cell wide. A history of one record (run.steps = 0, or
+output.interval = 0 without output.initial_record) has its diagnostics
+drawn as points.
 
-Exit status: 0 written, 1 the file cannot be read, is not NetCDF, has no
+Exit status: 0 written (also when the reader of the names printed went
+away, as `| head` does), 1 the file cannot be read, is not NetCDF, has no
 records, lacks the variables or has VAR on dimensions other than (time, z,
-y, x), 2 usage error (also: --record out of range), 130 interrupted
-(Ctrl-C).
+y, x), 2 usage error (also: --record out of range; a picture that cannot be
+written, such as on a full disk, which is then removed; the names of the
+pictures that cannot be printed, standard output on a full disk), 130
+interrupted (Ctrl-C).
 """
 
 import argparse
 import os
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_stdout  # noqa: E402
 
 
 def make_output_dir(out, what=None):
@@ -73,6 +81,16 @@ def edges(centres, bounds=None):
     return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
 
 
+def axis_label(da):
+    """An axis label for a variable: its long_name (else its name) and its
+    units in brackets, lines of at most 30 characters, as xarray writes
+    them."""
+    import textwrap
+    name = str(da.attrs.get("long_name", da.name))
+    units = da.attrs.get("units")
+    return "\n".join(textwrap.wrap(f"{name} [{units}]" if units else name, 30))
+
+
 def draw(fig, ax, xe, ye, values, label):
     """values (rows along y) as cells between the edges xe, ye; land (NaN)
     blank; a colour bar labelled label."""
@@ -102,6 +120,7 @@ def plot(argv=None):
     import matplotlib
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
+    import numpy as np
     import xarray as xr
 
     if not os.path.isfile(args.history):
@@ -206,19 +225,36 @@ def plot(argv=None):
         ds = ds.assign_coords(time=("time", days, {
             "long_name": f"days since {times[0]}" + (f" ({calendar} calendar)" if calendar else ""),
             "units": "d"}))
+    # drawn with matplotlib itself: xarray's .plot() squeezes a series of one
+    # record to a scalar and refuses it ("No numeric data to plot"); one
+    # record is a point (a marker), more are lines
+    times = ds["time"].values
+    points = {"marker": "o", "markersize": 3}
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
-    for ax, v in zip(axes.flat, ("heat_content", "salt_content")):
-        ds[v].plot(ax=ax, marker="o", markersize=3)
+    for ax, v in zip(axes[0], ("heat_content", "salt_content")):
+        ax.plot(times, ds[v].values, **points)
+        ax.set_ylabel(axis_label(ds[v]))
         ax.set_title(ds[v].attrs.get("long_name", v), fontsize="small")
     for ax, var in zip(axes[1], ("temp", "salt")):
-        ds[f"{var}_min"].plot(ax=ax, label="min")
-        ds[f"{var}_max"].plot(ax=ax, label="max")
+        for end in ("min", "max"):
+            ax.plot(times, ds[f"{var}_{end}"].values, label=end, **(points if n == 1 else {}))
         ax.set_ylabel(f"{var} ({ds[f'{var}_min'].attrs.get('units', '')})")
         ax.set_title(f"extrema of {var}", fontsize="small")
         ax.legend(fontsize="small")
+    for ax in axes.flat:
+        ax.set_xlabel(axis_label(ds["time"]))
+    if np.issubdtype(times.dtype, np.datetime64):  # dates as xarray draws them
+        import matplotlib.dates as mdates
+        locator = mdates.AutoDateLocator()
+        axes[1, 0].xaxis.set_major_locator(locator)  # shared by all four
+        axes[1, 0].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     save(fig, f"{base}.diagnostics.png")
-    for p in written:
-        print(p)
+    # the reader going away (| head) is no fault: the pictures are written
+    problem = mm_stdout.print_lines(written)
+    if problem:  # a full disk (> /dev/full)
+        print(f"plot_fields: cannot print the names of the pictures: {problem}",
+              file=sys.stderr)
+        return 2
     return 0
 
 

@@ -17,14 +17,16 @@ written is printed. Needs matplotlib (scripts/setup puts it in .venv):
 
     .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
 
-Exit status: 0 written, 1 an input cannot be read or lacks the keys used
+Exit status: 0 written (also when the reader of the name printed went
+away, as `| head` does), 1 an input cannot be read or lacks the keys used
 (also: valid JSON that is not a timing file, or whose times, GB/s or
 ratios are not finite numbers >= 0: NaN, Infinity, a negative time, a
 string, an integer too large for a float, nesting too deep to read), 2
 usage error (also: an -o format matplotlib does not write, or an -o that is
 a folder: an existing one, or a name ending in /; and an output that cannot
 be written, such as on a full disk, which is then removed, not left
-half-written), 130 interrupted (Ctrl-C).
+half-written; and its name that cannot be printed, standard output on a
+full disk), 130 interrupted (Ctrl-C).
 """
 
 import argparse
@@ -32,6 +34,9 @@ import json
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_stdout  # noqa: E402
 
 # The parts of a step, bottom to top, with fixed colours so that figures compare.
 PHASES = [("halo", "#4c72b0"), ("horizontal", "#55a868"), ("mixing", "#8172b2"),
@@ -301,7 +306,11 @@ def plot(argv=None):
             pass
         print(f"plot_timing: {out}: cannot be written: {e.strerror or e}", file=sys.stderr)
         return 2
-    print(out)
+    # the reader going away (| head) is no fault: the picture is written
+    problem = mm_stdout.print_lines([out])
+    if problem:  # a full disk (> /dev/full)
+        print(f"plot_timing: cannot print the name of the picture: {problem}", file=sys.stderr)
+        return 2
     return 0
 
 

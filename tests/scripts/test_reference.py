@@ -428,6 +428,45 @@ def test_compare_missing():
         assert rc == 1 and "no variable compared" in out, f"--vars temp: exit {rc}\n{out}"
 
 
+def test_compare_wide_integers():
+    """compare.py compares 64-bit integers exactly: values whose difference
+    overflows int64 (2**62 against -2**62, INT64_MAX against -1), a uint64
+    above INT64_MAX against an int64, and neighbours that a float64 does not
+    tell apart (2**62 + 1 against 2**62) differ (exit 1, the true max_abs);
+    equal ones agree (exit 0)."""
+    def step_file(path, values, dtype):
+        with netCDF4.Dataset(path, "w") as ds:
+            ds.createDimension("time", None)
+            ds.createVariable("step", dtype, ("time",))[:] = np.array(values, dtype=dtype)
+        return path
+
+    big, top = 2 ** 62, 2 ** 63 - 1
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {name: step_file(os.path.join(tmp, name + ".nc"), values, dtype)
+                 for name, values, dtype in (("plus", [big, 5], "i8"), ("minus", [-big, 5], "i8"),
+                                             ("plus_copy", [big, 5], "i8"),
+                                             ("next", [big + 1, 5], "i8"),
+                                             ("max", [top], "i8"), ("minus_one", [-1], "i8"),
+                                             ("umax", [2 ** 64 - 1], "u8"),
+                                             ("umax_copy", [2 ** 64 - 1], "u8"),
+                                             ("uplus", [big, 5], "u8"))}
+        for a, b, max_abs in (("plus", "minus", 2 * big), ("minus", "plus", 2 * big),
+                              ("max", "minus_one", 2 ** 63), ("minus_one", "max", 2 ** 63),
+                              ("umax", "minus_one", 2 ** 64), ("minus_one", "umax", 2 ** 64),
+                              ("next", "plus", 1), ("next", "uplus", 1)):
+            rc, out, err = run_script(COMPARE, files[a], files[b])
+            line = next((ln for ln in out.splitlines() if ln.startswith("step:")), "")
+            assert rc == 1 and "FAIL" in line and "failure(s)" in out, \
+                f"{a} vs {b}: exit {rc}, want 1\n{out}{err}"
+            assert f"max_abs={float(max_abs):.6g} " in line and "at time=0" in line, \
+                f"{a} vs {b}: want max_abs={float(max_abs):.6g} at time=0: {line}"
+        for a, b in (("plus", "plus_copy"), ("umax", "umax_copy"), ("plus", "uplus"),
+                     ("uplus", "plus")):
+            rc, out, err = run_script(COMPARE, files[a], files[b])
+            assert rc == 0 and "step: max_abs=0 max_rel=0 at -" in out and "all agree" in out, \
+                f"{a} vs {b}: exit {rc}, want 0\n{out}{err}"
+
+
 # ---------------------------------------------------------------------------
 # The command line and the history file
 # ---------------------------------------------------------------------------

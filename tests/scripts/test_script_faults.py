@@ -356,6 +356,48 @@ def test_plot_fields_thin_grids():
                 f"{nx}x{ny}x{nz}: exit {rc}, printed {out!r}, {err[-800:]!r}"
 
 
+def check_pictures(what, result, n=3):
+    """Exit 0, n pictures printed and written, no traceback."""
+    rc, out, err = result
+    written = out.split()
+    assert rc == 0 and len(written) == n and all(map(os.path.isfile, written)), \
+        f"{what}: exit {rc}, printed {out!r}, {err[-800:]!r}"
+    assert "Traceback" not in err, f"{what}: a traceback: {err[-800:]!r}"
+
+
+def test_plot_fields_one_record():
+    """A history of one record, on a grid of any shape (also one column,
+    row or level, and 1x1x1): three PNGs, exit 0 (the diagnostics as
+    points, not xarray's "No numeric data to plot")."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for nx, ny, nz in ((4, 3, 3), (1, 1, 1), (1, 5, 3), (5, 1, 1), (4, 3, 1)):
+            h = history(os.path.join(tmp, f"h{nx}{ny}{nz}.nc"), nx, ny, nz, records=1)
+            check_pictures(f"one record, {nx}x{ny}x{nz}",
+                           py(PLOT_FIELDS, h, "-o", os.path.join(tmp, "pics")))
+
+
+def test_plot_fields_model_one_record():
+    """The model's histories of one record (run.steps = 0; output.interval
+    = 0 without the initial record) and of degenerate grids (1x1x1, 1x5x3,
+    5x1x1, with one record and with several): three PNGs, exit 0."""
+    need_model()
+    cases = {"steps0": ["run.steps=0"],
+             "final_only": ["run.steps=3", "output.interval=0", "output.initial_record=false"]}
+    for nx, ny, nz in ((1, 1, 1), (1, 5, 3), (5, 1, 1)):
+        grid = [f"grid.nx={nx}", f"grid.ny={ny}", f"grid.nz={nz}"]
+        cases[f"g{nx}{ny}{nz}_steps0"] = grid + ["run.steps=0"]
+        cases[f"g{nx}{ny}{nz}_steps2"] = grid + ["run.steps=2"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, sets in cases.items():
+            args = [a for s in sets + [f"run.name={name}", f"output.dir={tmp}"]
+                    for a in ("--set", s)]
+            rc, out, err = run([MODEL, "--quiet", *args,
+                                os.path.join(ROOT, "configs", "flat.ini")], timeout=60)
+            assert rc == 0, f"the model, {name}: exit {rc} {(out + err)[-800:]!r}"
+            check_pictures(name, py(PLOT_FIELDS, os.path.join(tmp, f"{name}.nc"), "-o",
+                                    os.path.join(tmp, "pics")))
+
+
 def test_plot_fields_calendars():
     """Histories in the calendars run.calendar offers (xarray decodes all but
     the standard ones to cftime objects, which matplotlib cannot draw by
@@ -463,6 +505,53 @@ def test_plots_full_disk():
                                    env=env), 2, "cannot be written")
         left = os.listdir(pics) if os.path.isdir(pics) else []
         assert not left, f"plot_fields left {left}"
+
+
+def test_plots_stdout_fails():
+    """Standard output that fails once the pictures are written: on a full
+    disk (> /dev/full) one line and exit 2, as for a picture that cannot be
+    written (not exit 1, "the input cannot be read"); a reader that went
+    away (a closed pipe) leaves exit 0. Never a traceback; the pictures
+    are written either way."""
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    with tempfile.TemporaryDirectory() as tmp:
+        h = history(os.path.join(tmp, "h.nc"))
+        good = timing(os.path.join(tmp, "run.timing.json"))
+        pics = os.path.join(tmp, "pics")
+        png = os.path.join(tmp, "t.png")
+        cases = (("plot_fields", [PLOT_FIELDS, h, "-o", pics],
+                  [os.path.join(pics, f"h.{k}.png") for k in ("temp.surface", "temp.section",
+                                                              "diagnostics")]),
+                 ("plot_timing", [PLOT_TIMING, good, "-o", png], [png]))
+        for what, args, pictures in cases:
+            with open("/dev/full", "w") as full:
+                p = subprocess.run([sys.executable] + args, stdout=full, stderr=subprocess.PIPE,
+                                   text=True, env=ENV, timeout=120)
+            lines = p.stderr.strip().splitlines()
+            assert p.returncode == 2 and "Traceback" not in p.stderr and len(lines) == 1 \
+                and "cannot" in lines[0], \
+                f"{what} > /dev/full: exit {p.returncode}, want 2 and one line: {p.stderr[-800:]!r}"
+            assert all(map(os.path.isfile, pictures)), f"{what} > /dev/full: no pictures"
+            for picture in pictures:
+                os.remove(picture)
+            # the pipe's reading end closed before anything is written
+            r, w = os.pipe()
+            try:
+                p = subprocess.Popen([sys.executable] + args, stdout=w, stderr=subprocess.PIPE,
+                                     text=True, env=ENV)
+            finally:
+                os.close(w)
+                os.close(r)
+            try:
+                err = p.communicate(timeout=120)[1]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise AssertionError(f"{what} | closed pipe: still running after 120 s")
+            assert p.returncode == 0 and "Traceback" not in err and not err.strip(), \
+                f"{what} | closed pipe: exit {p.returncode}, want 0, nothing said: {err[-800:]!r}"
+            assert all(map(os.path.isfile, pictures)), f"{what} | closed pipe: no pictures"
 
 
 # ---------------------------------------------------------------------------
