@@ -109,11 +109,8 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
 static mm_err in_case(mm_err err, int f, int n_files, const char *file) {
   if (err == MM_OK || n_files < 2) return err;
   char *name = printable(file);
-  char *msg = strdup(mm_error_message());
-  mm_error_clear();
-  err = MM_ERROR(err, "case %d of %d (%s): %s", f + 1, n_files, name ? name : file, msg ? msg : "");
+  err = mm_error_prefix(err, "case %d of %d (%s): ", f + 1, n_files, name ? name : file);
   free(name);
-  free(msg);
   return err;
 }
 
@@ -342,6 +339,9 @@ int main(int argc, char **argv) {
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
     err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
+  /* and that no output file is where the run's own output goes */
+  if (err == MM_OK && !done && !opt.dry_run)
+    err = mm_streams_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
   /* and the model of every case after the first, as its run will build it
    * (decomposition, memory, stability, solver, device): a later case that
    * cannot run is refused before the first one runs for hours. The first

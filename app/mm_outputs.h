@@ -27,13 +27,19 @@
  *  - a configuration file that is a file a case writes (its resolved
  *    configuration run again is allowed where the run would write the same
  *    text into it: the case reproduced, not changed);
- *  - a case's output file that is the standard output or error of rank 0,
- *    or of the launcher (mm_output_owner), where the run's own output would
- *    go into it;
  *  - an output.dir that cannot be one (mm_output_dir_problem).
  * files[c] names case c in messages. */
 MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n,
                                    MPI_Comm comm);
+
+/* Before a run (not a dry run, which writes no file; collective, rank 0
+ * looks), MM_ERR_INPUT naming the case where one of its output files is
+ * rank 0's standard output or error, or the launcher's (mm_output_owner):
+ * the run's own output would go into its history (written in place, also
+ * through a link) or lock file, or a log would be lost with a file renamed
+ * over its one name (`minimodel c.ini > output/c.timing.json`). */
+MM_NODISCARD mm_err mm_streams_check(const mm_config *cfgs, const char *const *files, int n,
+                                     MPI_Comm comm);
 
 /* What keeps dir from being an output directory, or NULL: a file that is
  * not a directory, a symbolic link to nothing (its target named), a loop of

@@ -122,7 +122,9 @@ static bool mm_same_resolved(const char *path, const mm_config *cfg) {
 /* "<dir>/<name><suffix>" into out. */
 static void mm_output_path(const char *dir, const mm_config *cfg, int which,
                            char out[MM_PATH_TEXT]) {
-  snprintf(out, MM_PATH_TEXT, "%s/%s%s", dir, cfg->run_name, mm_output_files[which].suffix);
+  const int n =
+      snprintf(out, MM_PATH_TEXT, "%s/%s%s", dir, cfg->run_name, mm_output_files[which].suffix);
+  if (n < 0) out[0] = '\0'; /* (too long: cut, as a real path of PATH_MAX never is) */
 }
 
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
@@ -223,46 +225,16 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
         if (resolved && mm_same_resolved(files[f], &cfgs[c])) continue;
         char whose[64] = "this case's own";
         if (c != f) snprintf(whose, sizeof whose, "case %d's", c + 1);
-        err = MM_ERROR(MM_ERR_INPUT,
-                       "%s: this configuration file is %s %s (%s), which the run would replace%s: "
-                       "copy it elsewhere first, or give the case another run.name or output.dir",
-                       files[f], whose, mm_output_files[i].what, pa,
-                       resolved ? " with another text (a --set, other files or edited keys)" : "");
+        err =
+            MM_ERROR(MM_ERR_INPUT,
+                     "%s: this configuration file is %s %s (%s), which the run would replace%s: "
+                     "copy it elsewhere first, or give the case another run.name or output.dir",
+                     files[f], whose, mm_output_files[i].what, pa,
+                     resolved ? " with another text (a --set, other files, edited keys, or a file "
+                                "written by another version)"
+                              : "");
       }
   }
-
-  /* a file the run writes that is where its own output goes (`minimodel
-   * c.ini > output/c.nc`): the history would be written over by the
-   * progress and the table, a renamed file's log lost with its old inode,
-   * the lock's removed at the end */
-  struct stat streams[4];
-  const char *stream_names[4];
-  int n_streams = 0;
-  const long owner = n > 0 ? mm_output_owner(cfgs[0].env.launched) : -1;
-  for (int fd = 1; fd <= 2; fd++) {
-    struct stat *st = &streams[n_streams];
-    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
-      stream_names[n_streams++] = fd == 1 ? "the standard output" : "the standard error";
-    char link[64]; /* and the launcher's, where ours is forwarded to */
-    snprintf(link, sizeof link, "/proc/%ld/fd/%d", owner, fd);
-    st = &streams[n_streams];
-    if (owner > 0 && owner != (long)getpid() && stat(link, st) == 0 && S_ISREG(st->st_mode))
-      stream_names[n_streams++] = fd == 1 ? "the launcher's standard output (where the ranks' goes)"
-                                          : "the launcher's standard error (where the ranks' goes)";
-  }
-  for (int c = 0; c < n && err == MM_OK; c++)
-    for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
-      struct stat st;
-      mm_output_path(dirs[c], &cfgs[c], i, pa);
-      if (stat(pa, &st) != 0) continue;
-      for (int k = 0; k < n_streams && err == MM_OK; k++)
-        if (st.st_dev == streams[k].st_dev && st.st_ino == streams[k].st_ino)
-          err = MM_ERROR(MM_ERR_INPUT,
-                         "%s: %s is %s %s (%s), which the run writes: redirect it to "
-                         "another file",
-                         files[c], stream_names[k], n > 1 ? "a case's" : "the case's",
-                         mm_output_files[i].what, pa);
-    }
 
   /* an output.dir that cannot be one */
   for (int c = 0; c < n && err == MM_OK; c++) {
@@ -310,6 +282,59 @@ static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *cons
   return err;
 }
 
+/* Rank 0's part of mm_streams_check. */
+static MM_NODISCARD mm_err mm_streams_rank0(const mm_config *cfgs, const char *const *files,
+                                            int n) {
+  /* rank 0's stdout and stderr where they are files, and the launcher's
+   * (where the ranks' output is forwarded to) */
+  struct stat streams[4];
+  const char *stream_names[4];
+  int n_streams = 0;
+  const long owner = n > 0 ? mm_output_owner(cfgs[0].env.launched) : -1;
+  for (int fd = 1; fd <= 2; fd++) {
+    struct stat *st = &streams[n_streams];
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+      stream_names[n_streams++] = fd == 1 ? "the standard output" : "the standard error";
+    char link[64];
+    snprintf(link, sizeof link, "/proc/%ld/fd/%d", owner, fd);
+    st = &streams[n_streams];
+    if (owner > 0 && owner != (long)getpid() && stat(link, st) == 0 && S_ISREG(st->st_mode))
+      stream_names[n_streams++] = fd == 1 ? "the launcher's standard output (where the ranks' goes)"
+                                          : "the launcher's standard error (where the ranks' goes)";
+  }
+  mm_err err = MM_OK;
+  char path[MM_PATH_TEXT], dir[MM_PATH_TEXT];
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    mm_resolve(cfgs[c].output_dir, dir);
+    for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+      /* the history is written in place, through a link at its name too
+       * (stat); the lock in place, a link refused (lstat); the others are
+       * made anew and renamed over the name, which takes the log with it
+       * only where the name is its one link (lstat, one link) */
+      const bool history = !strcmp(mm_output_files[i].suffix, ".nc");
+      const bool lock = !strcmp(mm_output_files[i].suffix, ".lock");
+      struct stat st;
+      mm_output_path(dir, &cfgs[c], i, path);
+      if ((history ? stat(path, &st) : lstat(path, &st)) != 0) continue;
+      if (!history && !lock && st.st_nlink != 1) continue;
+      for (int k = 0; k < n_streams && err == MM_OK; k++)
+        if (st.st_dev == streams[k].st_dev && st.st_ino == streams[k].st_ino)
+          err = MM_ERROR(MM_ERR_INPUT,
+                         "%s: %s is %s %s (%s), which the run writes: redirect it to "
+                         "another file",
+                         files[c], stream_names[k], n > 1 ? "a case's" : "the case's",
+                         mm_output_files[i].what, path);
+    }
+  }
+  return err;
+}
+
+mm_err mm_streams_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
+  int rank;
+  MM_MPI(MPI_Comm_rank(comm, &rank));
+  return mm_agree(comm, rank == 0 ? mm_streams_rank0(cfgs, files, n) : MM_OK);
+}
+
 mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
@@ -324,12 +349,7 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
     const bool restart = cfgs[c].initial_restart[0] && !later[2 * c + 1];
     if (!file && !restart) continue;
     err = mm_agree(comm, mm_run_check_inputs(&cfgs[c], file, restart, comm));
-    if (err != MM_OK) { /* name the case */
-      char msg[MM_ERROR_MAX];
-      snprintf(msg, sizeof msg, "%s", mm_error_message());
-      mm_error_clear();
-      err = MM_ERROR(err, "%s: %s", files[c], msg);
-    }
+    err = mm_error_prefix(err, "%s: ", files[c]); /* name the case */
   }
   free(later);
   return err;

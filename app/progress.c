@@ -36,45 +36,81 @@ static long parent_of(long pid) {
   return ppid;
 }
 
-/* 1: the environment of process pid holds a launcher's rank variable (the
- * launcher started it, or a process it started did); 0: it does not; -1:
- * not readable (another user's process). */
-static int has_rank_variable(long pid) {
-  static const char *const vars[] = {
-      "OMPI_COMM_WORLD_SIZE=", "PMIX_RANK=", "PMI_RANK=", "PMI_SIZE="};
+/* The variables by which a launcher tells the processes of one job what
+ * they are: rank, size, job. A process it started for this job, and a
+ * wrapper between it and minimodel, have them with this process's values;
+ * the launcher has none (or, started from within another job, other ones). */
+static const char *const job_vars[] = {"OMPI_COMM_WORLD_SIZE=",
+                                       "OMPI_COMM_WORLD_RANK=",
+                                       "OMPI_MCA_ess_base_jobid=",
+                                       "PMIX_NAMESPACE=",
+                                       "PMIX_RANK=",
+                                       "PMI_RANK=",
+                                       "PMI_SIZE="};
+enum { MM_NJOB = sizeof job_vars / sizeof job_vars[0], MM_JOB_VALUE = 256 };
+typedef struct {
+  bool set[MM_NJOB];
+  char value[MM_NJOB][MM_JOB_VALUE];
+} job_env;
+
+/* The job variables of process pid (its environment as it started:
+ * /proc/PID/environ); false when not readable (another user's process). */
+static bool read_job_env(long pid, job_env *je) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%ld/environ", pid);
   FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  char entry[256];
-  int found = 0, c;
+  if (!f) return false;
+  memset(je, 0, sizeof *je);
+  char entry[MM_JOB_VALUE + 64];
   size_t len = 0;
-  while (!found && (c = fgetc(f)) != EOF) { /* NUL-separated NAME=value */
+  for (int c; (c = fgetc(f)) != EOF;) { /* NUL-separated NAME=value */
     if (c != '\0') {
       if (len < sizeof entry - 1) entry[len++] = (char)c;
       continue;
     }
     entry[len] = '\0';
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-      found = found || strncmp(entry, vars[i], strlen(vars[i])) == 0;
+    for (int v = 0; v < MM_NJOB; v++) {
+      const size_t n = strlen(job_vars[v]);
+      if (strncmp(entry, job_vars[v], n) == 0) {
+        je->set[v] = true;
+        size_t m = strlen(entry + n); /* a longer value: its start */
+        if (m > MM_JOB_VALUE - 1) m = MM_JOB_VALUE - 1;
+        memcpy(je->value[v], entry + n, m);
+        je->value[v][m] = '\0';
+      }
+    }
     len = 0;
   }
   fclose(f);
-  return found;
+  return true;
+}
+
+/* Whether `other` was started for the job of `mine`: it has every job
+ * variable that mine has, with the same value, and mine has one. */
+static bool same_job(const job_env *mine, const job_env *other) {
+  bool any = false;
+  for (int v = 0; v < MM_NJOB; v++) {
+    if (!mine->set[v]) continue;
+    if (!other->set[v] || strcmp(mine->value[v], other->value[v]) != 0) return false;
+    any = true;
+  }
+  return any;
 }
 #endif
 
 long mm_output_owner(bool launched) {
   if (!launched) return (long)getpid();
 #ifdef __linux__
-  /* up from the parent past the processes the launcher started (a wrapper
-   * such as time, perf or a shell inherits the rank variables), to the
-   * first one it did not: the launcher, or its daemon */
+  /* up from the parent past the processes the launcher started for this
+   * job (a wrapper such as time, perf or a shell, which carries our job's
+   * variables), to the first one it did not: the launcher, or its daemon
+   * (process 1 too: a launcher that is a container's first process) */
+  job_env mine, other;
+  if (!read_job_env((long)getpid(), &mine)) return -1;
   long pid = (long)getppid();
-  for (int hops = 0; hops < 64 && pid > 1; hops++) {
-    const int started = has_rank_variable(pid);
-    if (started < 0) return -1;
-    if (!started) return pid;
+  for (int hops = 0; hops < 64 && pid >= 1; hops++) {
+    if (!read_job_env(pid, &other)) return -1;
+    if (!same_job(&mine, &other)) return pid;
     pid = parent_of(pid);
   }
 #endif
@@ -85,9 +121,9 @@ long mm_output_owner(bool launched) {
  * under a launcher, the launcher's (mm_output_owner). Only Linux exposes
  * this (/proc/PID/fd/1); elsewhere, or when unreadable (another user, a
  * remote daemon), the answer is no. */
-static bool launcher_stdout_is_terminal(bool launched) {
+static bool launcher_stdout_is_terminal(void) {
 #ifdef __linux__
-  const long owner = mm_output_owner(launched);
+  const long owner = mm_output_owner(true);
   if (owner < 0) return false;
   char link[64], target[4096];
   snprintf(link, sizeof link, "/proc/%ld/fd/1", owner);
@@ -109,7 +145,7 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings) {
   if (strcmp(env, "off") == 0) return MM_PROGRESS_OFF;
   if (!isatty(STDOUT_FILENO)) return MM_PROGRESS_LINES;
   /* under a launcher, what is forwarded ends up on the launcher's stdout */
-  if (settings->launched && !launcher_stdout_is_terminal(true)) return MM_PROGRESS_LINES;
+  if (settings->launched && !launcher_stdout_is_terminal()) return MM_PROGRESS_LINES;
   return MM_PROGRESS_BAR;
 }
 

@@ -12,27 +12,55 @@ static struct {
   char where[512];
 } mm_error_record;
 
-mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...) {
-  if (mm_error_record.code != MM_OK) return mm_error_trace(code, file, line);
-  mm_error_record.code = code;
-  va_list ap, again;
-  va_start(ap, fmt);
+/* The message of fmt into the record. One longer than the record (a file
+ * name or value of 100 KB) has its middle left out, so that its end, the
+ * reason, is kept; what is kept leaves half the record for the prefixes
+ * that the unwinding adds (mm_error_prefix, mm_agree's rank). */
+static void record_message(const char *fmt, va_list ap) {
+  va_list again;
   va_copy(again, ap);
   const int n = vsnprintf(mm_error_record.message, sizeof mm_error_record.message, fmt, ap);
-  va_end(ap);
-  /* a message longer than the record (a file name or value of 100 KB): its
-   * middle is left out, so that its end, the reason, is kept */
   char *whole = n >= (int)sizeof mm_error_record.message ? malloc((size_t)n + 1) : NULL;
   if (whole) {
     vsnprintf(whole, (size_t)n + 1, fmt, again);
-    enum { KEEP = MM_ERROR_MAX / 2 - 64 };
+    enum { KEEP = MM_ERROR_MAX / 4 - 32 };
     snprintf(mm_error_record.message, sizeof mm_error_record.message,
              "%.*s [... %d characters left out ...] %s", (int)KEEP, whole, n - 2 * KEEP,
              whole + n - KEEP);
     free(whole);
   }
   va_end(again);
+}
+
+mm_err mm_error_set(mm_err code, const char *file, int line, const char *fmt, ...) {
+  if (mm_error_record.code != MM_OK) return mm_error_trace(code, file, line);
+  mm_error_record.code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  record_message(fmt, ap);
+  va_end(ap);
   snprintf(mm_error_record.where, sizeof mm_error_record.where, "%s:%d", file, line);
+  return code;
+}
+
+static void record_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void record_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record_message(fmt, ap);
+  va_end(ap);
+}
+
+mm_err mm_error_prefix(mm_err code, const char *fmt, ...) {
+  if (code == MM_OK || mm_error_record.code == MM_OK) return code;
+  char prefix[MM_ERROR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  char *old = strdup(mm_error_record.message);
+  if (old) record_printf("%s%s", prefix, old);
+  free(old);
   return code;
 }
 

@@ -348,6 +348,10 @@ def load_config(path=None, overrides=(), text=None):
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:
             raise ConfigError(f"--set: {section}.{key} = {value}: {e}") from None
+    # output.dir without trailing slashes ("/" stays), as model/mm_config.c
+    # keeps it
+    if len(cfg["output.dir"]) > 1:
+        cfg["output.dir"] = cfg["output.dir"].rstrip("/") or "/"
     validate_config(cfg, name)
     return cfg
 

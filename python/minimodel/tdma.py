@@ -88,7 +88,9 @@ def _check_depth(depth, lead, nz):
     else:
         try:
             d = np.asarray(depth)
-            as_objects = np.asarray(depth, dtype=object) if d.dtype.kind in "iu" else None
+            # (Python sequences only: other arrays keep their integer dtype)
+            as_objects = (np.asarray(depth, dtype=object)
+                          if d.dtype.kind in "iu" and isinstance(depth, (list, tuple)) else None)
         except Exception as e:  # ragged lists and the like
             raise TypeError(f"depth must be an integer array of shape {lead}: {e}") from None
         # a bool among integers would be taken as 0 or 1
@@ -126,10 +128,11 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         solved; below them, and in a column of depth 0, the result is rhs.
     backend: "auto" or a name of backends().
     threads: OpenMP threads for this call (None: the library's default,
-        OMP_NUM_THREADS; the `omp` and `simd` backends use them). At most 8
-        per CPU this process may use, and OMP_THREAD_LIMIT, are started:
-        more cannot be faster, the bits are the same for any count, and a
-        team of hundreds that fails to start ends the process.
+        OMP_NUM_THREADS; the `omp` and `simd` backends use them). At most
+        as many as the CPUs this process may use, and OMP_THREAD_LIMIT, are
+        started: more cannot be faster, the bits are the same for any
+        count, and a team of hundreds that fails to start ends the
+        process.
     out: where to write the solution, an array like rhs (writeable, not
         overlapping lower, diag, upper or depth); out=rhs solves in place. Default:
         a new array. rhs is copied into out only once the solver and its

@@ -40,17 +40,15 @@ int mm_py_fork_single(void) {
 }
 
 #ifdef _OPENMP
-/* The most threads a solve opens: MM_PY_THREADS_PER_CPU per CPU this process
- * may use, and no more than OMP_THREAD_LIMIT. More could not make a solve
- * faster (the results are the same bits for any count), and a team of
- * hundreds can fail to start under a limit on address space or processes,
- * which the OpenMP runtime answers by ending the process. */
-#define MM_PY_THREADS_PER_CPU 8
+/* The most threads a solve opens: the CPUs this process may use
+ * (omp_get_num_procs: its affinity), and no more than OMP_THREAD_LIMIT.
+ * More could not make a solve faster (it is bound by memory, and its bits
+ * are the same for any count), and a team of hundreds can fail to start
+ * under a limit on address space or processes, which the OpenMP runtime
+ * answers by ending the process. */
 static int threads_cap(void) {
   const int procs = omp_get_num_procs(), limit = omp_get_thread_limit();
-  const int cap = procs > 0 && procs <= INT_MAX / MM_PY_THREADS_PER_CPU
-                      ? procs * MM_PY_THREADS_PER_CPU
-                      : MM_PY_THREADS_PER_CPU;
+  const int cap = procs > 0 ? procs : 1;
   return limit > 0 && limit < cap ? limit : cap;
 }
 #endif

@@ -26,9 +26,9 @@ MM_PY_EXPORT int mm_py_abi(void);
  * backend: a name of the table or "auto"; for_device: the pointers are GPU
  * device pointers (depth too). threads > 0: OpenMP threads for this call
  * (restored after); 0: the library's default (OMP_NUM_THREADS). Either is
- * capped at 8 threads per CPU this process may use (omp_get_num_procs) and
- * at OMP_THREAD_LIMIT: a team of hundreds on a few CPUs cannot be faster,
- * and where it fails to start the OpenMP runtime ends the process.
+ * capped at the CPUs this process may use (omp_get_num_procs) and at
+ * OMP_THREAD_LIMIT: more threads cannot make the solve faster, and where a
+ * team of hundreds fails to start the OpenMP runtime ends the process.
  * Returns 0 or an MM_TDMA_E* code (mm_py_strerror).
  *
  * After fork: libgomp's thread team does not survive fork(), and a child

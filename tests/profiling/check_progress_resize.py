@@ -26,6 +26,9 @@ def set_size(fd, cols):
 
 master, slave = pty.openpty()
 set_size(slave, 100)
+attrs = termios.tcgetattr(slave)  # no CR before each LF: a '\r' is the bar's
+attrs[1] &= ~termios.ONLCR
+termios.tcsetattr(slave, termios.TCSANOW, attrs)
 env = dict(os.environ, MINIMODEL_PROGRESS="bar")
 env.pop("COLUMNS", None)
 for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"):
@@ -44,7 +47,7 @@ while time.monotonic() < deadline:
         if not chunk:
             break
         out += chunk
-    if resized_at is None and out.count(b"\r") >= 2:
+    if resized_at is None and out.count(b"\r[") >= 2:  # two redraws of the wide bar
         set_size(master, NEW)
         resized_at = len(out)
     elif resized_at is not None and not stopped and out[resized_at:].count(b"\r") >= 4:

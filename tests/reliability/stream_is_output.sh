@@ -35,6 +35,37 @@ timeout -k 10 120 "${mpiexec[@]}" -np 2 "$mm" "${run[@]}" "$cfg" >"$work/out/fla
 expect_refused "mpiexec stdout = timing file" $? "$work/out/flat.timing.json" \
   "the launcher's standard output \(where the ranks' goes\) is the case's timing file"
 rm -f "$work/out/flat.timing.json"
+# mpiexec started where a rank variable is set already (a shell of another
+# job): the launcher is told from its ranks' wrappers by the values
+PMIX_RANK=0 OMPI_COMM_WORLD_SIZE=7 timeout -k 10 120 "${mpiexec[@]}" -np 2 "$mm" "${run[@]}" "$cfg" \
+  >"$work/out/flat.nc" 2>&1
+expect_refused "mpiexec with inherited rank variables" $? "$work/out/flat.nc" \
+  "the launcher's standard output \(where the ranks' goes\) is the case's history file"
+rm -f "$work/out/flat.nc"
+# mpiexec as the first process of a PID namespace (a container's entry
+# point), where it can be made here
+if unshare -pf --mount-proc true 2>/dev/null; then
+  unshare -pf --mount-proc timeout -k 10 120 "${mpiexec[@]}" -np 2 "$mm" "${run[@]}" "$cfg" \
+    >"$work/out/flat.nc" 2>&1
+  expect_refused "mpiexec as process 1" $? "$work/out/flat.nc" \
+    "the launcher's standard output \(where the ranks' goes\) is the case's history file"
+  rm -f "$work/out/flat.nc"
+else
+  echo "skipped: mpiexec as process 1 (unshare -p not permitted here)"
+fi
+# a dry run writes no file: its text goes where it is sent
+"$mm" --dry-run "${run[@]}" "$cfg" >"$work/out/flat.nc" 2>&1 || fail "a dry run into flat.nc: exit $?"
+grep -q "^name = flat" "$work/out/flat.nc" || fail "a dry run into flat.nc: no text"
+echo "ok: a dry run into flat.nc"
+rm -f "$work/out/flat.nc"
+# a link at a renamed file's name to the log: the rename replaces the link,
+# the log is kept
+ln -s ../log2 "$work/out/flat.timing.json"
+"$mm" "${run[@]}" "$cfg" >"$work/log2" 2>&1 || fail "a link at the timing file to the log: exit $?: $(cat "$work/log2")"
+grep -q "summary of 1 case" "$work/log2" || fail "a link at the timing file to the log: the log lost"
+[ ! -L "$work/out/flat.timing.json" ] || fail "the link at the timing file was not replaced"
+echo "ok: a link at the timing file's name to the log"
+rm -rf "$work/out"; mkdir -p "$work/out"
 # a log in the output folder, not one of the outputs: runs
 "$mm" "${run[@]}" "$cfg" >"$work/out/log" 2>&1 || fail "a log beside the outputs: exit $?: $(cat "$work/out/log")"
 ncdump -h "$work/out/flat.nc" >/dev/null || fail "a log beside the outputs: the history does not read"

@@ -705,6 +705,8 @@ CONFIG_FILES = [
     ("comments_and_colon", b"# a\n; b\n[grid] ; c\nnx : 5 ; five\n  ; d\n", {"grid.nx": 5}),
     ("bool_case", b"[grid]\nperiodic_x = TRUE\nperiodic_y = ON\n[output]\ninitial_record = No\n",
      {"grid.periodic_x": True, "grid.periodic_y": True, "output.initial_record": False}),
+    ("output_dir_slashes", b"[output]\ndir = out//\n", {"output.dir": "out"}),
+    ("output_dir_root", b"[output]\ndir = ///\n", {"output.dir": "/"}),
 ]
 # (name, file bytes, the model's message after "FILE")
 REFUSED_FILES = [
