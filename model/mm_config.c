@@ -741,8 +741,12 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
   for (int i = 0; i < n_overrides; i++)
     MM_CHECK(apply_override(cfg, overrides, i, set_by));
   /* output.dir without trailing slashes, so that the files' names read
-   * "output/x.nc", not "output//x.nc" ("/" stays "/") */
-  for (size_t len = strlen(cfg->output_dir); len > 1 && cfg->output_dir[len - 1] == '/'; len--)
+   * "output/x.nc", not "output//x.nc" ("/" stays "/"); a slash after a
+   * blank stays, for the resolved text would lose a trailing blank */
+  for (size_t len = strlen(cfg->output_dir);
+       len > 1 && cfg->output_dir[len - 1] == '/' && cfg->output_dir[len - 2] != ' ' &&
+       cfg->output_dir[len - 2] != '\t';
+       len--)
     cfg->output_dir[len - 1] = '\0';
   MM_CHECK(validate(cfg, name));
   return MM_OK;

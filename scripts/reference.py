@@ -348,10 +348,12 @@ def load_config(path=None, overrides=(), text=None):
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:
             raise ConfigError(f"--set: {section}.{key} = {value}: {e}") from None
-    # output.dir without trailing slashes ("/" stays), as model/mm_config.c
-    # keeps it
-    if len(cfg["output.dir"]) > 1:
-        cfg["output.dir"] = cfg["output.dir"].rstrip("/") or "/"
+    # output.dir without trailing slashes ("/" stays, and a slash after a
+    # blank), as model/mm_config.c keeps it
+    d = cfg["output.dir"]
+    while len(d) > 1 and d[-1] == "/" and d[-2] not in " \t":
+        d = d[:-1]
+    cfg["output.dir"] = d
     validate_config(cfg, name)
     return cfg
 

@@ -707,6 +707,7 @@ CONFIG_FILES = [
      {"grid.periodic_x": True, "grid.periodic_y": True, "output.initial_record": False}),
     ("output_dir_slashes", b"[output]\ndir = out//\n", {"output.dir": "out"}),
     ("output_dir_root", b"[output]\ndir = ///\n", {"output.dir": "/"}),
+    ("output_dir_blank_slash", b"[output]\ndir = x //\n", {"output.dir": "x /"}),
 ]
 # (name, file bytes, the model's message after "FILE")
 REFUSED_FILES = [
