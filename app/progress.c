@@ -9,13 +9,24 @@
 
 #include "mm_report.h"
 
-/* Environment variables that MPI launchers set in every rank they start:
- * OpenMPI (mpirun/orterun), PMIx (OpenMPI >= 4, PRRTE, Slurm with PMIx),
- * MPICH/Hydra and Intel MPI (PMI). */
+/* The variables by which an MPI launcher tells each process it starts for
+ * a job what it is (rank, size, job): OpenMPI (mpirun/orterun), PMIx
+ * (OpenMPI >= 4, PRRTE, Slurm with PMIx), MPICH/Hydra and Intel MPI (PMI).
+ * A process the launcher started for this job, and a wrapper between it and
+ * minimodel, have them with this process's values; the launcher has none
+ * (or, started from within another job, other ones). */
+static const char *const job_vars[] = {"OMPI_COMM_WORLD_SIZE",
+                                       "OMPI_COMM_WORLD_RANK",
+                                       "OMPI_MCA_ess_base_jobid",
+                                       "PMIX_NAMESPACE",
+                                       "PMIX_RANK",
+                                       "PMI_RANK",
+                                       "PMI_SIZE"};
+enum { MM_NJOB = sizeof job_vars / sizeof job_vars[0] };
+
 bool mm_under_launcher(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-    if (getenv(vars[i])) return true;
+  for (int v = 0; v < MM_NJOB; v++)
+    if (getenv(job_vars[v])) return true;
   return false;
 }
 
@@ -36,18 +47,7 @@ static long parent_of(long pid) {
   return ppid;
 }
 
-/* The variables by which a launcher tells the processes of one job what
- * they are: rank, size, job. A process it started for this job, and a
- * wrapper between it and minimodel, have them with this process's values;
- * the launcher has none (or, started from within another job, other ones). */
-static const char *const job_vars[] = {"OMPI_COMM_WORLD_SIZE=",
-                                       "OMPI_COMM_WORLD_RANK=",
-                                       "OMPI_MCA_ess_base_jobid=",
-                                       "PMIX_NAMESPACE=",
-                                       "PMIX_RANK=",
-                                       "PMI_RANK=",
-                                       "PMI_SIZE="};
-enum { MM_NJOB = sizeof job_vars / sizeof job_vars[0], MM_JOB_VALUE = 256 };
+enum { MM_JOB_VALUE = 256 };
 typedef struct {
   bool set[MM_NJOB];
   char value[MM_NJOB][MM_JOB_VALUE];
@@ -70,8 +70,8 @@ static bool read_job_env(long pid, job_env *je) {
     }
     entry[len] = '\0';
     for (int v = 0; v < MM_NJOB; v++) {
-      const size_t n = strlen(job_vars[v]);
-      if (strncmp(entry, job_vars[v], n) == 0) {
+      const size_t n = strlen(job_vars[v]) + 1; /* NAME= */
+      if (strncmp(entry, job_vars[v], n - 1) == 0 && entry[n - 1] == '=') {
         je->set[v] = true;
         size_t m = strlen(entry + n); /* a longer value: its start */
         if (m > MM_JOB_VALUE - 1) m = MM_JOB_VALUE - 1;

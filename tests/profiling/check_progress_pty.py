@@ -5,26 +5,16 @@ parent's stdout is (here a pipe, as under ctest): its output goes to its own
 terminal, not through a launcher's. MPI_Init gives a singleton the
 launcher's variables; minimodel reads them before it. Exit 0 or 1."""
 import os
-import pty
-import subprocess
 import sys
 
-master, slave = pty.openpty()
-env = dict(os.environ)
-env.pop("MINIMODEL_PROGRESS", None)
-for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"):
-    env.pop(v, None)
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
-os.close(slave)
-out = b""
-while True:
-    try:
-        chunk = os.read(master, 65536)
-    except OSError:  # EIO: the child closed the terminal
-        break
-    if not chunk:
-        break
-    out += chunk
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_pty  # noqa: E402
+
+p, master = mm_pty.start(sys.argv[1:], env={"MINIMODEL_PROGRESS": None})
+out = mm_pty.read_all(p, master)
+if out is None:
+    print("the run did not end within 120 s")
+    sys.exit(1)
 rc = p.wait(timeout=120)
 text = out.decode(errors="replace")
 if rc != 0:

@@ -6,59 +6,36 @@ cover the longer earlier line included (they were not capped, so the first
 redraws wrapped). The run is started with a 100-column terminal, narrowed
 to 25 after its second redraw, and stopped with SIGINT after three redraws
 at 25 (exit 130). Exit 0 or 1."""
-import fcntl
 import os
-import pty
-import select
 import signal
-import struct
-import subprocess
 import sys
-import termios
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_pty  # noqa: E402
 
 NEW = 25
+p, master = mm_pty.start(sys.argv[1:], env={"MINIMODEL_PROGRESS": "bar", "COLUMNS": None},
+                         cols=100, onlcr=False)
+state = {"resized_at": None, "stopped": False}
 
 
-def set_size(fd, cols):
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-
-
-master, slave = pty.openpty()
-set_size(slave, 100)
-attrs = termios.tcgetattr(slave)  # no CR before each LF: a '\r' is the bar's
-attrs[1] &= ~termios.ONLCR
-termios.tcsetattr(slave, termios.TCSANOW, attrs)
-env = dict(os.environ, MINIMODEL_PROGRESS="bar")
-env.pop("COLUMNS", None)
-for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"):
-    env.pop(v, None)
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
-os.close(slave)
-out, resized_at, stopped = b"", None, False
-deadline = time.monotonic() + 120
-while time.monotonic() < deadline:
-    ready, _, _ = select.select([master], [], [], 0.2)
-    if ready:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    if resized_at is None and out.count(b"\r[") >= 2:  # two redraws of the wide bar
-        set_size(master, NEW)
-        resized_at = len(out)
-    elif resized_at is not None and not stopped and out[resized_at:].count(b"\r") >= 4:
+def resize_then_stop(out):
+    """After two redraws of the wide bar, narrow the terminal; after four
+    redraws at the new width, stop the run."""
+    if state["resized_at"] is None and out.count(b"\r[") >= 2:
+        mm_pty.set_size(master, NEW)
+        state["resized_at"] = len(out)
+    elif state["resized_at"] is not None and not state["stopped"] and \
+            out[state["resized_at"]:].count(b"\r") >= 4:
         p.send_signal(signal.SIGINT)
-        stopped = True
-    if p.poll() is not None and not ready:
-        break
-else:
-    p.kill()
-    print(f"the run did not end within 120 s:\n{out.decode(errors='replace')}")
+        state["stopped"] = True
+
+
+out = mm_pty.read_all(p, master, on_output=resize_then_stop)
+if out is None:
+    print("the run did not end within 120 s")
     sys.exit(1)
+resized_at, stopped = state["resized_at"], state["stopped"]
 rc = p.wait(timeout=60)
 text = out.decode(errors="replace")
 if resized_at is None or not stopped:
