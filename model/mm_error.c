@@ -24,9 +24,15 @@ static void record_message(const char *fmt, va_list ap) {
   if (whole) {
     vsnprintf(whole, (size_t)n + 1, fmt, again);
     enum { KEEP = MM_ERROR_MAX / 4 - 32 };
+    /* both cuts at the start of a UTF-8 character (not inside a file
+     * name's "é"), so that the message stays valid text */
+    int head = KEEP, tail = n - KEEP;
+    while (head > 0 && ((unsigned char)whole[head] & 0xC0) == 0x80)
+      head--;
+    while (tail < n && ((unsigned char)whole[tail] & 0xC0) == 0x80)
+      tail++;
     snprintf(mm_error_record.message, sizeof mm_error_record.message,
-             "%.*s [... %d characters left out ...] %s", (int)KEEP, whole, n - 2 * KEEP,
-             whole + n - KEEP);
+             "%.*s [... %d bytes left out ...] %s", head, whole, tail - head, whole + tail);
     free(whole);
   }
   va_end(again);
