@@ -159,6 +159,20 @@ int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, siz
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   for (int i = 0; i < MM_DEV_EVENTS && e == cudaSuccess; i++)
     e = cudaEventCreate(&c->ev[i]);
+  /* every kernel loaded now, not at its first launch (lazy loading, the
+   * default since CUDA 12.2): the frame's kernel is first launched inside
+   * the graph's capture, and a module loaded there depends on the driver */
+  const void *const kernels[] = {(const void *)horizontal_kernel<MM_CELL_ADV_NONE>,
+                                 (const void *)horizontal_kernel<MM_CELL_ADV_UPWIND>,
+                                 (const void *)horizontal_kernel<MM_CELL_ADV_SUPERBEE>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE>,
+                                 (const void *)mixing_kernel,
+                                 (const void *)diag_kernel};
+  cudaFuncAttributes fa;
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0] && e == cudaSuccess; k++)
+    e = cudaFuncGetAttributes(&fa, kernels[k]);
   if (e != cudaSuccess) {
     snprintf(msg, len, "CUDA device for local rank %d: %s", local_rank, cudaGetErrorString(e));
     cu_destroy(c);
