@@ -17,6 +17,9 @@
 
 /* A resolved path: a real directory of up to PATH_MAX and what follows. */
 #define MM_PATH_TEXT (PATH_MAX + 2 * MM_STR_MAX + 64)
+/* The longest absolute path of an output file: PATH_MAX less room for the
+ * files that MPI-IO makes beside the one it opens (docs/reliability.md). */
+#define MM_OUTPUT_PATH_MAX (PATH_MAX - 256)
 
 /* The files a case writes in output.dir: `<run.name><suffix>`; renamed: 1
  * for those written whole as a .tmp and renamed into place (the rename
@@ -138,6 +141,23 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
     mm_resolve(cfgs[c].output_dir, dirs[c]);
   mm_err err = MM_OK;
   char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
+
+  /* files whose absolute path is too long for the system (or the MPI-IO
+   * library, which makes files of its own beside them, and past about
+   * 4080 bytes fails to create one or crashes) */
+  size_t longest = 0;
+  for (int i = 0; i < MM_NOUTPUT; i++)
+    if (strlen(mm_output_files[i].suffix) > longest) longest = strlen(mm_output_files[i].suffix);
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    const size_t len = strlen(dirs[c]) + 1 + strlen(cfgs[c].run_name) + longest;
+    if (len > MM_OUTPUT_PATH_MAX)
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: output.dir = %s: the absolute paths of the case's files would be up to "
+                     "%zu bytes long (%s/%s...), more than the %d this system's libraries take: "
+                     "give a shorter output.dir or run.name, or run from a folder nearer the root",
+                     files[c], cfgs[c].output_dir, len, dirs[c], cfgs[c].run_name,
+                     MM_OUTPUT_PATH_MAX);
+  }
 
   /* two cases, one file: in one directory, the same name; in two, files
    * written in place that exist already and are one (a symbolic or hard
@@ -307,16 +327,17 @@ static MM_NODISCARD mm_err mm_streams_rank0(const mm_config *cfgs, const char *c
   for (int c = 0; c < n && err == MM_OK; c++) {
     mm_resolve(cfgs[c].output_dir, dir);
     for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
-      /* the history is written in place, through a link at its name too
-       * (stat); the lock in place, a link refused (lstat); the others are
-       * made anew and renamed over the name, which takes the log with it
-       * only where the name is its one link (lstat, one link) */
+      /* the history is written through a symbolic link at its name (stat),
+       * and a file there is replaced; the lock is made in place (a link
+       * refused); the others are made anew and renamed over the name (a
+       * link there replaced, lstat). The file goes with its name even where
+       * it has another (a hard link): that one may be an output too. */
       const bool history = !strcmp(mm_output_files[i].suffix, ".nc");
-      const bool lock = !strcmp(mm_output_files[i].suffix, ".lock");
+      if (cfgs[c].restart_interval == 0 && !strncmp(mm_output_files[i].suffix, ".restart", 8))
+        continue; /* a case without restarts leaves them as they are */
       struct stat st;
       mm_output_path(dir, &cfgs[c], i, path);
       if ((history ? stat(path, &st) : lstat(path, &st)) != 0) continue;
-      if (!history && !lock && st.st_nlink != 1) continue;
       for (int k = 0; k < n_streams && err == MM_OK; k++)
         if (st.st_dev == streams[k].st_dev && st.st_ino == streams[k].st_ino)
           err = MM_ERROR(MM_ERR_INPUT,

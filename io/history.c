@@ -342,12 +342,26 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
     return err;
   }
 
-  int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
-  if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, p, s);
-  err = mm_agree(comm, err);
+  /* An earlier history at the name is removed, not written over (rank 0,
+   * before any rank creates the file): another name of it (a hard link, a
+   * copy kept by `ln`) keeps the earlier run's records, and a reader that
+   * has it open (xarray, ncview, `tee`) reads that file, not this one
+   * growing. Written through: a symbolic link at the name (its target is
+   * where the user keeps the history), and a file that cannot be removed. */
+  struct stat old;
+  if (g->rank == 0 && lstat(p, &old) == 0 && S_ISREG(old.st_mode))
+    (void)unlink(p); /* unchecked: where it fails, the create replaces the file in place */
+  err = mm_agree(comm, MM_OK); /* (every rank after the removal) */
+  bool opened = false;
+  if (err == MM_OK) {
+    const int s = nc_create_par(p, NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &h->ncid);
+    opened = s == NC_NOERR;
+    if (!opened) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, p, s);
+    err = mm_agree(comm, err);
+  }
   if (err != MM_OK) {
-    if (s == NC_NOERR) nc_close(h->ncid); /* opened here, failed elsewhere */
-    struct stat st;                       /* made empty before the failure: not left behind */
+    if (opened) nc_close(h->ncid); /* opened here, failed elsewhere */
+    struct stat st;                /* made empty before the failure: not left behind */
     if (g->rank == 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(p);
     mm_history_free(h);
     return err;

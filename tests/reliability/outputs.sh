@@ -16,7 +16,8 @@
 #     run where it reproduces the case (the same text written back), and
 #     refused with a --set or as another case's file;
 #  output_dir: an output.dir that is a file, a link to nothing, a loop of
-#     links or under a file is refused with exit 2 before any case runs;
+#     links or under a file, or one whose files' absolute paths would be
+#     too long, is refused with exit 2 before any case runs;
 #  lock: a second run of a case that is running (held with SIGSTOP once it
 #     has written its history file) is refused with exit 2, naming the lock
 #     file and the pid holding it, and the first ends intact (bit for bit a
@@ -186,6 +187,16 @@ output_dir)
   mkdir real && ln -s real linked
   expect 0 "" --set output.dir=linked a.ini
   [ -f real/flat.nc ] || fail "no history through the link"
+  # files whose absolute path would be too long for MPI-IO (it failed to
+  # create the history, "Permission denied", or crashed the rank in its
+  # close): refused, also through a short link to a deep folder
+  deep="$work"
+  while [ ${#deep} -lt 3900 ]; do deep="$deep/$(printf 'd%.0s' {1..200})"; done
+  mkdir -p "$deep" && ln -s "$deep" short
+  long="the absolute paths of the case's files would be up to [0-9]+ bytes long \($deep/out/flat\.\.\.\), more than the [0-9]+ this system's libraries take"
+  expect 2 "a.ini: output.dir = short/out: $long" --set output.dir=short/out a.ini
+  (cd "$deep" && expect 2 "a.ini: output.dir = out: $long" "$work/a.ini")
+  [ ! -e "$deep/out" ] || fail "a deep output.dir: something was written"
   ;;
 lock)
   # the reference: the case alone

@@ -65,6 +65,47 @@ ln -s ../log2 "$work/out/flat.timing.json"
 grep -q "summary of 1 case" "$work/log2" || fail "a link at the timing file to the log: the log lost"
 [ ! -L "$work/out/flat.timing.json" ] || fail "the link at the timing file was not replaced"
 echo "ok: a link at the timing file's name to the log"
+# a second name (a hard link) of the timing file at the crash file's name:
+# the run removes both, and the log went with them; refused
+"$mm" "${run[@]}" "$cfg" >/dev/null 2>&1 || fail "a run to make the timing file: exit $?"
+ln -f "$work/out/flat.timing.json" "$work/out/flat.crash.nc"
+"$mm" "${run[@]}" "$cfg" >"$work/out/flat.timing.json" 2>"$work/err"
+rc=$?
+[ $rc -eq 2 ] || fail "stdout = timing file with a second name: exit $rc, expected 2"
+grep -q "the standard output is the case's crash file" "$work/err" ||
+  fail "stdout = timing file with a second name: $(cat "$work/err")"
+echo "ok: stdout = the timing file with a second name that the run removes too"
+rm -rf "$work/out"; mkdir -p "$work/out"
+# the restart file's name, in a case that writes no restart (restart_interval
+# 0): the run leaves it alone, so the log is kept; with restarts, refused
+"$mm" "${run[@]}" "$cfg" >"$work/out/flat.restart.nc" 2>&1 ||
+  fail "stdout = the restart file of a case without restarts: exit $?"
+grep -q "summary of 1 case" "$work/out/flat.restart.nc" || fail "the log at the restart file's name lost"
+"$mm" "${run[@]}" --set output.restart_interval=1 "$cfg" >"$work/out/flat.restart.nc" 2>"$work/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "the standard output is the case's restart file" "$work/err" ||
+  fail "stdout = the restart file of a case with restarts: exit $rc: $(cat "$work/err")"
+echo "ok: the restart file's name as the log, refused only where the case writes restarts"
+rm -rf "$work/out"; mkdir -p "$work/out"
+# a pipe to a program writing the history's name (`| tee out/flat.nc`) is
+# not seen; the run makes a new history, not written over the file tee
+# holds, so the history reads (it had the log written into it, and exit 0)
+"$mm" "${run[@]}" "$cfg" >/dev/null 2>&1 || fail "a first run: exit $?"
+"$mm" "${run[@]}" "$cfg" 2>&1 | tee "$work/out/flat.nc" >/dev/null
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "| tee the history: exit ${PIPESTATUS[0]}"
+ncdump -h "$work/out/flat.nc" >/dev/null 2>&1 || fail "| tee the history: the history does not read"
+echo "ok: | tee the history's name: the history reads"
+rm -rf "$work/out"; mkdir -p "$work/out"
+# a run again replaces the history by a new file: a hard link kept to the
+# earlier one keeps its records
+"$mm" "${run[@]}" "$cfg" >/dev/null 2>&1 || fail "a first run: exit $?"
+ln "$work/out/flat.nc" "$work/kept.nc" && cp "$work/kept.nc" "$work/copy.nc"
+"$mm" "${run[@]}" --set output.interval=1 "$cfg" >/dev/null 2>&1 || fail "a second run: exit $?"
+cmp -s "$work/kept.nc" "$work/copy.nc" || fail "a hard link to the earlier history was written over"
+cmp -s "$work/kept.nc" "$work/out/flat.nc" && fail "the second run left the earlier history at the name"
+ncdump -h "$work/out/flat.nc" | grep -q "time = UNLIMITED ; // (3 currently)" ||
+  fail "the second history: $(ncdump -h "$work/out/flat.nc" | grep 'time =')"
+echo "ok: a hard link to the earlier history keeps it"
 rm -rf "$work/out"; mkdir -p "$work/out"
 # a log in the output folder, not one of the outputs: runs
 "$mm" "${run[@]}" "$cfg" >"$work/out/log" 2>&1 || fail "a log beside the outputs: exit $?: $(cat "$work/out/log")"
