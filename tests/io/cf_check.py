@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
 """cf_check.py MINIMODEL SOURCE_DIR WORK: the history and restart files of
 several configurations pass the IOOS compliance-checker's CF-1.8 checks with
-no high- or medium-priority finding, and xarray decodes their time axis as
-dates (run.start_date, run.calendar). Exit 0 or 1.
+no high- or medium-priority finding and the CF community's own checker
+(NCAS cfchecks) with no error and no warning, and xarray decodes their time
+axis as dates (run.start_date, run.calendar). Exit 0 or 1.
+
+cfchecks exits 0 only without errors and warnings. It reads its tables
+from the network unless given files: here the standard-name table that
+compliance-checker ships, and the minimal area-type and region tables
+beside this script (the files use neither). A copy of a history with
+invalid units must fail it, so that a checker that checks nothing fails.
 
 The checker runs with --criteria normal: its exit status is 0 when no high-
 or medium-priority check fails, 1 when one does, 2 when a check raised an
@@ -24,12 +31,45 @@ CASES = [  # config, extra --set, the dates of the first two records, calendar
 ]
 
 
+def cfchecks_command(venv):
+    """The cfchecks command line, without the file, or None."""
+    cfchecks = os.path.join(venv, "cfchecks")
+    try:
+        import compliance_checker
+    except ImportError:
+        return None
+    names = os.path.join(os.path.dirname(compliance_checker.__file__), "data",
+                         "cf-standard-name-table.xml")
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.access(cfchecks, os.X_OK) or not os.path.isfile(names):
+        return None
+    return [cfchecks, "-v", "1.8", "-s", names,
+            "-a", os.path.join(here, "cf_area_type_table.xml"),
+            "-r", os.path.join(here, "cf_region_names.xml")]
+
+
+def cfchecks_findings(command, path):
+    """(exit status, the ERROR and WARN lines) of cfchecks on path."""
+    r = subprocess.run(command + [path], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    lines = [ln.strip() for ln in out.splitlines()
+             if ln.lstrip().startswith(("ERROR:", "WARN:", "FATAL:", "Traceback"))]
+    if "ERRORS detected:" not in out:  # it did not get to the end
+        lines.append(f"no summary: {out[-300:]!r}")
+    return r.returncode, lines
+
+
 def main():
     mm, src, work = sys.argv[1:4]
     venv = os.path.dirname(sys.executable)
     checker = os.path.join(venv, "compliance-checker")
     if not os.access(checker, os.X_OK):
         print(f"FAIL: no compliance-checker in {venv} (scripts/setup installs it)")
+        return 1
+    cfchecks = cfchecks_command(venv)
+    if cfchecks is None:
+        print(f"FAIL: no cfchecks (or compliance-checker's standard-name table) in {venv} "
+              "(scripts/setup installs cfchecker)")
         return 1
     import xarray as xr
     os.makedirs(work, exist_ok=True)
@@ -85,6 +125,11 @@ def main():
             if not found:
                 print(f"ok: {os.path.basename(path)}: no high- or medium-priority CF finding "
                       f"({res['low_count']} low)")
+            rc, lines = cfchecks_findings(cfchecks, path)
+            if rc != 0 or lines:
+                bad.append(f"{path}: cfchecks exit {rc}: {lines[:4]}")
+            else:
+                print(f"ok: {os.path.basename(path)}: cfchecks finds no error and no warning")
         with xr.open_dataset(f"{work}/{cfg}.nc") as ds:
             # record 0 is the initial state, at run.start_date
             for i, want in enumerate(dates):
@@ -96,6 +141,18 @@ def main():
                 bad.append(f"{cfg}: calendar {ds['time'].encoding.get('calendar')!r}, want "
                            f"{calendar}")
         print(f"ok: {cfg}: xarray decodes time as dates ({text}, {calendar})")
+    # the negative control: invalid units in a copy of a history
+    import shutil
+    import netCDF4
+    wrong = os.path.join(work, "wrong_units.nc")
+    shutil.copyfile(f"{work}/{CASES[0][0]}.nc", wrong)
+    with netCDF4.Dataset(wrong, "a") as ds:
+        ds["temp"].units = "degrees_nonsense"
+    rc, lines = cfchecks_findings(cfchecks, wrong)
+    if rc == 0 or not any("Invalid units" in ln for ln in lines):
+        bad.append(f"cfchecks passed a history with invalid units (exit {rc}): {lines[:4]}")
+    else:
+        print(f"ok: cfchecks refuses invalid units (exit {rc})")
     for b in bad:
         print("FAIL:", b)
     return 1 if bad else 0
