@@ -8,10 +8,13 @@
  * Tuning knobs (environment, read when a solver is created; for experiments
  * and tests, none is needed):
  *   MM_TDMA_CUDA_WARPS_PER_SM  warps per SM the shared memory must leave room
- *                              for (default 4): fewer keeps more of a column
- *                              on chip, more hides latency better; on an
- *                              H100, 4 was the fastest of 1, 2, 3, 4, 6, 8
- *                              (docs/performance.md, "GPU")
+ *                              for (default 4, and 8 for the solve that builds
+ *                              kappa inside, the model step's): fewer keeps
+ *                              more of a column on chip, more hides latency
+ *                              better; on an H100, 4 was the fastest of 1, 2,
+ *                              3, 4, 6, 8 for the plain and fused solves, and 8
+ *                              beat 4 for the step's solve on an H100 and an
+ *                              H200 (docs/performance.md, "GPU")
  *   MM_TDMA_CUDA_KT            levels per chunk (default 32, at most 32)
  *   MM_TDMA_CUDA_SLOTS         chunk slots per warp (default: from the above)
  *   MM_TDMA_CUDA_PREFETCH      1: the next chunk's loads in flight during a
@@ -39,7 +42,10 @@ namespace {
 using mmcuda::Args;
 using mmcuda::Plan;
 
+/* MM_TDMA_CUDA_WARPS_PER_SM unset: the plain and fused solves, and the
+ * fused solve that builds kappa from its right-hand sides (mixing) */
 constexpr int kDefaultWarpsPerSm = 4;
+constexpr int kDefaultWarpsPerSmMixing = 8;
 
 template <typename T, int NRHS, bool FUSED, bool MIX = false>
 __global__ void __launch_bounds__(4 * mmcuda::kWarp)
@@ -82,8 +88,7 @@ int cuda_create(void **ctx, int nz) {
   }
   x->smem_sm = (size_t)smem_sm;
   x->smem_block = (size_t)smem_block;
-  x->warps_per_sm = mmcuda::env_int("MM_TDMA_CUDA_WARPS_PER_SM");
-  if (x->warps_per_sm == 0) x->warps_per_sm = kDefaultWarpsPerSm;
+  x->warps_per_sm = mmcuda::env_int("MM_TDMA_CUDA_WARPS_PER_SM"); /* 0: the defaults */
   x->force_kt = mmcuda::env_int("MM_TDMA_CUDA_KT");
   if (x->force_kt > mmcuda::kMaxKt) x->force_kt = mmcuda::kMaxKt;
   x->force_slots = mmcuda::env_int("MM_TDMA_CUDA_SLOTS");
@@ -139,10 +144,14 @@ static_assert(MM_TDMA_MAX_RHS == 8, "dispatch() instantiates 1..8 right-hand sid
 /* The launch parameters of one call: plan, arguments, workspace. */
 template <typename T, bool FUSED>
 int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, const T *kappa,
-            const T *g, const T *inv_h, T *const *rhs, int nrhs, Args<T> *out, Plan *out_plan) {
+            const T *g, const T *inv_h, T *const *rhs, int nrhs, bool mixing, Args<T> *out,
+            Plan *out_plan) {
   Plan pl;
-  if (mmcuda::mm_cuda_plan(bt->nz, nrhs, sizeof(T), FUSED, x->smem_sm, x->smem_block,
-                           x->warps_per_sm, x->force_kt, x->force_slots, &pl, x->prefetch != 0))
+  const int warps_per_sm = x->warps_per_sm > 0 ? x->warps_per_sm
+                           : mixing            ? kDefaultWarpsPerSmMixing
+                                               : kDefaultWarpsPerSm;
+  if (mmcuda::mm_cuda_plan(bt->nz, nrhs, sizeof(T), FUSED, x->smem_sm, x->smem_block, warps_per_sm,
+                           x->force_kt, x->force_slots, &pl, x->prefetch != 0))
     return MM_TDMA_ENOTSUP;
   Args<T> p = {};
   p.ncol = bt->ncol;
@@ -186,7 +195,7 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
   if (bt->ncol == 0) return MM_TDMA_OK;
   Args<T> p;
   Plan pl;
-  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
+  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, mix != NULL, &p, &pl);
   if (rc) return rc;
   rc = mmcuda::queue_depth_check(&x->st, bt->depth, bt->ncol, bt->nz);
   if (!rc) rc = mix ? launch_mixing(p, pl, *mix, 0) : dispatch<T, FUSED>(p, pl, nrhs);
@@ -230,7 +239,7 @@ int queue(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c
   const cudaStream_t st = (cudaStream_t)stream;
   Args<T> p;
   Plan pl;
-  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, &p, &pl);
+  int rc = prepare<T, FUSED>(x, bt, a, b, c, kappa, g, inv_h, rhs, nrhs, mix != NULL, &p, &pl);
   if (rc) return rc;
   if (cudaMemsetAsync(x->st.dev, 0, sizeof(int), st) != cudaSuccess) return MM_TDMA_EDEVICE;
   return mix ? launch_mixing(p, pl, *mix, st) : dispatch<T, FUSED>(p, pl, nrhs, st);

@@ -484,17 +484,21 @@ int main(void) {
       }
   printf("cuda solve_async, solve_f_async: bitwise the synchronous solve's\n");
 
-  /* kappa inside the solve: the default plan and two that spill */
+  /* kappa inside the solve: the default plan (8 warps per SM), the plan of
+   * 4 warps per SM (the other solves' default) and plans that spill */
   {
     const int before = cases, before_bw = bitwise_cases;
     const size_t mcols[] = {5, 37, 1001}; /* 5: depths 0, 1, 2, nz and one more */
     const int mnzs[] = {1, 2, 17, 33, 100};
-    const char *mplans[][3] = {
-        {NULL, NULL, NULL}, {"8", "1", NULL}, {"3", "2", NULL}, {NULL, NULL, "1"}, {"8", "3", "1"}};
+    /* KT, SLOTS, PREFETCH, WARPS_PER_SM */
+    const char *mplans[][4] = {{NULL, NULL, NULL, NULL}, {NULL, NULL, NULL, "4"},
+                               {"8", "1", NULL, NULL},   {"3", "2", NULL, NULL},
+                               {NULL, NULL, "1", NULL},  {"8", "3", "1", NULL}};
     for (size_t i = 0; i < sizeof mplans / sizeof *mplans; i++) {
       if (mplans[i][0]) setenv("MM_TDMA_CUDA_KT", mplans[i][0], 1);
       if (mplans[i][1]) setenv("MM_TDMA_CUDA_SLOTS", mplans[i][1], 1);
       if (mplans[i][2]) setenv("MM_TDMA_CUDA_PREFETCH", mplans[i][2], 1);
+      if (mplans[i][3]) setenv("MM_TDMA_CUDA_WARPS_PER_SM", mplans[i][3], 1);
       for (size_t c = 0; c < 3; c++)
         for (size_t z = 0; z < 5; z++)
           for (int convect = 0; convect <= 1; convect++)
@@ -502,7 +506,7 @@ int main(void) {
               for (int async = 0; async <= 1; async++)
                 check_mixing(&rng, mcols[c], mnzs[z], convect, top ? 0.25 : 0.0, async);
       unsetenv("MM_TDMA_CUDA_KT"), unsetenv("MM_TDMA_CUDA_SLOTS");
-      unsetenv("MM_TDMA_CUDA_PREFETCH");
+      unsetenv("MM_TDMA_CUDA_PREFETCH"), unsetenv("MM_TDMA_CUDA_WARPS_PER_SM");
     }
     printf("cuda fused_mixing: %d cases, %d bitwise\n", cases - before, bitwise_cases - before_bw);
   }
