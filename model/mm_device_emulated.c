@@ -110,7 +110,8 @@ typedef struct {
   long fault_op;                    /* MINIMODEL_FAULT_DEVICE_OP on this rank: that call fails */
   long calls;                       /* calls of the table's fallible operations so far */
   char err[512];
-  mm_gpu_tile_smem tile_smem; /* a block's shared memory (horizontal_tiles) */
+  mm_gpu_tile_smem tile_smem;                   /* a block's shared memory (horizontal_tiles) */
+  mm_gpu_tile_carry tile_carry[MM_GPU_THREADS]; /* its threads' registers carried between phases */
 } emu;
 
 static double now(void) {
@@ -206,17 +207,21 @@ static void run_diag(const emu *e, const mm_dev_diag *d) {
 
 /* The tiled horizontal kernel as a GPU runs it (mm_gpu_kernels.h): block
  * after block, each thread's part of a phase, a barrier between phases.
- * Shared memory starts as NaN in every block, so that a value the kernel
- * uses without having loaded it shows in the result. */
+ * Shared memory and the threads' carried registers start as NaN in every
+ * block, so that a value the kernel uses without having made it shows in
+ * the result. */
 static void run_tiles(emu *e, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
   const long T = MM_GPU_THREADS, blocks = mm_gpu_tiles_blocks(t);
   mm_gpu_tile_smem *s = &e->tile_smem;
   for (long b = 0; b < blocks; b++) {
     memset(s, 0xff, sizeof *s);
+    memset(e->tile_carry, 0xff, sizeof e->tile_carry);
     const int phases = mm_gpu_tile_phases(t, b);
     for (int ph = 0; ph < phases; ph++) /* a barrier after each */
-      for (long i = 0; i < T; i++)
-        mm_gpu_tile_phase(h, t, b, (int)nth(e, i, T), ph, s);
+      for (long i = 0; i < T; i++) {
+        const int tid = (int)nth(e, i, T);
+        mm_gpu_tile_phase(h, t, b, tid, ph, s, &e->tile_carry[tid]);
+      }
   }
 }
 

@@ -35,26 +35,39 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * shared memory, each value loaded from memory once per tile (and once more
  * for the tiles beside it and the two rows above and below a march): the
  * per-cell kernel loads each value for each of the nine cells whose
- * stencil reaches it, through the caches. The arithmetic is the per-cell
- * kernel's (mm_cell_tracer) on the same values, so the bits are the same.
+ * stencil reaches it, through the caches. And each face's fluxes are
+ * computed once, not by both of its cells as in the per-cell kernel: the
+ * kernel is bound by its arithmetic, not by memory (docs/performance.md,
+ * "GPU"). A thread computes the east face of its cell (the first column of
+ * the tile its west face too) into shared memory, where the cell to the
+ * east finds it as its west face; and the north face, which it carries in
+ * registers to the next row of the march as that cell's south face (the
+ * first row computes its south face). A face's fluxes come from
+ * mm_face_flux with the operands mm_cell_tracer gives it from either cell,
+ * and the cell's sum is mm_cell_update's, so the bits are the per-cell
+ * kernel's.
  *
  * A block (rows [j0, j1), mm_gpu_tile_of; mm_gpu_tile_phase):
  *   load rows j0-2 .. j0+2; barrier;
- *   for each row j of the march: load row j+3, compute row j; barrier.
- * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use, so one
- * barrier per row is enough. Loads of a row are coalesced: thread t of the
- * block takes elements t, t + MM_GPU_THREADS, ... of the row's (TILE_X + 4)
- * columns x TILE_K levels, levels fastest (a column's levels are adjacent
- * in memory). */
+ *   for each row j of the march:
+ *     load row j+3, the x faces of row j; barrier;
+ *     the y faces and T*, S* of row j; barrier.
+ * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use. Loads of a
+ * row are coalesced: thread t of the block takes elements t, t +
+ * MM_GPU_THREADS, ... of the row's (TILE_X + 4) columns x TILE_K levels,
+ * levels fastest (a column's levels are adjacent in memory). */
 #define MM_GPU_TILE_K    32
 #define MM_GPU_TILE_X    (MM_GPU_THREADS / MM_GPU_TILE_K)
 #define MM_GPU_TILE_Y    32
 #define MM_GPU_TILE_RING 6
 /* Blocks per SM the CUDA kernel's registers must leave room for
  * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gives the superbee
- * kernel 80 registers and no spill; unbounded it took 88 (2 blocks per SM),
- * and at 4 it spills. Its shared memory allows 6 on an H100. Not yet
- * measured on a device. */
+ * kernel 80 registers and no spill, with the faces computed once as before
+ * (unbounded it took 88, 2 blocks per SM; at 4 it spilled). Its 46080
+ * bytes of shared memory allow 4 on an H100 or H200. On an H200
+ * (2026-11-28, each face then computed by both of its cells) the kernel ran
+ * 3 blocks per SM, the limit of its registers and its shared memory alike
+ * (Nsight Compute, docs/performance.md "GPU"). */
 #define MM_GPU_TILE_MIN_BLOCKS 3
 
 /* A rectangle's tiles: cells [ib, ie) x [jb, je) of the block (indices
@@ -67,11 +80,23 @@ typedef struct {
 } mm_gpu_tiles;
 
 /* The shared memory of a block: T and S of the ring's rows, [slot][column
- * of the tile, from two west of it][level of the tile]. */
+ * of the tile, from two west of it][level of the tile]; and the fluxes per
+ * unit depth through the x faces of the row being computed, [tracer: T, S]
+ * [0 advective, 1 diffusive][face f: west of the tile's column f, f =
+ * TILE_X east of its last][level of the tile] (degC m2/s, g/kg m2/s). */
 typedef struct {
   double temp[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
   double salt[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
+  double xface[2][2][MM_GPU_TILE_X + 1][MM_GPU_TILE_K];
 } mm_gpu_tile_smem;
+
+/* What a thread carries from one row of its march to the next: the fluxes
+ * per unit depth through the north face of its cell, the south face of the
+ * cell north of it, [tracer: T, S] (0 where the face is dry). Registers on
+ * a GPU; the emulated device keeps one per thread. */
+typedef struct {
+  double ga[2], gd[2]; /* advective, diffusive */
+} mm_gpu_tile_carry;
 
 MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je, int nz, long nxh) {
   t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
@@ -132,50 +157,114 @@ MM_CELL_FN void mm_gpu_tile_store(const mm_gpu_tiles *t, int k0, int i0, int slo
   }
 }
 
-/* Thread tid of block b computes T*, S* of its cell of row j from the ring
- * (rows j - 2 .. j + 2 loaded), the transports and kmt from memory. */
-MM_CELL_FN void mm_gpu_tile_compute(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
-                                    int j, const mm_gpu_tile_smem *s) {
-  int k0, i0, j0, j1;
-  mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
-  const int kk = tid % MM_GPU_TILE_K, cx = tid / MM_GPU_TILE_K;
-  const int i = i0 + cx, k = k0 + kk;
-  if (i >= t->ie || k >= t->nz) return;
-  const long nxh = t->nxh, col = (long)(j + MM_CELL_HALO) * nxh + (i + MM_CELL_HALO);
+/* The cell of thread tid of a tile at row j: its column of the block
+ * with the halo (*col), its level (*k) and its tile column (*cx) and level
+ * (*kk); 0 where the thread has no cell (past the rectangle or nz). */
+MM_CELL_FN int mm_gpu_tile_cell(const mm_gpu_tiles *t, int k0, int i0, int tid, int j, long *col,
+                                int *k, int *cx, int *kk) {
+  *kk = tid % MM_GPU_TILE_K, *cx = tid / MM_GPU_TILE_K;
+  const int i = i0 + *cx;
+  *k = k0 + *kk;
+  if (i >= t->ie || *k >= t->nz) return 0;
+  *col = (long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO);
+  return 1;
+}
+
+/* The x faces of row j (rows j - 2 .. j + 2 in the ring): thread tid's
+ * east face (mm_cell_tracer's fa_e, fd_e of its cell) and, in the tile's
+ * first column, its west face (fa_w, fd_w), into s->xface; zero where the
+ * face is dry. */
+MM_CELL_FN void mm_gpu_tile_xfaces(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
+                                   int j0, int tid, int j, mm_gpu_tile_smem *s) {
+  long col;
+  int k, cx, kk;
+  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &col, &k, &cx, &kk)) return;
+  const int *kmt = h->kmt;
+  const int kP = kmt[col], kE = kmt[col + 1], kW = kmt[col - 1];
+  const int wet_e = k < mm_cell_imin(kP, kE), wet_w = k < mm_cell_imin(kW, kP);
+  const long p = col * (long)t->nz + k;
+  const int c = cx + 2, r = mm_gpu_tile_slot(j, j0);
+  const mm_gpu_tile_smem *ring = s; /* read only: the ring */
+  for (int v = 0; v < 2; v++) {
+    const double(*q)[MM_GPU_TILE_X + 4][MM_GPU_TILE_K] = v ? ring->salt : ring->temp;
+    double fa = 0.0, fd = 0.0;
+    if (wet_e)
+      mm_face_flux(h->scheme, h->ue[p], q[r][c - 1][kk], q[r][c][kk], q[r][c + 1][kk],
+                   q[r][c + 2][kk], wet_w, k < mm_cell_imin(kE, kmt[col + 2]), h->dt_area, h->kh_x,
+                   &fa, &fd);
+    s->xface[v][0][cx + 1][kk] = fa, s->xface[v][1][cx + 1][kk] = fd;
+    if (cx == 0) {
+      double fa_w = 0.0, fd_w = 0.0;
+      if (wet_w)
+        mm_face_flux(h->scheme, h->ue[p - t->nz], q[r][c - 2][kk], q[r][c - 1][kk], q[r][c][kk],
+                     q[r][c + 1][kk], k < mm_cell_imin(kmt[col - 2], kW), wet_e, h->dt_area,
+                     h->kh_x, &fa_w, &fd_w);
+      s->xface[v][0][0][kk] = fa_w, s->xface[v][1][0][kk] = fd_w;
+    }
+  }
+}
+
+/* T*, S* of thread tid's cell of row j: its north face (mm_cell_tracer's
+ * ga_n, gd_n), its south face (the north face of row j - 1, carried in *c;
+ * computed at the first row of the march, j0), its x faces from s->xface.
+ * The north face goes into *c for row j + 1. */
+MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
+                                   int j0, int tid, int j, const mm_gpu_tile_smem *s,
+                                   mm_gpu_tile_carry *cr) {
+  long col;
+  int k, cx, kk;
+  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &col, &k, &cx, &kk)) return;
+  const long nxh = t->nxh, nz = t->nz, p = col * nz + k;
   const int *kmt = h->kmt;
   const int kP = kmt[col];
-  if (k >= kP) return;
-  int w[8];
-  mm_cell_wet_faces(k, kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh], kmt[col + 2],
-                    kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
-  const long nz = t->nz, p = col * nz + k;
-  const double u_e = h->ue[p], u_w = h->ue[p - nz], v_n = h->vn[p], v_s = h->vn[p - nxh * nz];
+  if (k >= kP) { /* a dry cell: its north face is dry too */
+    cr->ga[0] = cr->ga[1] = cr->gd[0] = cr->gd[1] = 0.0;
+    return;
+  }
+  const int kN = kmt[col + nxh], kS = kmt[col - nxh];
+  const int wet_n = k < mm_cell_imin(kP, kN), wet_s = k < mm_cell_imin(kS, kP);
+  const int wet_nn = k < mm_cell_imin(kN, kmt[col + 2 * nxh]);
+  const int wet_ss = j == j0 && k < mm_cell_imin(kmt[col - 2 * nxh], kS);
   const int c = cx + 2, r = mm_gpu_tile_slot(j, j0);
   const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
   const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
   for (int v = 0; v < 2; v++) {
     const double(*q)[MM_GPU_TILE_X + 4][MM_GPU_TILE_K] = v ? s->salt : s->temp;
-    const double tv[9] = {q[r][c][kk],     q[r][c + 1][kk], q[r][c - 1][kk],
-                          q[rn][c][kk],    q[rs][c][kk],    q[r][c + 2][kk],
-                          q[r][c - 2][kk], q[rnn][c][kk],   q[rss][c][kk]};
+    const double tP = q[r][c][kk], tN = q[rn][c][kk], tS = q[rs][c][kk];
+    double ga_n = 0.0, gd_n = 0.0, ga_s, gd_s;
+    if (wet_n)
+      mm_face_flux(h->scheme, h->vn[p], tS, tP, tN, q[rnn][c][kk], wet_s, wet_nn, h->dt_area,
+                   h->kh_y, &ga_n, &gd_n);
+    if (j == j0) {
+      ga_s = 0.0, gd_s = 0.0;
+      if (wet_s)
+        mm_face_flux(h->scheme, h->vn[p - nxh * nz], q[rss][c][kk], tS, tP, tN, wet_ss, wet_n,
+                     h->dt_area, h->kh_y, &ga_s, &gd_s);
+    } else {
+      ga_s = cr->ga[v], gd_s = cr->gd[v];
+    }
     (v ? h->salt_next : h->temp_next)[p] =
-        mm_cell_tracer(h->scheme, w, u_e, u_w, v_n, v_s, tv, h->dt_area, h->kh_x, h->kh_y);
+        mm_cell_update(tP, s->xface[v][0][cx][kk], s->xface[v][0][cx + 1][kk], ga_s, ga_n,
+                       s->xface[v][1][cx][kk], s->xface[v][1][cx + 1][kk], gd_s, gd_n, h->dt_area);
+    cr->ga[v] = ga_n, cr->gd[v] = gd_n;
   }
 }
 
 /* The march of block b in phases, a barrier after each (every device runs
  * it so: the CUDA kernel one thread per tid, the emulated device one thread
  * after another): phase 0 loads rows j0 - 2 .. j0 + 2 (those below j1 + 2);
- * phase p >= 1 computes row j = j0 + p - 1, with the loads of row j + 3
- * (where j + 3 < j1 + 2) fetched before the computation and stored into the
- * ring after it, so that their latency overlaps it. */
+ * phase 2 r + 1 computes the x faces of row j = j0 + r, with the loads of
+ * row j + 3 (where j + 3 < j1 + 2) fetched before the computation and
+ * stored into the ring after it, so that their latency overlaps it; phase
+ * 2 r + 2 the y faces and T*, S* of row j. *c: the thread's carry, the same
+ * for all the phases of the block. */
 MM_CELL_FN int mm_gpu_tile_phases(const mm_gpu_tiles *t, long b) {
   int k0, i0, j0, j1;
   mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
-  return 1 + (j1 - j0);
+  return 1 + 2 * (j1 - j0);
 }
 MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
-                                  int phase, mm_gpu_tile_smem *s) {
+                                  int phase, mm_gpu_tile_smem *s, mm_gpu_tile_carry *c) {
   int k0, i0, j0, j1;
   mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
   double tv[MM_GPU_TILE_PER_THREAD] = {0.0}, sv[MM_GPU_TILE_PER_THREAD] = {0.0};
@@ -186,9 +275,14 @@ MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t,
     }
     return;
   }
-  const int j = j0 + phase - 1, ahead = j + 3 <= j1 + 1;
+  const int j = j0 + (phase - 1) / 2;
+  if ((phase - 1) % 2) {
+    mm_gpu_tile_update(h, t, k0, i0, j0, tid, j, s, c);
+    return;
+  }
+  const int ahead = j + 3 <= j1 + 1;
   if (ahead) mm_gpu_tile_fetch(h, t, k0, i0, tid, j + 3, tv, sv);
-  mm_gpu_tile_compute(h, t, b, tid, j, s);
+  mm_gpu_tile_xfaces(h, t, k0, i0, j0, tid, j, s);
   if (ahead) mm_gpu_tile_store(t, k0, i0, mm_gpu_tile_slot(j + 3, j0), tid, tv, sv, s);
 }
 

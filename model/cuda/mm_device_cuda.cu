@@ -48,8 +48,9 @@ __global__ void __launch_bounds__(MM_GPU_THREADS, MM_GPU_TILE_MIN_BLOCKS)
   h.scheme = SCHEME;
   const long b = (long)blockIdx.x;
   const int phases = mm_gpu_tile_phases(&t, b); /* the same for the whole block */
+  mm_gpu_tile_carry c;                          /* registers */
   for (int ph = 0; ph < phases; ph++) {
-    mm_gpu_tile_phase(&h, &t, b, (int)threadIdx.x, ph, &s);
+    mm_gpu_tile_phase(&h, &t, b, (int)threadIdx.x, ph, &s, &c);
     __syncthreads();
   }
 }
