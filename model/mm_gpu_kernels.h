@@ -62,8 +62,8 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
 #define MM_GPU_TILE_RING 6
 /* Blocks per SM the CUDA kernel's registers must leave room for
  * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gives the superbee
- * kernel 80 registers and no spill, with the faces computed once as before
- * (unbounded it took 88, 2 blocks per SM; at 4 it spilled). Its 46080
+ * kernel 80 registers and no spill, both before and since each face is
+ * computed once (unbounded it took 88, 2 blocks per SM; at 4 it spilled). Its 46080
  * bytes of shared memory allow 4 on an H100 or H200. On an H200
  * (2026-11-28, each face then computed by both of its cells) the kernel ran
  * 3 blocks per SM, the limit of its registers and its shared memory alike
@@ -205,9 +205,9 @@ MM_CELL_FN void mm_gpu_tile_xfaces(const mm_cell_hstep *h, const mm_gpu_tiles *t
 }
 
 /* T*, S* of thread tid's cell of row j: its north face (mm_cell_tracer's
- * ga_n, gd_n), its south face (the north face of row j - 1, carried in *c;
+ * ga_n, gd_n), its south face (the north face of row j - 1, carried in *cr;
  * computed at the first row of the march, j0), its x faces from s->xface.
- * The north face goes into *c for row j + 1. */
+ * The north face goes into *cr for row j + 1. */
 MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
                                    int j0, int tid, int j, const mm_gpu_tile_smem *s,
                                    mm_gpu_tile_carry *cr) {
