@@ -114,8 +114,10 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     jax.export does not serialise (no compatibility guarantee for it)."""
     args = []
     for name, a in (("lower", lower), ("diag", diag), ("upper", upper), ("rhs", rhs)):
-        if not hasattr(a, "shape") or not hasattr(a, "dtype"):
-            raise TypeError(f"{name} must be an array, not {type(a).__name__}")
+        # (jax.Array covers the tracers of jit, vmap and grad; a look-alike
+        # with a shape and a dtype, e.g. a jax.ShapeDtypeStruct, is not data)
+        if not isinstance(a, (jax.Array, np.ndarray, np.generic)):
+            raise TypeError(f"{name} must be an array (jax or numpy), not {type(a).__name__}")
         if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
             raise TypeError(f"{name} has dtype {a.dtype.str}, not in this machine's byte order, "
                             f"which JAX needs: pass {name}.astype({name}.dtype.newbyteorder('='))")

@@ -79,33 +79,54 @@ def _check_layout(name, a):
         raise ValueError(f"{name} is not aligned to its dtype; pass a copy")
 
 
+def _is_bool(v):
+    # Python's and NumPy's bools, also a 0-d bool array inside a list
+    return isinstance(v, (bool, np.bool_)) or getattr(v, "dtype", None) == np.bool_
+
+
 def _check_depth(depth, lead, nz):
+    """The depths as the solver's own copy: C ints, C-contiguous, checked.
+
+    A copy, not the caller's array: the solver runs without the GIL, and an
+    array that another thread changes between the check and the solve would
+    make it read and write past its columns."""
     if isinstance(depth, np.ma.MaskedArray):
         raise TypeError("depth must not be a masked array (its mask would be ignored): pass "
                         "integers, e.g. depth.filled(0) for no wet level where masked")
+    from_list = False  # d holds a list's integers as Python objects
     if isinstance(depth, np.ndarray):
-        d = depth
+        d = np.array(depth, copy=True, order="C")  # a base-class copy (subok=False)
     else:
         try:
-            d = np.asarray(depth)
-            # (Python sequences only: other arrays keep their integer dtype)
-            as_objects = (np.asarray(depth, dtype=object)
-                          if d.dtype.kind in "iu" and isinstance(depth, (list, tuple)) else None)
+            d = np.array(depth, copy=True, order="C")
+            # Python sequences: each element as it was written (NumPy makes
+            # bools among integers 0 or 1, and integers it cannot hold in one
+            # dtype float64 or objects)
+            as_objects = (np.array(depth, dtype=object)
+                          if isinstance(depth, (list, tuple)) and d.size else None)
         except Exception as e:  # ragged lists and the like
             raise TypeError(f"depth must be an integer array of shape {lead}: {e}") from None
-        # a bool among integers would be taken as 0 or 1
-        if as_objects is not None and any(isinstance(v, (bool, np.bool_))
-                                          for v in as_objects.flat):
-            raise TypeError("depth has a bool among its integers: numbers of levels are needed")
+        if as_objects is not None:
+            values = list(as_objects.flat)
+            if d.dtype != np.bool_ and any(_is_bool(v) for v in values):
+                raise TypeError("depth has a bool among its integers: numbers of levels are "
+                                "needed")
+            if d.dtype.kind not in "iu" and values and all(
+                    isinstance(v, numbers.Integral) for v in values):
+                d, from_list = as_objects, True  # integers NumPy holds in no integer dtype
         if d.size == 0 and d.dtype.kind == "f":  # [] is float64 to numpy
             d = d.astype(np.intc)
     if d.dtype.kind not in "iu":
         if d.dtype == object and d.size and all(isinstance(v, numbers.Integral)
-                                                 and not isinstance(v, bool) for v in d.flat):
+                                                 and not _is_bool(v) for v in d.flat):
             lo, hi = min(d.flat), max(d.flat)  # Python integers beyond int64 are objects
             if lo < 0 or hi > nz:
                 raise ValueError(f"depth must be within 0..{nz} (nz, the last dimension); "
                                  f"found {lo}..{hi}")
+            if from_list:
+                if d.shape != lead:
+                    raise ValueError(f"depth has shape {d.shape}, the columns of rhs {lead}")
+                return np.array([int(v) for v in d.flat], dtype=np.intc).reshape(lead)
         raise TypeError(f"depth has dtype {d.dtype}: an integer dtype is needed")
     if d.shape != lead:
         raise ValueError(f"depth has shape {d.shape}, the columns of rhs {lead}")
@@ -114,7 +135,8 @@ def _check_depth(depth, lead, nz):
         if lo < 0 or hi > nz:
             raise ValueError(f"depth must be within 0..{nz} (nz, the last dimension); "
                              f"found {lo}..{hi}")
-    # C ints, C-contiguous and aligned (an unaligned int array is copied)
+    # C ints (the range is checked: no wrap), C-contiguous and aligned; d is
+    # this call's own array, which no other thread can change
     return np.require(d, dtype=np.intc, requirements=["C", "A"])
 
 
@@ -204,8 +226,10 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
                 == rhs.__array_interface__["data"][0])
         if not same and np.may_share_memory(out, rhs):
             raise ValueError("out overlaps rhs without being rhs")
-        # the depths the solver reads (depth itself where it is already C ints)
-        if d is not None and out.size and np.may_share_memory(out, d):
+        # (the solver reads its own copy of the depths, but writing the
+        # solution over them is a caller's mistake)
+        if (isinstance(depth, np.ndarray) and out.size
+                and np.may_share_memory(out, depth)):
             raise ValueError("out overlaps depth: the solve would overwrite the depths while "
                              "reading them")
         fill = not same

@@ -191,6 +191,9 @@ def test_errors():
         mjax.tdma(s, s, s, s)
     with pytest.raises(TypeError, match="must be an array"):
         mjax.tdma([1.0], diag, upper, rhs)
+    # a look-alike with a shape and a dtype is not data
+    with pytest.raises(TypeError, match="diag must be an array .*not ShapeDtypeStruct"):
+        mjax.tdma(lower, jax.ShapeDtypeStruct(diag.shape, diag.dtype), upper, rhs)
     with pytest.raises(ValueError, match="threads must be within"):
         mjax.tdma(lower, diag, upper, rhs, threads=0)
     with pytest.raises(TypeError, match="threads must be an int"):

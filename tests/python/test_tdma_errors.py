@@ -310,3 +310,80 @@ def test_failed_solve_leaves_out():
     workspace are ready."""
     r = run_script(OUT_KEPT_SCRIPT, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+DEPTH_RACE_SCRIPT = """
+import threading, time
+import numpy as np, minimodel.tdma as T
+ncol, nz = 10000, 10
+rng = np.random.default_rng(0)
+l = rng.uniform(-1, 0, (ncol, nz)); u = rng.uniform(-1, 0, (ncol, nz)); d = 3 - l - u
+b = rng.uniform(size=(ncol, nz))
+depth = np.full(ncol, nz, np.intc)
+stop = False
+def flip():  # another thread: the last column's depth far out of range, and back
+    while not stop:
+        depth[-1] = 1 << 20
+        depth[-1] = nz
+t = threading.Thread(target=flip); t.start()
+solved = refused = 0
+try:
+    for backend in T.backends():
+        t0 = time.time()
+        while time.time() - t0 < 0.5:
+            try:
+                x = T.solve(l, d, u, b, depth=depth, backend=backend, threads=1)
+                solved += 1
+            except ValueError:
+                refused += 1
+finally:
+    stop = True; t.join()
+print("solved", solved, "refused", refused)
+"""
+
+
+def test_depth_changed_by_another_thread():
+    # The solver runs without the GIL: depths that another thread changes
+    # after the checks must not reach it (it read and wrote past its columns,
+    # a segfault within 0.2 s): each call solves its own copy, checked.
+    r = run_script(DEPTH_RACE_SCRIPT, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    solved = r.stdout.split()
+    assert solved[0] == "solved" and int(solved[1]) > 0, r.stdout
+
+
+class _LyingDepth(np.ndarray):
+    # min() and max() that pass any range check
+    def min(self, *a, **k):
+        return 0
+
+    def max(self, *a, **k):
+        return 1
+
+
+def test_depth_subclass_checked_as_values(sys4):
+    # a subclass of ndarray is checked by its values (its own copy, a plain
+    # ndarray), and out is left as it was
+    lower, diag, upper, rhs, depth = sys4
+    lying = np.array(depth, dtype=np.intc)
+    lying[0, 0] = 1 << 20
+    out = np.full_like(rhs, 7.0)
+    raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs, depth=lying.view(_LyingDepth),
+           out=out)
+
+
+def test_depth_list_bools_and_mixed_integers(sys4):
+    lower, diag, upper, rhs, depth = sys4
+    # a 0-d bool array among integers would be taken as 1
+    bools = depth.tolist()
+    bools[0][1] = np.array(True)
+    raises(TypeError, "depth has a bool among its integers", lower, diag, upper, rhs, depth=bools)
+    # integers that NumPy holds in no integer dtype together (uint64 and a
+    # negative: float64 to it): out of range, not "dtype float64"
+    mixed = depth.tolist()
+    mixed[0][0], mixed[0][1] = np.uint64(5), -1
+    raises(ValueError, r"within 0\.\.8 .*found -1\.\.", lower, diag, upper, rhs, depth=mixed)
+    # and in range: solved as the same integers in an int array
+    mixed[0][1] = 3
+    want = tdma.solve(lower, diag, upper, rhs, depth=np.array(mixed, dtype=np.int64))
+    np.testing.assert_array_equal(tdma.solve(lower, diag, upper, rhs, depth=mixed), want)
