@@ -42,11 +42,6 @@ namespace {
 using mmcuda::Args;
 using mmcuda::Plan;
 
-/* MM_TDMA_CUDA_WARPS_PER_SM unset: the plain and fused solves, and the
- * fused solve that builds kappa from its right-hand sides (mixing) */
-constexpr int kDefaultWarpsPerSm = 4;
-constexpr int kDefaultWarpsPerSmMixing = 8;
-
 template <typename T, int NRHS, bool FUSED, bool MIX = false>
 __global__ void __launch_bounds__(4 * mmcuda::kWarp)
     tdma_kernel(const Args<T> p, int warps_per_block, unsigned warp_bytes) {
@@ -147,9 +142,7 @@ int prepare(CudaCtx *x, const mm_tdma_batch *bt, const T *a, const T *b, const T
             const T *g, const T *inv_h, T *const *rhs, int nrhs, bool mixing, Args<T> *out,
             Plan *out_plan) {
   Plan pl;
-  const int warps_per_sm = x->warps_per_sm > 0 ? x->warps_per_sm
-                           : mixing            ? kDefaultWarpsPerSmMixing
-                                               : kDefaultWarpsPerSm;
+  const int warps_per_sm = mmcuda::warps_per_sm_for(x->warps_per_sm, mixing);
   if (mmcuda::mm_cuda_plan(bt->nz, nrhs, sizeof(T), FUSED, x->smem_sm, x->smem_block, warps_per_sm,
                            x->force_kt, x->force_slots, &pl, x->prefetch != 0))
     return MM_TDMA_ENOTSUP;

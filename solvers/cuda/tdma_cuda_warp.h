@@ -122,6 +122,17 @@ MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, b
   return L;
 }
 
+/* The warps per SM that a call's plan leaves room for (mm_cuda_plan's
+ * warps_per_sm): env_warps when MM_TDMA_CUDA_WARPS_PER_SM sets it (> 0),
+ * else 4 for the plain and fused solves and 8 for the fused solve that
+ * builds kappa from its right-hand sides (mixing, the model step's): the
+ * fastest measured on an H100 and an H200 (docs/performance.md, "GPU"). */
+constexpr int kDefaultWarpsPerSm = 4;
+constexpr int kDefaultWarpsPerSmMixing = 8;
+MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
+  return env_warps > 0 ? env_warps : mixing ? kDefaultWarpsPerSmMixing : kDefaultWarpsPerSm;
+}
+
 /* The plan for columns of up to nz levels. smem_sm: shared memory of an SM;
  * smem_block: the most one block may have; warps_per_sm: how many warps the
  * shared memory should leave room for (latency hiding); force_kt /

@@ -532,6 +532,21 @@ int main() {
               "warp_bytes=%zu\n",
               pl.kt, pl.stride, pl.slots, pl.chunks, pl.warps, pl.warp_bytes);
   CHECK(pl.slots == pl.chunks, "expected no spill");
+  /* The warps per SM that prepare() (tdma_cuda.cu) plans for: 8 for the
+   * model step's solve (mixing), 4 for the others, the environment's when
+   * set; at nz = 100 on an H100/H200 the step's plan then holds fewer slots
+   * than a plain 4-warp plan would. */
+  CHECK(mmcuda::warps_per_sm_for(0, true) == 8, "the mixing solve's default is not 8 warps per SM");
+  CHECK(mmcuda::warps_per_sm_for(0, false) == 4, "the other solves' default is not 4 warps per SM");
+  CHECK(mmcuda::warps_per_sm_for(3, true) == 3 && mmcuda::warps_per_sm_for(6, false) == 6,
+        "MM_TDMA_CUDA_WARPS_PER_SM does not override the defaults");
+  Plan mix8, mix4;
+  mmcuda::mm_cuda_plan(100, 2, sizeof(double), true, 233472, 232448,
+                       mmcuda::warps_per_sm_for(0, true), 0, 0, &mix8);
+  mmcuda::mm_cuda_plan(100, 2, sizeof(double), true, 233472, 232448, 4, 0, 0, &mix4);
+  std::printf("plan nz=100 mixing, H100/H200: %d of %d chunks on chip at 8 warps per SM, %d at 4\n",
+              mix8.slots, mix8.chunks, mix4.slots);
+  CHECK(mix8.slots == 1 && mix4.slots == 2, "the mixing solve's plan is not the 8-warp one");
   if (failures) {
     std::printf("%d failures\n", failures);
     return 1;
