@@ -61,6 +61,8 @@ static const char usage[] =
     "  MINIMODEL_CUDA_KAPPA_IN_SOLVE  0: the GPU step's convective diffusivity by a\n"
     "                            mixing kernel, through memory (default: in the solve)\n"
     "  MINIMODEL_CUDA_TILES      0: the GPU step's horizontal kernel per cell, not in tiles\n"
+    "  MINIMODEL_CUDA_TILE_LEVELS  1..32: the levels of those tiles (default: nz split\n"
+    "                            evenly into tiles of at most 32)\n"
     "  MINIMODEL_CUDA_AWARE_MPI  0: the GPU step's halo through the host even where MPI\n"
     "                            takes device memory; 1: hand the emulated device's memory\n"
     "                            to MPI\n"

@@ -209,11 +209,13 @@ static void run_diag(const emu *e, const mm_dev_diag *d) {
  * after block, each thread's part of a phase, a barrier between phases.
  * Shared memory and the threads' carried registers start as NaN in every
  * block, so that a value the kernel uses without having made it shows in
- * the result. */
+ * the result. MINIMODEL_EMULATED_THREADS=reverse runs the blocks, and the
+ * threads of each, last first. */
 static void run_tiles(emu *e, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
   const long T = MM_GPU_THREADS, blocks = mm_gpu_tiles_blocks(t);
   mm_gpu_tile_smem *s = &e->tile_smem;
-  for (long b = 0; b < blocks; b++) {
+  for (long bi = 0; bi < blocks; bi++) {
+    const long b = nth(e, bi, blocks); /* reversed too: a block must not write another's cells */
     memset(s, 0xff, sizeof *s);
     memset(e->tile_carry, 0xff, sizeof e->tile_carry);
     const int phases = mm_gpu_tile_phases(t, b);

@@ -24,6 +24,10 @@
 #include <string.h>
 
 #include "mm_gpu_kernels.h"
+#include "mm_settings.h"
+
+_Static_assert(MM_GPU_TILE_K == MM_SETTING_TILE_LEVELS_MAX,
+               "MINIMODEL_CUDA_TILE_LEVELS at most the levels a tile holds");
 
 /* Events: before and after the interior kernel; before the halo copies in,
  * after them, after the frame kernel, after mixing, after the solve; the
@@ -104,7 +108,8 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   h.salt_next = g->salt_next;
   if (r == &g->interior && g->s.tiles && r->n == 1) {
     mm_gpu_tiles t;
-    mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh);
+    mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh,
+                    g->s.tile_levels);
     DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
     g->tile_launches++;
   } else {

@@ -69,6 +69,7 @@ typedef struct {
   int use_graph;                 /* capture the steady part of the step in graphs */
   int kappa_in_solve;            /* kappa_w inside the solve where the solver can */
   int tiles;                     /* the interior's horizontal kernel in tiles */
+  int tile_levels;               /* levels of its tiles; 0: nz split evenly (mm_gpu_tiles_of) */
 } mm_gpu_setup;
 
 /* Device time of the phases of one step (s), from the device's events. */

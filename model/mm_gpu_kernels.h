@@ -27,9 +27,16 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
 }
 
 /* The horizontal kernel of a rectangle in tiles (the interior of the block,
- * where most cells are): a thread block of MM_GPU_TILE_K levels (fastest)
- * x MM_GPU_TILE_X columns of one row takes a tile of that many levels and
- * columns and marches it north through up to MM_GPU_TILE_Y rows. T and S of
+ * where most cells are): a thread block of tk levels (fastest) x tx columns
+ * of one row takes a tile of that many levels and columns and marches it
+ * north through up to MM_GPU_TILE_Y rows. The levels are split into
+ * ceil(nz / MM_GPU_TILE_K) tiles of equal depth tk (the last one shallower
+ * where they do not divide nz), and tx = MM_GPU_THREADS / tk: so nz = 10
+ * gives tiles of 10 levels x 25 columns and nz = 100 tiles of 25 levels x 10
+ * columns, and at most tk - 1 of a block's threads have no cell (with tiles
+ * of 32 levels, 22 of every 32 where nz = 10, and 28 of every 32 in the
+ * last tile of nz = 100: the kernel is bound by its instructions, and a
+ * thread without a cell costs its warp as much as one with). T and S of
  * the rows the stencil reaches (two either side) and of the two columns
  * either side of the tile pass through a ring of MM_GPU_TILE_RING rows in
  * shared memory, each value loaded from memory once per tile (and once more
@@ -54,21 +61,29 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  *     the y faces and T*, S* of row j; barrier.
  * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use. Loads of a
  * row are coalesced: thread t of the block takes elements t, t +
- * MM_GPU_THREADS, ... of the row's (TILE_X + 4) columns x TILE_K levels,
- * levels fastest (a column's levels are adjacent in memory). */
-#define MM_GPU_TILE_K    32
-#define MM_GPU_TILE_X    (MM_GPU_THREADS / MM_GPU_TILE_K)
+ * MM_GPU_THREADS, ... of the row's (tx + 4) columns x tk levels, levels
+ * fastest (a column's levels are adjacent in memory; where tk = nz, the
+ * whole row is one run). */
+#define MM_GPU_TILE_K    32 /* levels of a tile, at most */
 #define MM_GPU_TILE_Y    32
 #define MM_GPU_TILE_RING 6
+/* Elements of a ring row, (tx + 4) tk <= MM_GPU_THREADS + 4 MM_GPU_TILE_K,
+ * and of a row's x faces, (tx + 1) tk, at most. */
+#define MM_GPU_TILE_ROW   (MM_GPU_THREADS + 4 * MM_GPU_TILE_K)
+#define MM_GPU_TILE_FACES (MM_GPU_THREADS + MM_GPU_TILE_K)
 /* Blocks per SM the CUDA kernel's registers must leave room for
- * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gives the superbee
+ * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gave the superbee
  * kernel 80 registers and no spill, both before and since each face is
- * computed once (unbounded it took 88, 2 blocks per SM; at 4 it spilled). Its 46080
- * bytes of shared memory allow 4 on an H100 or H200. On an H200
- * (2026-11-28, each face then computed by both of its cells) the kernel ran
- * 3 blocks per SM, the limit of its registers and its shared memory alike
- * (Nsight Compute, docs/performance.md "GPU"). */
+ * computed once (unbounded it took 88, 2 blocks per SM; at 4 it spilled);
+ * since the tiles' depth follows nz (tk, tx at run time), 72 at 3 and 63
+ * with no spill at 4. Its 46080 bytes of shared memory allow 4 on an H100
+ * or H200. On an H200 (2026-11-28, each face then computed by both of its
+ * cells) the kernel ran 3 blocks per SM, the limit of its registers and its
+ * shared memory alike (Nsight Compute, docs/performance.md "GPU"). 4 is
+ * to be timed on a device (a build with -DMM_GPU_TILE_MIN_BLOCKS=4). */
+#ifndef MM_GPU_TILE_MIN_BLOCKS
 #define MM_GPU_TILE_MIN_BLOCKS 3
+#endif
 
 /* A rectangle's tiles: cells [ib, ie) x [jb, je) of the block (indices
  * without the halo), nz levels. Blocks are numbered with the tile's level
@@ -76,18 +91,20 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
 typedef struct {
   int ib, ie, jb, je, nz;
   long nxh;
+  int tk, tx;      /* levels and columns of a tile (tk * tx <= MM_GPU_THREADS) */
   long nk, nx, ny; /* tiles along levels, columns and rows */
 } mm_gpu_tiles;
 
-/* The shared memory of a block: T and S of the ring's rows, [slot][column
- * of the tile, from two west of it][level of the tile]; and the fluxes per
- * unit depth through the x faces of the row being computed, [tracer: T, S]
- * [0 advective, 1 diffusive][face f: west of the tile's column f, f =
- * TILE_X east of its last][level of the tile] (degC m2/s, g/kg m2/s). */
+/* The shared memory of a block: T and S of the ring's rows, [slot][c tk +
+ * kk: column c of the tile, from two west of it, level kk of the tile]; and
+ * the fluxes per unit depth through the x faces of the row being computed,
+ * [tracer: T, S][0 advective, 1 diffusive][f tk + kk: face f, west of the
+ * tile's column f, f = tx east of its last; level kk] (degC m2/s,
+ * g/kg m2/s). */
 typedef struct {
-  double temp[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
-  double salt[MM_GPU_TILE_RING][MM_GPU_TILE_X + 4][MM_GPU_TILE_K];
-  double xface[2][2][MM_GPU_TILE_X + 1][MM_GPU_TILE_K];
+  double temp[MM_GPU_TILE_RING][MM_GPU_TILE_ROW];
+  double salt[MM_GPU_TILE_RING][MM_GPU_TILE_ROW];
+  double xface[2][2][MM_GPU_TILE_FACES];
 } mm_gpu_tile_smem;
 
 /* What a thread carries from one row of its march to the next: the fluxes
@@ -98,11 +115,18 @@ typedef struct {
   double ga[2], gd[2]; /* advective, diffusive */
 } mm_gpu_tile_carry;
 
-MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je, int nz, long nxh) {
+/* levels: the levels of a tile, 1..MM_GPU_TILE_K; 0: nz split evenly into
+ * tiles of at most MM_GPU_TILE_K levels. */
+MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je, int nz, long nxh,
+                                int levels) {
   t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
   const int w = ie > ib ? ie - ib : 0, hgt = je > jb ? je - jb : 0;
-  t->nk = w && hgt ? (nz + MM_GPU_TILE_K - 1) / MM_GPU_TILE_K : 0;
-  t->nx = (w + MM_GPU_TILE_X - 1) / MM_GPU_TILE_X;
+  const int most = levels >= 1 && levels <= MM_GPU_TILE_K ? levels : MM_GPU_TILE_K;
+  const int nk = nz > 0 ? (nz + most - 1) / most : 0;
+  t->tk = levels >= 1 && levels <= MM_GPU_TILE_K ? levels : nk ? (nz + nk - 1) / nk : most;
+  t->tx = MM_GPU_THREADS / t->tk;
+  t->nk = w && hgt ? nk : 0;
+  t->nx = (w + t->tx - 1) / t->tx;
   t->ny = (hgt + MM_GPU_TILE_Y - 1) / MM_GPU_TILE_Y;
 }
 
@@ -112,8 +136,8 @@ MM_CELL_FN long mm_gpu_tiles_blocks(const mm_gpu_tiles *t) {
 
 /* Block b's first level, first column and rows [*j0, *j1) of its march. */
 MM_CELL_FN void mm_gpu_tile_of(const mm_gpu_tiles *t, long b, int *k0, int *i0, int *j0, int *j1) {
-  *k0 = (int)(b % t->nk) * MM_GPU_TILE_K;
-  *i0 = t->ib + (int)(b / t->nk % t->nx) * MM_GPU_TILE_X;
+  *k0 = (int)(b % t->nk) * t->tk;
+  *i0 = t->ib + (int)(b / t->nk % t->nx) * t->tx;
   *j0 = t->jb + (int)(b / (t->nk * t->nx)) * MM_GPU_TILE_Y;
   *j1 = *j0 + MM_GPU_TILE_Y < t->je ? *j0 + MM_GPU_TILE_Y : t->je;
 }
@@ -123,12 +147,11 @@ MM_CELL_FN int mm_gpu_tile_slot(int j, int j0) {
 }
 
 /* Elements of a ring row each thread moves, at most. */
-#define MM_GPU_TILE_PER_THREAD                                                                     \
-  (((MM_GPU_TILE_X + 4) * MM_GPU_TILE_K + MM_GPU_THREADS - 1) / MM_GPU_THREADS)
+#define MM_GPU_TILE_PER_THREAD ((MM_GPU_TILE_ROW + MM_GPU_THREADS - 1) / MM_GPU_THREADS)
 
 /* Thread tid's elements of row j of the tile at level k0, column i0: e =
- * tid, tid + MM_GPU_THREADS, ... of the row's columns i0 - 2 .. i0 +
- * TILE_X + 1 (those the rectangle's stencil reaches) x levels below nz:
+ * tid, tid + MM_GPU_THREADS, ... of the row's columns i0 - 2 .. i0 + tx + 1
+ * (those the rectangle's stencil reaches) x levels below nz:
  * fetched from memory into t[], s[] (fetch), or from there into the ring
  * (store). */
 MM_CELL_FN void mm_gpu_tile_fetch(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
@@ -136,8 +159,8 @@ MM_CELL_FN void mm_gpu_tile_fetch(const mm_cell_hstep *h, const mm_gpu_tiles *t,
   /* a constant trip count, so that tv and sv stay in registers */
   for (int n = 0; n < MM_GPU_TILE_PER_THREAD; n++) {
     const int e = tid + n * MM_GPU_THREADS;
-    if (e >= (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K) break;
-    const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
+    if (e >= (t->tx + 4) * t->tk) break;
+    const int c = e / t->tk, kk = e % t->tk;
     const int i = i0 - 2 + c, k = k0 + kk;
     if (i >= t->ie + 2 || k >= t->nz) continue;
     const long p = ((long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO)) * t->nz + k;
@@ -149,23 +172,24 @@ MM_CELL_FN void mm_gpu_tile_store(const mm_gpu_tiles *t, int k0, int i0, int slo
                                   const double *tv, const double *sv, mm_gpu_tile_smem *s) {
   for (int n = 0; n < MM_GPU_TILE_PER_THREAD; n++) {
     const int e = tid + n * MM_GPU_THREADS;
-    if (e >= (MM_GPU_TILE_X + 4) * MM_GPU_TILE_K) break;
-    const int c = e / MM_GPU_TILE_K, kk = e % MM_GPU_TILE_K;
+    if (e >= (t->tx + 4) * t->tk) break;
+    const int c = e / t->tk, kk = e % t->tk;
     if (i0 - 2 + c >= t->ie + 2 || k0 + kk >= t->nz) continue;
-    s->temp[slot][c][kk] = tv[n];
-    s->salt[slot][c][kk] = sv[n];
+    s->temp[slot][e] = tv[n]; /* e = c tk + kk */
+    s->salt[slot][e] = sv[n];
   }
 }
 
 /* The cell of thread tid of a tile at row j: its column of the block
  * with the halo (*col), its level (*k) and its tile column (*cx) and level
- * (*kk); 0 where the thread has no cell (past the rectangle or nz). */
+ * (*kk); 0 where the thread has no cell (tid >= tx tk, or past the
+ * rectangle or nz). */
 MM_CELL_FN int mm_gpu_tile_cell(const mm_gpu_tiles *t, int k0, int i0, int tid, int j, long *col,
                                 int *k, int *cx, int *kk) {
-  *kk = tid % MM_GPU_TILE_K, *cx = tid / MM_GPU_TILE_K;
+  *kk = tid % t->tk, *cx = tid / t->tk;
   const int i = i0 + *cx;
   *k = k0 + *kk;
-  if (i >= t->ie || *k >= t->nz) return 0;
+  if (*cx >= t->tx || i >= t->ie || *k >= t->nz) return 0;
   *col = (long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO);
   return 1;
 }
@@ -183,23 +207,22 @@ MM_CELL_FN void mm_gpu_tile_xfaces(const mm_cell_hstep *h, const mm_gpu_tiles *t
   const int kP = kmt[col], kE = kmt[col + 1], kW = kmt[col - 1];
   const int wet_e = k < mm_cell_imin(kP, kE), wet_w = k < mm_cell_imin(kW, kP);
   const long p = col * (long)t->nz + k;
-  const int c = cx + 2, r = mm_gpu_tile_slot(j, j0);
-  const mm_gpu_tile_smem *ring = s; /* read only: the ring */
+  const int tk = t->tk, r = mm_gpu_tile_slot(j, j0);
+  const int e = (cx + 2) * tk + kk, fe = (cx + 1) * tk + kk; /* the cell; its east face */
+  const mm_gpu_tile_smem *ring = s;                          /* read only: the ring */
   for (int v = 0; v < 2; v++) {
-    const double(*q)[MM_GPU_TILE_X + 4][MM_GPU_TILE_K] = v ? ring->salt : ring->temp;
+    const double *q = v ? ring->salt[r] : ring->temp[r];
     double fa = 0.0, fd = 0.0;
     if (wet_e)
-      mm_face_flux(h->scheme, h->ue[p], q[r][c - 1][kk], q[r][c][kk], q[r][c + 1][kk],
-                   q[r][c + 2][kk], wet_w, k < mm_cell_imin(kE, kmt[col + 2]), h->dt_area, h->kh_x,
-                   &fa, &fd);
-    s->xface[v][0][cx + 1][kk] = fa, s->xface[v][1][cx + 1][kk] = fd;
+      mm_face_flux(h->scheme, h->ue[p], q[e - tk], q[e], q[e + tk], q[e + 2 * tk], wet_w,
+                   k < mm_cell_imin(kE, kmt[col + 2]), h->dt_area, h->kh_x, &fa, &fd);
+    s->xface[v][0][fe] = fa, s->xface[v][1][fe] = fd;
     if (cx == 0) {
       double fa_w = 0.0, fd_w = 0.0;
       if (wet_w)
-        mm_face_flux(h->scheme, h->ue[p - t->nz], q[r][c - 2][kk], q[r][c - 1][kk], q[r][c][kk],
-                     q[r][c + 1][kk], k < mm_cell_imin(kmt[col - 2], kW), wet_e, h->dt_area,
-                     h->kh_x, &fa_w, &fd_w);
-      s->xface[v][0][0][kk] = fa_w, s->xface[v][1][0][kk] = fd_w;
+        mm_face_flux(h->scheme, h->ue[p - t->nz], q[e - 2 * tk], q[e - tk], q[e], q[e + tk],
+                     k < mm_cell_imin(kmt[col - 2], kW), wet_e, h->dt_area, h->kh_x, &fa_w, &fd_w);
+      s->xface[v][0][kk] = fa_w, s->xface[v][1][kk] = fd_w;
     }
   }
 }
@@ -225,27 +248,29 @@ MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t
   const int wet_n = k < mm_cell_imin(kP, kN), wet_s = k < mm_cell_imin(kS, kP);
   const int wet_nn = k < mm_cell_imin(kN, kmt[col + 2 * nxh]);
   const int wet_ss = j == j0 && k < mm_cell_imin(kmt[col - 2 * nxh], kS);
-  const int c = cx + 2, r = mm_gpu_tile_slot(j, j0);
+  const int tk = t->tk, e = (cx + 2) * tk + kk; /* the cell in a ring row */
+  const int fw = cx * tk + kk, fe = fw + tk;    /* its west and east faces */
+  const int r = mm_gpu_tile_slot(j, j0);
   const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
   const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
   for (int v = 0; v < 2; v++) {
-    const double(*q)[MM_GPU_TILE_X + 4][MM_GPU_TILE_K] = v ? s->salt : s->temp;
-    const double tP = q[r][c][kk], tN = q[rn][c][kk], tS = q[rs][c][kk];
+    const double(*q)[MM_GPU_TILE_ROW] = v ? s->salt : s->temp;
+    const double tP = q[r][e], tN = q[rn][e], tS = q[rs][e];
     double ga_n = 0.0, gd_n = 0.0, ga_s, gd_s;
     if (wet_n)
-      mm_face_flux(h->scheme, h->vn[p], tS, tP, tN, q[rnn][c][kk], wet_s, wet_nn, h->dt_area,
-                   h->kh_y, &ga_n, &gd_n);
+      mm_face_flux(h->scheme, h->vn[p], tS, tP, tN, q[rnn][e], wet_s, wet_nn, h->dt_area, h->kh_y,
+                   &ga_n, &gd_n);
     if (j == j0) {
       ga_s = 0.0, gd_s = 0.0;
       if (wet_s)
-        mm_face_flux(h->scheme, h->vn[p - nxh * nz], q[rss][c][kk], tS, tP, tN, wet_ss, wet_n,
+        mm_face_flux(h->scheme, h->vn[p - nxh * nz], q[rss][e], tS, tP, tN, wet_ss, wet_n,
                      h->dt_area, h->kh_y, &ga_s, &gd_s);
     } else {
       ga_s = cr->ga[v], gd_s = cr->gd[v];
     }
     (v ? h->salt_next : h->temp_next)[p] =
-        mm_cell_update(tP, s->xface[v][0][cx][kk], s->xface[v][0][cx + 1][kk], ga_s, ga_n,
-                       s->xface[v][1][cx][kk], s->xface[v][1][cx + 1][kk], gd_s, gd_n, h->dt_area);
+        mm_cell_update(tP, s->xface[v][0][fw], s->xface[v][0][fe], ga_s, ga_n, s->xface[v][1][fw],
+                       s->xface[v][1][fe], gd_s, gd_n, h->dt_area);
     cr->ga[v] = ga_n, cr->gd[v] = gd_n;
   }
 }

@@ -343,6 +343,8 @@ static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   s.kappa_in_solve = !cfg->env.no_kappa_in_solve;
   /* MINIMODEL_CUDA_TILES=0: the per-cell horizontal kernel everywhere */
   s.tiles = !cfg->env.no_tiles;
+  /* MINIMODEL_CUDA_TILE_LEVELS: the levels of those tiles (for tuning) */
+  s.tile_levels = cfg->env.tile_levels;
   /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
   int aware = m->dev->mpi_takes_device_memory((int)cfg->env.cuda_aware_mpi);

@@ -76,6 +76,18 @@ mm_err mm_settings_read(mm_settings *s) {
   s->no_kappa_in_solve = kappa_in_solve == 0;
   MM_CHECK(env_switch("MINIMODEL_CUDA_TILES", 1, &tiles));
   s->no_tiles = tiles == 0;
+  const char *levels = getenv("MINIMODEL_CUDA_TILE_LEVELS");
+  if (levels && *levels) {
+    char *end = NULL;
+    errno = 0;
+    const long x = strtol(levels, &end, 10);
+    MM_REQUIRE(levels[0] >= '0' && levels[0] <= '9' && !*end && errno == 0 && x >= 1 &&
+                   x <= MM_SETTING_TILE_LEVELS_MAX,
+               MM_ERR_INPUT,
+               "MINIMODEL_CUDA_TILE_LEVELS = %.40s: must be a whole number from 1 to %d", levels,
+               MM_SETTING_TILE_LEVELS_MAX);
+    s->tile_levels = (int)x;
+  }
   MM_CHECK(env_switch("MINIMODEL_CUDA_AWARE_MPI", -1, &aware));
   s->no_graph = graph == 0;
   s->cuda_aware_mpi = aware == 0 ? MM_ASK_OFF : aware == 1 ? MM_ASK_ON : MM_ASK_AUTO;
@@ -161,6 +173,9 @@ static const struct {
     {"MINIMODEL_CUDA_TILES", "0, 1",
      "0: the GPU step's horizontal kernel one thread per cell everywhere; 1 (default): the "
      "block interior's in tiles marched through shared memory"},
+    {"MINIMODEL_CUDA_TILE_LEVELS", "1..32",
+     "levels of a tile of the GPU step's horizontal kernel (default: nz split evenly into tiles "
+     "of at most 32)"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

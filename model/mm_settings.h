@@ -20,6 +20,8 @@
 #define MM_MAX_THREADS 1024
 /* A path setting. */
 #define MM_SETTING_PATH_MAX 1024
+/* MINIMODEL_CUDA_TILE_LEVELS at most (MM_GPU_TILE_K of mm_gpu_kernels.h) */
+#define MM_SETTING_TILE_LEVELS_MAX 32
 
 /* A yes/no setting that may be left to the program. */
 typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
@@ -89,7 +91,9 @@ typedef struct {
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
   bool no_kappa_in_solve; /* MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: the GPU step's mixing kernel */
   bool no_tiles;          /* MINIMODEL_CUDA_TILES=0: the GPU step's horizontal kernel per cell */
-  mm_ask cuda_aware_mpi;  /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
+  int tile_levels; /* MINIMODEL_CUDA_TILE_LEVELS: levels of a tile of that kernel, 1..32; 0 unset
+                      (nz split evenly into tiles of at most 32) */
+  mm_ask cuda_aware_mpi;                 /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */
   char emulated_threads[MM_SETTING_MAX]; /* MINIMODEL_EMULATED_THREADS: forward, reverse */
   bool debug;                            /* MINIMODEL_DEBUG set: where an error was raised */
   mm_faults fault;

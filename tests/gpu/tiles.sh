@@ -6,14 +6,20 @@
 # interiors span several tiles along every axis, which the regression
 # configs of model_device.sh do not (their nz and interiors are smaller than
 # one tile):
-#   - 45 x 78 x 40: a level tile of 32 and one of 8, columns that fill no
-#     whole number of tiles, on 1 rank and on 3 ranks split along x (11
+#   - 45 x 78 x 35: a level tile of 18 and one of 17 (tiles of 18 levels x
+#     14 columns: 4 threads of a block without a cell), columns that fill
+#     no whole number of tiles, on 1 rank and on 3 ranks split along x (11
 #     columns by marches of 32, 32 and 10 rows);
-#   - 9 x 38 x 64: two whole level tiles, an interior 5 columns wide (less
-#     than a tile), marches of 32 and 2 rows;
+#   - 9 x 38 x 64: two whole level tiles of 32 (x 8 columns), an interior 5
+#     columns wide (less than a tile), marches of 32 and 2 rows;
+#   - 100 x 20 x 6: one level tile of 6 x 42 columns, the interior two
+#     tiles wide, the second one partly;
 # a gyre over a bowl (wet and dry faces at every depth), superbee and upwind
 # advection; with and without tiles (the timing file's horizontal_tiles must
-# say which); on the emulated device also the threads in reverse order.
+# say which); tiles of a set depth (MINIMODEL_CUDA_TILE_LEVELS: 32, so 45 x
+# 78 x 35 has a tile of 3 levels, and 7, which gives tiles of 7 x 36 and
+# 4 threads without a cell); on the emulated device also the threads in
+# reverse order (the blocks too).
 # Exit 77 (skipped) when BACKEND = cuda and there is no usable device.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"; backend="$5"
@@ -46,12 +52,13 @@ check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
   n=$((n + 1))
 }
 for adv in superbee upwind; do
-  big=(--set grid.nx=45 --set grid.ny=78 --set grid.nz=40 --set physics.advection=$adv)
+  big=(--set grid.nx=45 --set grid.ny=78 --set grid.nz=35 --set physics.advection=$adv)
   run 1 "${big[@]}" --set output.dir="$work/cpu" || fail "CPU ($adv)"
   for tiles in 1 0; do
     check "big-$adv-1-$tiles" 1 $tiles "${big[@]}"
     check "big-$adv-3-$tiles" 3 $tiles "${big[@]}" --set grid.ranks_x=3 --set grid.ranks_y=1
   done
+  MINIMODEL_CUDA_TILE_LEVELS=32 check "big-$adv-levels32" 1 1 "${big[@]}"
   if [ "$backend" = emulated ]; then
     MINIMODEL_EMULATED_THREADS=reverse check "big-$adv-reverse" 2 1 "${big[@]}"
   fi
@@ -59,6 +66,11 @@ for adv in superbee upwind; do
   rm -rf "$work/cpu"
   run 1 "${narrow[@]}" --set output.dir="$work/cpu" || fail "CPU, narrow ($adv)"
   check "narrow-$adv" 1 1 "${narrow[@]}"
+  MINIMODEL_CUDA_TILE_LEVELS=7 check "narrow-$adv-levels7" 1 1 "${narrow[@]}"
+  rm -rf "$work/cpu"
+  shallow=(--set grid.nx=100 --set grid.ny=20 --set grid.nz=6 --set physics.advection=$adv)
+  run 1 "${shallow[@]}" --set output.dir="$work/cpu" || fail "CPU, shallow ($adv)"
+  check "shallow-$adv" 1 1 "${shallow[@]}"
   rm -rf "$work/cpu"
 done
 echo "ok: $n runs with the CPU's bits, tiled and not"
