@@ -2,21 +2,32 @@
 """Compare the variables of two NetCDF files.
 
     compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--records-of-b]
-               [--allow-missing V,...] [--quiet]
+               [--allow-missing V,...] [--attributes] [--quiet]
 
 Every variable present in both files (or only those named by --vars) is
 compared element by element; a value passes when
 
     |a - b| <= atol + rtol * |b|
 
-(defaults rtol = 0, atol = 0: bitwise equality of the values). One line per
+(defaults rtol = 0, atol = 0: bitwise equality of the values, where a zero
+of one sign against one of the other is a difference too). One line per
 variable gives the largest absolute and relative difference, |a - b| / |b|,
 and where the largest relative difference occurs, as named indices
 (time=3,z=0,y=5,x=7).
 
-- Masked entries (_FillValue) must coincide: a mask mismatch is a failure.
+- Masked entries must coincide: a mask mismatch is a failure. The mask is
+  netCDF4's: _FillValue, missing_value, and values outside valid_min,
+  valid_max or valid_range; masked entries are not compared (--attributes
+  compares those attributes).
 - NaN equals NaN at the same place; NaN against a number is a failure.
-- A shape mismatch is a failure.
+- An infinity equals only the same infinity, whatever the tolerance.
+- A shape mismatch is a failure, and so are other dimension names (a
+  variable written (x, y, z) against one written (z, y, x) on a grid where
+  both have the same shape).
+- Numbers of different types are compared by value, exactly (an integer
+  against a float64 too: 2**53 + 1 is not 2**53), and the line names both
+  types.
+- Variable-length and compound variables are compared for equality.
 - String and character variables are compared for equality.
 - Integers are compared exactly, whatever their width and sign (an int64
   with a uint64 too: no difference is lost to an overflow or a rounding to
@@ -35,10 +46,14 @@ and where the largest relative difference occurs, as named indices
 - Global attributes are not compared. With --attributes, the attributes of
   each compared variable must be the same names with the same values (a
   reference written with the layout of docs/output.md).
-- With --records-of-b, only A's records (along `time`) of the steps that B
-  holds are compared, matched by the `step` variable; a step of B that A
-  lacks is a failure. So a history with the initial state as record 0
-  (output.initial_record) compares with one written without it.
+- With --records-of-b, only A's records (along the dimension of `step`,
+  `time` in a history) of the steps that B holds are compared, matched by
+  the `step` variable; a step of B that A lacks is a failure, and so is a B
+  that holds no record (nothing would be compared). So a history with the
+  initial state as record 0 (output.initial_record) compares with one
+  written without it.
+- Only the root group's variables are compared; a file with groups gets a
+  warning (on standard error) that names them.
 
 Exit status: 0 all within tolerance, 1 some difference (also: a state or
 diagnostic variable of B missing from A, or nothing compared), 2 usage error,
@@ -115,6 +130,27 @@ def exact_integers(x):
     return x.astype(np.int64)
 
 
+def exact_mixed(x, y):
+    """Elementwise x != y, exactly, for an integer and a float array (flat,
+    of one length), and |x - y| where they differ: a float equals an integer
+    only where it is that integer (float(2**53 + 1) would be 2**53)."""
+    from fractions import Fraction
+    differ = np.zeros(x.shape, bool)
+    absdiff = np.zeros(x.shape, np.float64)
+    for i, (p, q) in enumerate(zip(x.tolist(), y.tolist())):
+        if isinstance(p, float) or isinstance(q, float):
+            f, n = (p, q) if isinstance(p, float) else (q, p)
+            if f != f or f in (float("inf"), float("-inf")):
+                differ[i], absdiff[i] = True, float("inf")
+                continue
+            d = abs(Fraction(f) - int(n))
+        else:
+            d = abs(int(p) - int(q))
+        if d:
+            differ[i], absdiff[i] = True, max(float(d), np.finfo(np.float64).tiny)
+    return differ, absdiff
+
+
 def compare_numeric(name, va, vb, rtol, atol, rows=None):
     """Compare a numeric variable; returns (ok, line)."""
     dims = va.dimensions
@@ -122,6 +158,9 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
     if a.shape != b.shape:
         return False, (f"{name}: FAIL: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
                        f"{dict(zip(vb.dimensions, b.shape))}")
+    if tuple(va.dimensions) != tuple(vb.dimensions):
+        return False, (f"{name}: FAIL: dimensions ({', '.join(va.dimensions)}) vs "
+                       f"({', '.join(vb.dimensions)})")
     ma, mb = np.ma.getmaskarray(a), np.ma.getmaskarray(b)
     problems = []
     mask_diff = ma != mb
@@ -130,8 +169,17 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
         problems.append(f"mask differs at {int(mask_diff.sum())} element(s), first at "
                         f"{fmt_index(dims, first)}")
     both = ~(ma | mb)
-    # Integers exactly, anything else in float64.
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+    ints_a, ints_b = a.dtype.kind in "iub", b.dtype.kind in "iub"
+    # Integers exactly, an integer against a float exactly, floats in float64.
+    if ints_a != ints_b:
+        bd = np.ma.getdata(b).astype(np.float64)
+        differ, absdiff = exact_mixed(np.ma.getdata(a).ravel(), np.ma.getdata(b).ravel())
+        absdiff = absdiff.reshape(a.shape)
+        floats = bd if ints_a else np.ma.getdata(a).astype(np.float64)
+        nan_diff = np.isnan(floats) & both  # a NaN against an integer
+        inf_diff = np.isinf(floats) & both  # an infinity against an integer
+        zero_sign = np.zeros(a.shape, bool)
+    elif ints_a and ints_b:
         ad, bd = exact_integers(np.ma.getdata(a)), exact_integers(np.ma.getdata(b))
         differ = np.asarray(ad != bd, dtype=bool)
         absdiff = np.zeros(a.shape, np.float64)
@@ -144,25 +192,43 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
                 absdiff[differ] = (hi - lo).astype(np.float64)
         bd = bd.astype(np.float64)
         nan_diff = np.zeros(a.shape, bool)
+        inf_diff = np.zeros(a.shape, bool)
+        zero_sign = np.zeros(a.shape, bool)
     else:
         ad = np.ma.getdata(a).astype(np.float64)
         bd = np.ma.getdata(b).astype(np.float64)
         na, nb = np.isnan(ad), np.isnan(bd)
         nan_diff = (na != nb) & both
         same = (ad == bd) | (na & nb)  # equal values, equal infinities, NaN = NaN
+        # an infinity against anything else: beyond any tolerance (the
+        # tolerance atol + rtol |b| is infinite where b is)
+        inf_diff = (np.isinf(ad) | np.isinf(bd)) & ~same & both & ~nan_diff
+        # bitwise (no tolerance): -0.0 against 0.0 is a difference too
+        zero_sign = (both & (ad == 0) & (bd == 0) & (np.signbit(ad) != np.signbit(bd))
+                     if rtol == 0 and atol == 0 else np.zeros(a.shape, bool))
         with np.errstate(invalid="ignore", over="ignore"):
             absdiff = np.where(same, 0.0, np.abs(ad - bd))
     absdiff = np.where(both, absdiff, 0.0)
-    absdiff = np.where(nan_diff, np.inf, absdiff)
+    absdiff = np.where(nan_diff | inf_diff, np.inf, absdiff)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(absdiff == 0, 0.0, absdiff / np.abs(bd))
     rel = np.where(np.isnan(rel), np.inf, rel)
     with np.errstate(invalid="ignore", over="ignore"):
-        bad = both & (absdiff > 0) & ~(absdiff <= atol + rtol * np.abs(bd))
+        # rtol |b| is 0 where b = 0, also for rtol = inf (not NaN)
+        tol = atol + np.where(bd == 0, 0.0, rtol * np.abs(bd))
+        bad = both & (absdiff > 0) & ~(absdiff <= tol) & ~nan_diff & ~inf_diff
     if nan_diff.any():
         first = tuple(int(i) for i in np.argwhere(nan_diff)[0])
         problems.append(f"NaN in one file only at {int(nan_diff.sum())} element(s), first at "
                         f"{fmt_index(dims, first)}")
+    if inf_diff.any():
+        first = tuple(int(i) for i in np.argwhere(inf_diff)[0])
+        problems.append(f"an infinity against another value at {int(inf_diff.sum())} "
+                        f"element(s), first at {fmt_index(dims, first)}")
+    if zero_sign.any():
+        first = tuple(int(i) for i in np.argwhere(zero_sign)[0])
+        problems.append(f"a zero of the other sign at {int(zero_sign.sum())} element(s), first "
+                        f"at {fmt_index(dims, first)}")
     if bad.any():
         problems.append(f"{int(bad.sum())} of {int(both.sum())} element(s) beyond tolerance")
     # rel is inf where b = 0 and a differs, so its argmax finds every difference.
@@ -171,9 +237,38 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
     where = np.unravel_index(int(np.argmax(rel)), a.shape) if max_rel > 0 else None
     loc = fmt_index(dims, tuple(int(i) for i in where)) if where is not None else "-"
     line = f"{name}: max_abs={max_abs:.6g} max_rel={max_rel:.6g} at {loc}"
+    if a.dtype != b.dtype:
+        line += f" (types {a.dtype} and {b.dtype})"
     if problems:
         line += "  FAIL: " + "; ".join(problems)
     return not problems, line
+
+
+def plain(x):
+    """x as nested lists and tuples of plain values (an element of a
+    variable-length variable is an array; a compound one a tuple)."""
+    if isinstance(x, np.ndarray):
+        return [plain(e) for e in x.tolist()] if x.dtype == object else plain(x.tolist())
+    if isinstance(x, (list, tuple)):
+        return type(x)(plain(e) for e in x)
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def compare_other(name, va, vb, rows=None):
+    """Compare a variable-length or compound variable for equality; returns
+    (ok, line)."""
+    a, b = np.asarray(va[...]), np.asarray(vb[...])
+    if rows is not None:
+        a = a[rows]
+    if a.shape != b.shape:
+        return False, f"{name}: FAIL: shape mismatch {a.shape} vs {b.shape}"
+    pa, pb = plain(a), plain(b)
+    if pa == pb:
+        return True, f"{name}: {type(va.datatype).__name__}, equal"
+    flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+    first = next(i for i in range(flat_a.size) if plain(flat_a[i]) != plain(flat_b[i]))
+    where = fmt_index(va.dimensions, np.unravel_index(first, a.shape)) if a.ndim else "()"
+    return False, f"{name}: FAIL: {type(va.datatype).__name__} values differ, first at {where}"
 
 
 def compare_attributes(name, va, vb, line):
@@ -243,8 +338,13 @@ def main(argv=None):
     failed = False
     out = []
     try:
+        for path, d in ((args.a, da), (args.b, db)):
+            if d.groups:
+                print(f"compare.py: warning: {path}: group(s) {', '.join(d.groups)} not compared "
+                      "(only the root group's variables are)", file=sys.stderr)
         va_all, vb_all = da.variables, db.variables
         rows = None  # A's records of B's steps (--records-of-b)
+        rec_dim = None  # the dimension of A's records: that of its step variable
         if args.records_of_b:
             if "step" not in va_all or "step" not in vb_all:
                 print("compare.py: --records-of-b: both files need a step variable",
@@ -257,6 +357,11 @@ def main(argv=None):
                 print(f"compare.py: --records-of-b: a step is not a whole number: {e}",
                       file=sys.stderr)
                 return 2
+            rec_dim = va_all["step"].dimensions[0] if va_all["step"].dimensions else None
+            if not b_steps:
+                out.append((False, f"step: FAIL: {args.b} holds no record: nothing to compare "
+                                   f"{args.a}'s records with"))
+                failed = True
             lacking = [n for n in b_steps if n not in a_steps]
             if lacking:
                 out.append((False, f"step: FAIL: {args.a} lacks the record(s) of step(s) "
@@ -299,26 +404,32 @@ def main(argv=None):
         for name in names:
             va, vb = va_all[name], vb_all[name]
             sel = None
-            # records: along `time`, unlimited as the model writes it or fixed
-            # as xarray does by default
-            if rows is not None and va.dimensions and (
-                    va.dimensions[0] == "time"
-                    or da.dimensions[va.dimensions[0]].isunlimited()):
+            # records: along the dimension of A's step variable (`time`,
+            # unlimited as the model writes it or fixed as xarray does)
+            if rows is not None and va.dimensions and va.dimensions[0] == rec_dim:
                 sel = rows
-            if sel is not None and len(sel) != len(vb):
+            if sel is not None and (not vb.dimensions or len(sel) != vb.shape[0]):
                 failed = True
-                out.append((False, f"{name}: FAIL: {len(vb)} record(s) in {args.b}, "
+                held = f"{vb.shape[0]} record(s)" if vb.dimensions else "a scalar"
+                out.append((False, f"{name}: FAIL: {held} in {args.b}, "
                                    f"{len(sel)} of its steps in {args.a}"))
                 continue
             try:
-                if is_text(va.dtype) or is_text(vb.dtype):
+                other = (netCDF4.VLType, netCDF4.CompoundType)
+                if isinstance(va.datatype, other) or isinstance(vb.datatype, other):
+                    if type(va.datatype) is not type(vb.datatype):
+                        ok, line = False, (f"{name}: FAIL: {type(va.datatype).__name__} vs "
+                                           f"{type(vb.datatype).__name__}")
+                    else:
+                        ok, line = compare_other(name, va, vb, sel)
+                elif is_text(va.dtype) or is_text(vb.dtype):
                     if is_text(va.dtype) != is_text(vb.dtype):
                         ok, line = False, f"{name}: FAIL: text in one file, numbers in the other"
                     else:
                         ok, line = compare_text(name, va, vb, sel)
                 else:
                     ok, line = compare_numeric(name, va, vb, args.rtol, args.atol, sel)
-            except (OSError, RuntimeError, ValueError, TypeError) as e:
+            except (OSError, RuntimeError, ValueError, TypeError, IndexError) as e:
                 ok, line = False, f"{name}: FAIL: cannot compare: {e}"
             if ok and args.attributes:
                 ok, line = compare_attributes(name, va, vb, line)

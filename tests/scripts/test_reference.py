@@ -467,6 +467,115 @@ def test_compare_wide_integers():
                 f"{a} vs {b}: exit {rc}, want 0\n{out}{err}"
 
 
+def test_compare_verdicts():
+    """compare.py's verdicts where a tolerance or a file's structure could
+    hide a difference: an infinity against a number or the other infinity
+    fails at any tolerance; the default (bitwise) tells -0.0 from 0.0, a
+    tolerance does not; rtol = inf where b = 0 does not fail a difference
+    atol allows; an integer against a float64 compares exactly; dimensions
+    named otherwise (a transposed variable of the same shape) fail;
+    --records-of-b against a B of no record, and with a variable scalar in B,
+    fails with a line (no traceback); only variables along the step's own
+    dimension are records; variable-length and compound variables compare
+    equal to themselves and not to others; a file with groups gets a
+    warning."""
+    def one(path, values, dtype="f8", dims=("n",), extra=None):
+        with netCDF4.Dataset(path, "w") as ds:
+            for d, n in zip(dims, np.shape(values)):
+                ds.createDimension(d, n)
+            ds.createVariable("v", dtype, dims)[...] = np.asarray(values)
+            if extra:
+                extra(ds)
+        return path
+
+    def verdict(a, b, *opts):
+        rc, out, err = run_script(COMPARE, a, b, *opts)
+        assert "Traceback" not in err, err
+        return rc, out, err
+
+    with tempfile.TemporaryDirectory() as tmp:
+        f = lambda name: os.path.join(tmp, name + ".nc")  # noqa: E731
+        one(f("one"), [1.0, 2.0])
+        one(f("inf"), [np.inf, 2.0])
+        one(f("minf"), [-np.inf, 2.0])
+        for a, b in (("one", "inf"), ("minf", "inf"), ("inf", "one")):
+            for opts in ((), ("--rtol", "1e-12"), ("--atol", "inf")):
+                rc, out, _ = verdict(f(a), f(b), *opts)
+                assert rc == 1 and "an infinity against another value" in out, \
+                    f"{a} vs {b} {opts}: exit {rc}\n{out}"
+        assert verdict(f("inf"), f("inf"), "--rtol", "1")[0] == 0
+        one(f("pos0"), [0.0, 2.0])
+        one(f("neg0"), [-0.0, 2.0])
+        rc, out, _ = verdict(f("neg0"), f("pos0"))
+        assert rc == 1 and "a zero of the other sign at 1" in out, f"-0.0 vs 0.0: {rc}\n{out}"
+        assert verdict(f("neg0"), f("pos0"), "--atol", "1e-300")[0] == 0
+        one(f("half"), [0.5, 2.0])
+        rc, out, _ = verdict(f("half"), f("pos0"), "--atol", "1", "--rtol", "inf")
+        assert rc == 0, f"rtol = inf, b = 0, within atol: exit {rc}\n{out}"
+        # an integer against a float64: exact, and the types named
+        one(f("int"), [2 ** 53 + 1], "i8", ("one",))
+        one(f("flt"), [float(2 ** 53)], "f8", ("one",))
+        one(f("int_same"), [2 ** 53], "i8", ("one",))
+        rc, out, _ = verdict(f("int"), f("flt"))
+        assert rc == 1 and "types int64 and float64" in out and "max_abs=1 " in out, \
+            f"2**53 + 1 vs 2.0**53: exit {rc}\n{out}"
+        assert verdict(f("int_same"), f("flt"))[0] == 0
+        # a transposed variable of the same shape
+        m = np.arange(4.0).reshape(2, 2)
+        one(f("pq"), m, dims=("p", "q"))
+        one(f("qp"), m.T.copy(), dims=("q", "p"))
+        rc, out, _ = verdict(f("qp"), f("pq"))
+        assert rc == 1 and "dimensions (q, p) vs (p, q)" in out, f"transposed: {rc}\n{out}"
+
+        # --records-of-b
+        def history(path, steps, foo_scalar=False, other=None):
+            with netCDF4.Dataset(path, "w") as ds:
+                ds.createDimension("time", None)
+                ds.createVariable("step", "i4", ("time",))[:] = np.array(steps, "i4")
+                ds.createVariable("temp", "f8", ("time",))[:] = np.array(steps, "f8") * 12345
+                if foo_scalar:
+                    ds.createVariable("foo", "f8", ())[...] = 1.0
+                else:
+                    ds.createVariable("foo", "f8", ("time",))[:] = np.ones(len(steps))
+                if other is not None:  # a second unlimited dimension
+                    ds.createDimension("other", None)
+                    ds.createVariable("bar", "f8", ("other",))[:] = np.array(other)
+            return path
+        history(f("h2"), [0, 1])
+        history(f("h0"), [])
+        rc, out, _ = verdict(f("h2"), f("h0"), "--records-of-b")
+        assert rc == 1 and "holds no record" in out, f"B of no record: exit {rc}\n{out}"
+        history(f("hs"), [0, 1], foo_scalar=True)
+        rc, out, _ = verdict(f("h2"), f("hs"), "--records-of-b")
+        assert rc == 1 and "foo: FAIL: a scalar in" in out, f"scalar in B: exit {rc}\n{out}"
+        history(f("hu"), [0, 1], other=[5.0])
+        rc, out, _ = verdict(f("hu"), f("hu"), "--records-of-b")
+        assert rc == 0, f"a second unlimited dimension: exit {rc}\n{out}"
+
+        # variable-length and compound variables; groups
+        def vlen(path, rows):
+            with netCDF4.Dataset(path, "w") as ds:
+                vt = ds.createVLType(np.int32, "ragged")
+                ds.createDimension("n", len(rows))
+                v = ds.createVariable("v", vt, ("n",))
+                for i, r in enumerate(rows):
+                    v[i] = np.array(r, np.int32)
+                ct = ds.createCompoundType(np.dtype([("a", "f8"), ("b", "i4")]), "pair")
+                ds.createVariable("c", ct, ("n",))[:] = np.array(
+                    [(1.5, 1)] * len(rows), dtype=[("a", "f8"), ("b", "i4")])
+            return path
+        vlen(f("vl"), [[1, 2], [3]])
+        vlen(f("vl2"), [[1, 2], [4]])
+        rc, out, _ = verdict(f("vl"), f("vl"))
+        assert rc == 0 and "VLType, equal" in out and "CompoundType, equal" in out, \
+            f"vlen and compound, the same file: exit {rc}\n{out}"
+        rc, out, _ = verdict(f("vl"), f("vl2"))
+        assert rc == 1 and "values differ, first at n=1" in out, f"vlen: exit {rc}\n{out}"
+        one(f("grp"), [1.0, 2.0], extra=lambda ds: ds.createGroup("extra"))
+        rc, out, err = verdict(f("one"), f("grp"))
+        assert rc == 0 and "group(s) extra not compared" in err, f"groups: {rc}\n{err}"
+
+
 # ---------------------------------------------------------------------------
 # The command line and the history file
 # ---------------------------------------------------------------------------
