@@ -29,7 +29,10 @@
  * per level for T and S in double). floor_ratio = best / floor. On a shared
  * machine the bandwidth changes from second to second, so the run also
  * reports paired_floor_ratio: the median over repeats of the solve's time
- * over the floor from the triad run just before it. Solves in place write no
+ * over the floor from the triad run just before it (none with --warm: 0 in
+ * the JSON, "-" in the table; so is speedup_vs_reference, the median of
+ * `reference` over the backend's, where `reference` did not run). Solves in
+ * place write no
  * fresh lines (no write-allocate traffic) while the triad does, so a solver
  * can come in slightly under its floor.
  *
@@ -683,10 +686,11 @@ int main(int argc, char **argv) {
              o.repeats, o.warm ? "warm" : "flushed", ref_ms > 0 ? ref_ms / r->median_ms : 0.0,
              r->paired_ratio);
     } else {
-      char ref[16] = "-";
+      char ref[16] = "-", paired[16] = "-";
       if (ref_ms > 0) snprintf(ref, sizeof ref, "%.2f", ref_ms / r->median_ms);
-      printf("%-16s %10.3f %10.3f %8.2f %8.2f %8.2f %9s %11.2e\n", r->name, r->best_ms,
-             r->median_ms, gbps, r->best_ms / fl, r->paired_ratio, ref, r->residual);
+      if (r->paired_ratio > 0) snprintf(paired, sizeof paired, "%.2f", r->paired_ratio);
+      printf("%-16s %10.3f %10.3f %8.2f %8.2f %8s %9s %11.2e\n", r->name, r->best_ms, r->median_ms,
+             gbps, r->best_ms / fl, paired, ref, r->residual);
     }
   }
   if (!o.json)
