@@ -116,6 +116,10 @@ int mm_py_solve_from(const char *backend, int single, size_t ncol, int nz, const
   if (ncol == 0) return MM_TDMA_OK;
   if (!src || src == x)
     return mm_py_solve(backend, single, ncol, nz, depth, a, b, c, x, threads, 0);
+  /* depths out of range: refused before x is filled (the solve would refuse
+   * them after), so that a call that fails leaves x as it was */
+  for (size_t i = 0; i < ncol; i++)
+    if (depth[i] < 0 || depth[i] > nz) return MM_TDMA_EINVAL;
   mm_tdma *s;
   int rc = mm_tdma_create(backend, nz, 0, &s);
   if (rc) return rc;

@@ -387,3 +387,20 @@ def test_depth_list_bools_and_mixed_integers(sys4):
     mixed[0][1] = 3
     want = tdma.solve(lower, diag, upper, rhs, depth=np.array(mixed, dtype=np.int64))
     np.testing.assert_array_equal(tdma.solve(lower, diag, upper, rhs, depth=mixed), want)
+
+
+def test_library_refuses_depths_before_filling_out(sys4):
+    # the library's own entry (what solve() calls with its checked copy):
+    # depths out of range are refused before out is filled from rhs
+    from minimodel import _lib
+    lower, diag, upper, rhs, depth = sys4
+    ncol, nz = rhs.size // rhs.shape[-1], rhs.shape[-1]
+    bad = np.array(depth, dtype=np.intc).reshape(-1)
+    for value in (nz + 1, -1):
+        bad[-1] = value
+        out = np.full_like(rhs, 7.0)
+        rc = _lib.lib.mm_py_solve_from(b"auto", 0, ncol, nz, bad.ctypes.data, lower.ctypes.data,
+                                       diag.ctypes.data, upper.ctypes.data, rhs.ctypes.data,
+                                       out.ctypes.data, 1)
+        assert rc == _lib.EINVAL, f"depth {value}: rc {rc}"
+        assert (out == 7.0).all(), f"depth {value}: out was written"
