@@ -53,6 +53,7 @@ struct mm_gpu {
   int kappa_in_solve;            /* the solve builds kappa_w (no mixing kernel) */
   long graph_launches;           /* graphs launched so far */
   long tile_launches;            /* tiled horizontal kernels queued so far */
+  int tile_k, tile_x;            /* the levels and columns of their tiles */
   mm_cell_rects interior, frame, whole;
   mm_tdma_batch batch; /* the columns of the block, first to last */
   size_t first;        /* column of batch's first column */
@@ -112,6 +113,7 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
                     g->s.tile_levels);
     DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
     g->tile_launches++;
+    g->tile_k = t.tk, g->tile_x = t.tx;
   } else {
     DEV(g->dev->horizontal(g->ctx, &h, r));
   }
@@ -277,7 +279,9 @@ long mm_gpu_graph_launches(const mm_gpu *g) {
   return g->graph_launches;
 }
 
-int mm_gpu_horizontal_tiles(const mm_gpu *g) {
+int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns) {
+  if (levels) *levels = g->tile_launches > 0 ? g->tile_k : 0;
+  if (columns) *columns = g->tile_launches > 0 ? g->tile_x : 0;
   return g->tile_launches > 0;
 }
 

@@ -94,7 +94,7 @@ long mm_gpu_graph_launches(const mm_gpu *g);
 /* 1 when the solve builds kappa_w (no mixing kernel, no kappa_w in memory). */
 int mm_gpu_kappa_in_solve(const mm_gpu *g);
 /* 1 when the block interior's horizontal kernel has run in tiles. */
-int mm_gpu_horizontal_tiles(const mm_gpu *g);
+int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */

@@ -636,8 +636,11 @@ int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
 }
 
-int mm_model_horizontal_tiles(const mm_model *m) {
-  return m->gpu ? mm_gpu_horizontal_tiles(m->gpu) : 0;
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns) {
+  if (m->gpu) return mm_gpu_horizontal_tiles(m->gpu, levels, columns);
+  if (levels) *levels = 0;
+  if (columns) *columns = 0;
+  return 0;
 }
 
 int mm_model_kappa_in_solve(const mm_model *m) {

@@ -52,8 +52,10 @@ int mm_model_on_device(const mm_model *m);
  * mm_tdma_fused_mixing_async): no kappa_w in memory. */
 int mm_model_kappa_in_solve(const mm_model *m);
 /* 1 when the GPU step has run this rank's block interior in tiles
- * (mm_gpu_kernels.h; MINIMODEL_CUDA_TILES), 0 otherwise and on the CPU. */
-int mm_model_horizontal_tiles(const mm_model *m);
+ * (mm_gpu_kernels.h; MINIMODEL_CUDA_TILES), 0 otherwise and on the CPU;
+ * *levels and *columns (where not NULL): the shape of those tiles, 0 where
+ * none ran. */
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */

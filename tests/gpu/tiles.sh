@@ -36,6 +36,7 @@ rm -rf "$work"; mkdir -p "$work"
 dev=(--set solver.backend="$backend" --set solver.tdma=auto)
 n=0
 check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
+  # (SHAPE="LEVELS COLUMNS": the tiles' shape the timing file must give)
   local name="$1" np="$2" tiles="$3"; shift 3
   local out="$work/$name"
   MINIMODEL_CUDA_TILES=$tiles run "$np" "${dev[@]}" "$@" --set output.dir="$out"
@@ -48,6 +49,12 @@ check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
   [ "$tiles" = 0 ] && want=false
   grep -q "\"horizontal_tiles\": $want" "$out/tiles.timing.json" ||
     fail "$name: the timing file does not say horizontal_tiles $want"
+  if [ -n "${SHAPE:-}" ]; then
+    local levels=${SHAPE% *} columns=${SHAPE#* }
+    grep -q "\"horizontal_tile_levels\": $levels," "$out/tiles.timing.json" &&
+      grep -q "\"horizontal_tile_columns\": $columns\b" "$out/tiles.timing.json" ||
+      fail "$name: the timing file does not give tiles of $levels x $columns"
+  fi
   same "$out/tiles.nc" "$work/cpu/tiles.nc" || fail "$name: not the CPU's bits"
   n=$((n + 1))
 }
@@ -55,10 +62,12 @@ for adv in superbee upwind; do
   big=(--set grid.nx=45 --set grid.ny=78 --set grid.nz=35 --set physics.advection=$adv)
   run 1 "${big[@]}" --set output.dir="$work/cpu" || fail "CPU ($adv)"
   for tiles in 1 0; do
-    check "big-$adv-1-$tiles" 1 $tiles "${big[@]}"
+    shape=
+    [ "$tiles" = 1 ] && shape="18 14"
+    SHAPE="$shape" check "big-$adv-1-$tiles" 1 $tiles "${big[@]}"
     check "big-$adv-3-$tiles" 3 $tiles "${big[@]}" --set grid.ranks_x=3 --set grid.ranks_y=1
   done
-  MINIMODEL_CUDA_TILE_LEVELS=32 check "big-$adv-levels32" 1 1 "${big[@]}"
+  SHAPE="32 8" MINIMODEL_CUDA_TILE_LEVELS=32 check "big-$adv-levels32" 1 1 "${big[@]}"
   if [ "$backend" = emulated ]; then
     MINIMODEL_EMULATED_THREADS=reverse check "big-$adv-reverse" 2 1 "${big[@]}"
   fi
@@ -66,11 +75,11 @@ for adv in superbee upwind; do
   rm -rf "$work/cpu"
   run 1 "${narrow[@]}" --set output.dir="$work/cpu" || fail "CPU, narrow ($adv)"
   check "narrow-$adv" 1 1 "${narrow[@]}"
-  MINIMODEL_CUDA_TILE_LEVELS=7 check "narrow-$adv-levels7" 1 1 "${narrow[@]}"
+  SHAPE="7 36" MINIMODEL_CUDA_TILE_LEVELS=7 check "narrow-$adv-levels7" 1 1 "${narrow[@]}"
   rm -rf "$work/cpu"
   shallow=(--set grid.nx=100 --set grid.ny=20 --set grid.nz=6 --set physics.advection=$adv)
   run 1 "${shallow[@]}" --set output.dir="$work/cpu" || fail "CPU, shallow ($adv)"
-  check "shallow-$adv" 1 1 "${shallow[@]}"
+  SHAPE="6 42" check "shallow-$adv" 1 1 "${shallow[@]}"
   rm -rf "$work/cpu"
 done
 echo "ok: $n runs with the CPU's bits, tiled and not"
