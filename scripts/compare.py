@@ -2,7 +2,7 @@
 """Compare the variables of two NetCDF files.
 
     compare.py A.nc B.nc [--rtol R] [--atol A] [--vars V,...] [--records-of-b]
-               [--allow-missing V,...] [--attributes] [--quiet]
+               [--allow-missing V,...] [--attributes] [--baseline] [--quiet]
 
 Every variable present in both files (or only those named by --vars) is
 compared element by element; a value passes when
@@ -52,6 +52,12 @@ and where the largest relative difference occurs, as named indices
   that holds no record (nothing would be compared). So a history with the
   initial state as record 0 (output.initial_record) compares with one
   written without it.
+- With --baseline, B is A's baseline (scripts/regress, the regress.*
+  tests): a state or diagnostic variable of A that B lacks is a failure
+  too (a baseline that lost its fields would pass anything), and, with
+  --records-of-b, so is a record of A from B's first step on whose step B
+  lacks (a baseline cut short, or written at another interval, would pass
+  a run whose later records differ).
 - Only the root group's variables are compared; a file with groups gets a
   warning (on standard error) that names them.
 
@@ -312,6 +318,9 @@ def main(argv=None):
                          + ", ".join(REQUIRED_VARS) + " in B must be in A")
     ap.add_argument("--attributes", action="store_true",
                     help="the compared variables' attributes must be equal too")
+    ap.add_argument("--baseline", action="store_true",
+                    help="B is A's baseline: it must hold A's state and diagnostic variables "
+                         "and (with --records-of-b) every record of A from its first step on")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     args = ap.parse_args(argv)
     if not (args.rtol >= 0 and args.atol >= 0):
@@ -369,6 +378,14 @@ def main(argv=None):
                 failed = True
             rows = [a_steps.index(n) for n in b_steps if n in a_steps]
             extra = [n for n in a_steps if n not in b_steps]
+            uncovered = ([n for n in extra if n >= min(b_steps)]
+                         if args.baseline and b_steps else [])
+            if uncovered:
+                out.append((False, f"step: FAIL: {args.b} (the baseline) lacks the record(s) of "
+                                   f"step(s) {', '.join(map(str, uncovered))} that {args.a} "
+                                   "holds after the baseline's first"))
+                failed = True
+                extra = [n for n in extra if n not in uncovered]
             if extra:
                 out.append((True, f"step: note: record(s) of step(s) "
                                   f"{', '.join(map(str, extra))} only in {args.a}, not compared"))
@@ -393,6 +410,11 @@ def main(argv=None):
                         kind = "state" if n in STATE_VARS else "diagnostic"
                         out.append((False, f"{n}: FAIL: only in {path}: {args.a} lacks this "
                                            f"{kind} variable (--allow-missing {n} to accept)"))
+                        failed = True
+                    elif args.baseline and mine is va_all and n in REQUIRED_VARS:
+                        kind = "state" if n in STATE_VARS else "diagnostic"
+                        out.append((False, f"{n}: FAIL: only in {path}: the baseline {args.b} "
+                                           f"lacks this {kind} variable"))
                         failed = True
                     else:
                         out.append((True, f"{n}: note: only in {path}"))

@@ -478,7 +478,7 @@ def test_compare_verdicts():
     fails with a line (no traceback); only variables along the step's own
     dimension are records; variable-length and compound variables compare
     equal to themselves and not to others; a file with groups gets a
-    warning."""
+    warning; --baseline fails a baseline cut short or without A's state."""
     def one(path, values, dtype="f8", dims=("n",), extra=None):
         with netCDF4.Dataset(path, "w") as ds:
             for d, n in zip(dims, np.shape(values)):
@@ -551,6 +551,25 @@ def test_compare_verdicts():
         history(f("hu"), [0, 1], other=[5.0])
         rc, out, _ = verdict(f("hu"), f("hu"), "--records-of-b")
         assert rc == 0, f"a second unlimited dimension: exit {rc}\n{out}"
+        # --baseline: B must hold A's records from its first step on, and
+        # A's state (temp here)
+        history(f("h4"), [0, 10, 20, 30])
+        history(f("b1"), [10])
+        history(f("b3"), [10, 20, 30])
+        rc, out, _ = verdict(f("h4"), f("b1"), "--records-of-b")
+        assert rc == 0, f"without --baseline, B's steps only: exit {rc}\n{out}"
+        rc, out, _ = verdict(f("h4"), f("b1"), "--records-of-b", "--baseline")
+        assert rc == 1 and "lacks the record(s) of step(s) 20, 30" in out, \
+            f"a baseline cut short: exit {rc}\n{out}"
+        rc, out, _ = verdict(f("h4"), f("b3"), "--records-of-b", "--baseline")
+        assert rc == 0 and "0 only in" in out, f"a baseline without step 0: exit {rc}\n{out}"
+        with netCDF4.Dataset(f("nofields"), "w") as ds:
+            ds.createDimension("time", None)
+            ds.createVariable("step", "i4", ("time",))[:] = np.array([10, 20, 30], "i4")
+        assert verdict(f("h4"), f("nofields"), "--records-of-b")[0] == 0
+        rc, out, _ = verdict(f("h4"), f("nofields"), "--records-of-b", "--baseline")
+        assert rc == 1 and "temp: FAIL: only in" in out and "the baseline" in out, \
+            f"a baseline without temp: exit {rc}\n{out}"
 
         # variable-length and compound variables; groups
         def vlen(path, rows):

@@ -223,6 +223,81 @@ def test_regress_cannot_compare():
     assert "cannot compare" in err, err[-800:]
 
 
+def test_regress_signal_to_regress_alone():
+    """SIGTERM to regress alone (kill PID, a batch system), not its group:
+    it stops within seconds with 130, the model run under way ended, not
+    after the run has gone to its end."""
+    with tempfile.TemporaryDirectory() as tmp:
+        slow = stand_in(tmp, "slow", "sleep 30")
+        p = subprocess.Popen(["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
+                              "--minimodel", slow, "--python", sys.executable], env=ENV,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        time.sleep(3.0)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        try:
+            err = p.communicate(timeout=25)[1]
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise AssertionError("regress still running 25 s after SIGTERM")
+        took = time.monotonic() - t0
+        left = subprocess.run(["pgrep", "-f", slow], capture_output=True, text=True).stdout
+        os.killpg(p.pid, signal.SIGKILL) if left.strip() else None
+    assert p.returncode == 130 and "interrupted" in err, f"exit {p.returncode}: {err[-800:]!r}"
+    assert took < 15, f"took {took:.1f} s to stop"
+    assert not left.strip(), f"the model run is left running: {left}"
+
+
+def test_regress_bare_name():
+    """--minimodel NAME runs ./NAME, the file regress checked, not a NAME on
+    the PATH."""
+    with tempfile.TemporaryDirectory() as tmp:
+        here, onpath = os.path.join(tmp, "here"), os.path.join(tmp, "bin")
+        os.mkdir(here), os.mkdir(onpath)
+        stand_in(here, "mm-under-test", "exit 3")
+        stand_in(onpath, "mm-under-test", "exit 0")
+        env = dict(ENV, PATH=onpath + os.pathsep + ENV.get("PATH", os.defpath))
+        rc, out, err = run(["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
+                            "--minimodel", "mm-under-test", "--python", sys.executable],
+                           cwd=here, env=env, timeout=60)
+    assert rc == 1 and "the run failed (exit 3)" in err, f"exit {rc}: {(out + err)[-800:]!r}"
+
+
+def test_regress_generate_keeps_baseline():
+    """--generate that cannot write the new baseline (a file-size limit,
+    SIGXFSZ ignored) leaves the old one as it was and no partial file, exit
+    1; then, without the limit, writes it. In a copy of the scripts, so that
+    the repository's baselines are not touched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "root")
+        shutil.copytree(SCRIPTS, os.path.join(root, "scripts"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        os.makedirs(os.path.join(root, "configs"))
+        shutil.copy(os.path.join(ROOT, "configs", "flat.ini"), os.path.join(root, "configs"))
+        baselines = os.path.join(root, "tests", "baselines")
+        os.makedirs(baselines)
+        old = write(os.path.join(baselines, "flat.nc"), "the old baseline\n")
+        big = os.path.join(tmp, "big.nc")
+        with open(big, "wb") as f:
+            f.write(b"\0" * (1 << 20))
+        # the model's history as a hard link: no bytes written under the limit
+        model = stand_in(tmp, "m", f'for a; do case "$a" in output.dir=*) d="${{a#output.dir=}}";; esac; done\n'
+                              f'mkdir -p "$d" && ln -f "{big}" "$d/flat.nc"')
+        cmd = ["bash", "-c", 'trap "" XFSZ; ulimit -f 64; exec bash "$@"', "regress",
+               os.path.join(root, "scripts", "regress"), "--generate", "--configs", "flat",
+               "--minimodel", model]
+        rc, out, err = run(cmd, timeout=60)
+        with open(old) as f:
+            kept = f.read()
+        assert rc == 1 and "the baseline before is kept" in err, f"exit {rc}: {(out + err)[-800:]!r}"
+        assert kept == "the old baseline\n", "the old baseline was overwritten"
+        assert os.listdir(baselines) == ["flat.nc"], os.listdir(baselines)
+        rc, out, err = run(cmd[:2] + ['exec bash "$@"'] + cmd[3:], timeout=60)
+        assert rc == 0 and os.path.getsize(old) == 1 << 20, f"exit {rc}: {(out + err)[-800:]!r}"
+
+
 # ---------------------------------------------------------------------------
 # scripts/scaling
 # ---------------------------------------------------------------------------
