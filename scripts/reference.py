@@ -123,10 +123,14 @@ STR_MAX = 256  # MM_STR_MAX: strings hold at most 255 characters
 # Keys whose value the reference cannot honour (non-default refused, exit 2).
 UNSUPPORTED = {"initial.restart": ""}
 
-_INT_RE = re.compile(r"\s*[+-]?[0-9]+")  # strtol, base 10
-_REAL_RE = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # strtod, decimal
-_HEX_RE = re.compile(r"\s*[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
-_NONFINITE_RE = re.compile(r"\s*[+-]?(inf|infinity|nan)", re.IGNORECASE)
+# the blanks strtol and strtod skip: C's isspace, ASCII only (Python's \s
+# would take U+00A0, U+3000 and the like, which the model refuses)
+_C_SPACE = r"[ \t\n\v\f\r]*"
+_INT_RE = re.compile(_C_SPACE + r"[+-]?[0-9]+")  # strtol, base 10
+_REAL_RE = re.compile(_C_SPACE + r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # strtod
+_HEX_RE = re.compile(_C_SPACE
+                     + r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
+_NONFINITE_RE = re.compile(_C_SPACE + r"[+-]?(inf|infinity|nan)", re.IGNORECASE)
 _BOOL = {"true": True, "yes": True, "on": True, "1": True,
          "false": False, "no": False, "off": False, "0": False}
 
@@ -1196,7 +1200,11 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
             d = diagnostics(cfg, model.grid, model.T, model.S)
             records.append((model.n, model.time, model.T.copy(), model.S.copy(), d))
             if history:
-                history.write(model.n, model.time, model.T, model.S, d)
+                try:
+                    history.write(model.n, model.time, model.T, model.S, d)
+                except (OSError, RuntimeError) as e:  # a full disk: netCDF's HDF error
+                    raise RunError(f"{output}: cannot write the record of step {model.n}: "
+                                   f"{e} (a full disk?)") from None
             if not quiet:
                 print(f"step {model.n:8d}  t = {model.time:.6g} s  H = {d['heat_content']:.17g} J"
                       f"  T in [{d['temp_min']:.6g}, {d['temp_max']:.6g}]", file=log)
@@ -1209,7 +1217,10 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
                 record()
     finally:
         if history:
-            history.close()
+            try:
+                history.close()
+            except (OSError, RuntimeError) as e:
+                raise RunError(f"{output}: cannot finish writing: {e} (a full disk?)") from None
     return records
 
 
@@ -1255,6 +1266,11 @@ def main(argv=None):
     except RunError as e:
         print(f"reference.py: {e}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("reference.py: out of memory: the grid's arrays do not fit in this machine's "
+              "memory (the reference keeps every record in memory too); use a smaller grid",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("reference.py: interrupted", file=sys.stderr)
         return 130

@@ -12,6 +12,7 @@ repository's .venv/bin/python if there is one, else exits 77 (skip).
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -357,6 +358,37 @@ def test_scripts_faults():
         rc, out, err = run_script(COMPARE, a, b, "--records-of-b")
         assert rc == 2 and "not a whole number" in err and "Traceback" not in err, \
             f"NaN step: exit {rc}, {err!r}"
+
+
+def test_reference_write_and_memory_faults():
+    """reference.py under a file-size limit (a full disk: its history cannot
+    be written, SIGXFSZ ignored) ends with one line naming the file, exit 1;
+    a grid whose arrays do not fit in the address space, exit 2; neither
+    with a traceback."""
+    import resource
+
+    def limited(kind, value):
+        def start():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(kind, (value, value))
+        return start
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, "[run]\nsteps = 20\n[grid]\nnx = 16\nny = 16\nnz = 8\n"
+                             "[output]\ninterval = 1\n")
+        out = os.path.join(tmp, "ref.nc")
+        p = subprocess.run([sys.executable, REFERENCE, ini, "--output", out, "--quiet"],
+                           capture_output=True, text=True,
+                           preexec_fn=limited(resource.RLIMIT_FSIZE, 64 * 1024))
+        assert p.returncode == 1 and f"{out}: cannot" in p.stderr and "full disk" in p.stderr \
+            and "Traceback" not in p.stderr, f"file-size limit: exit {p.returncode}, {p.stderr!r}"
+        big = write_ini(tmp, "[run]\nsteps = 1\n[grid]\nnx = 4000\nny = 4000\nnz = 50\n")
+        p = subprocess.run([sys.executable, REFERENCE, big, "--output", out, "--quiet"],
+                           capture_output=True, text=True,
+                           preexec_fn=limited(resource.RLIMIT_AS, 3 << 30))
+        assert p.returncode == 2 and "out of memory" in p.stderr \
+            and "Traceback" not in p.stderr, f"address-space limit: exit {p.returncode}, " \
+                                             f"{p.stderr!r}"
 
 
 def copy_without(src, dst, drop):
@@ -857,6 +889,12 @@ REFUSED_FILES = [
     ("nul_byte", b"[run]\nname = a\x00b\n", ": contains NUL bytes: not a configuration file"),
     ("bool_not_ascii", "[grid]\nperiodic_x = TRU\u00c9\n".encode(),
      ":2: grid.periodic_x = TRU\u00c9: must be true or false"),
+    # blanks that are not C's isspace before a number (strtol and strtod
+    # skip ASCII ones only; Python's int() and float() take these)
+    ("nbsp_before_int", "[run]\nsteps = \u00a04\n".encode(),
+     ":2: run.steps = \u00a04: must be an integer in [0, 1000000000]"),
+    ("ideographic_space_before_real", "[run]\ndt = \u3000600\n".encode(),
+     ":2: run.dt = \u3000600: must be a number in (0, 100000000]"),
 ]
 
 
