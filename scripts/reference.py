@@ -170,9 +170,11 @@ def parse_value(section, key, text):
         if text not in names:
             raise ValueError("must be one of " + ",".join(names))
         return text
-    else:  # str
-        if len(text) >= STR_MAX:
-            raise ValueError(f"too long ({len(text)} characters, at most {STR_MAX - 1})")
+    else:  # str: in bytes, at most what fits on a line with its key (set_value)
+        size, most = len(text.encode("utf-8", "surrogateescape")), min(LINE_MAX - len(key) - 3,
+                                                                         STR_MAX - 1)
+        if size > most:
+            raise ValueError(f"too long ({size} characters, at most {most})")
         return text
     if v < lo or v > hi or (min_open and v <= lo):
         raise ValueError(_range_text(typ, lo, hi, min_open))

@@ -391,6 +391,16 @@ def test_reference_write_and_memory_faults():
                                              f"{p.stderr!r}"
 
 
+def test_reference_string_length_in_bytes():
+    """A string value's length is counted in bytes, as the model counts it:
+    150 two-byte characters are 304 bytes, more than output.dir takes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, "[run]\nsteps = 1\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set",
+                                  "output.dir=out/" + "\u00e9" * 150)
+    assert rc == 2 and "too long (304 characters, at most 192)" in err, f"exit {rc}, {err!r}"
+
+
 def copy_without(src, dst, drop):
     """Copy the NetCDF file src to dst without the variables in drop."""
     with netCDF4.Dataset(src) as si, netCDF4.Dataset(dst, "w") as so:
