@@ -125,8 +125,7 @@ static bool mm_same_resolved(const char *path, const mm_config *cfg) {
 /* "<dir>/<name><suffix>" into out. */
 static void mm_output_path(const char *dir, const mm_config *cfg, int which,
                            char out[MM_PATH_TEXT]) {
-  const int n =
-      snprintf(out, MM_PATH_TEXT, "%s/%s%s", dir, cfg->run_name, mm_output_files[which].suffix);
+  const int n = mm_dir_file(out, MM_PATH_TEXT, dir, cfg->run_name, mm_output_files[which].suffix);
   if (n < 0) out[0] = '\0'; /* (too long: cut, as a real path of PATH_MAX never is) */
 }
 
@@ -486,7 +485,7 @@ mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   lock->fd = -1;
-  snprintf(lock->path, sizeof lock->path, "%s/%s.lock", cfg->output_dir, cfg->run_name);
+  mm_dir_file(lock->path, sizeof lock->path, cfg->output_dir, cfg->run_name, ".lock");
   mm_err err = rank == 0 ? mm_output_lock_take(lock) : MM_OK;
   err = mm_agree(comm, err);
   if (err != MM_OK) mm_output_lock_destroy(lock);

@@ -301,7 +301,7 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     /* written whole to .tmp, then renamed into place: a link at the name
      * is replaced, and what it names is not written */
     char path[2 * MM_STR_MAX + 32], tmp[2 * MM_STR_MAX + 40];
-    snprintf(path, sizeof path, "%s/%s.timing.json", cfg->output_dir, cfg->run_name);
+    mm_dir_file(path, sizeof path, cfg->output_dir, cfg->run_name, ".timing.json");
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     err = write_json(tmp, m, t, opt, bytes, cells, sum, mean, tmin, tmax, step_s, solve_s, ns,
                      col_rate, share_sum, step_median);

@@ -96,7 +96,7 @@ static void remove_mpi_io_lock(const char *path) {
       job = job && *c >= '0' && *c <= '9';
     char lock[PATH_MAX];
     struct stat st;
-    if (job && snprintf(lock, sizeof lock, "%s/%s", dir, name) < (int)sizeof lock &&
+    if (job && mm_dir_file(lock, sizeof lock, dir, name, "") < (int)sizeof lock &&
         lstat(lock, &st) == 0 && S_ISREG(st.st_mode))
       unlink(lock); /* unchecked: the process is ending; at worst the file stays */
   }
@@ -262,7 +262,7 @@ static MM_NODISCARD mm_err write_resolved(const mm_config *cfg, MPI_Comm comm) {
   mm_err err = MM_OK;
   if (rank == 0) {
     char path[2 * MM_STR_MAX + 32], tmp[2 * MM_STR_MAX + 40];
-    snprintf(path, sizeof path, "%s/%s.resolved.ini", cfg->output_dir, cfg->run_name);
+    mm_dir_file(path, sizeof path, cfg->output_dir, cfg->run_name, ".resolved.ini");
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     char *text = mm_run_resolved_text(cfg);
     FILE *f = text ? mm_output_tmp_open(tmp) : NULL;
@@ -524,11 +524,11 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   /* the timing file is written when the case ends well, the crash file when
    * it blows up: one left by an earlier run would be taken for this one's */
   mm_err removed = MM_OK; /* rank 0's; err is the ranks' (agreed) */
-  static const char *const earlier[][2] = {{"timing.json", "timing file"},
-                                           {"crash.nc", "crash file"}};
+  static const char *const earlier[][2] = {{".timing.json", "timing file"},
+                                           {".crash.nc", "crash file"}};
   for (int e = 0; e < 2 && err == MM_OK && removed == MM_OK && g->rank == 0; e++) {
     char path[2 * MM_STR_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s.%s", cfg->output_dir, cfg->run_name, earlier[e][0]);
+    mm_dir_file(path, sizeof path, cfg->output_dir, cfg->run_name, earlier[e][0]);
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) != 0)
       removed = MM_ERROR(MM_ERR_RUN, "%s: cannot remove the %s of an earlier run: %s", path,
@@ -601,7 +601,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     err = signal_stop(cfg, signo, mm_model_steps_done(m) - 1, last_record, last_restart);
 
   if (err == MM_OK) {
-    snprintf(sum->history, sizeof sum->history, "%s/%s.nc", cfg->output_dir, cfg->run_name);
+    mm_dir_file(sum->history, sizeof sum->history, cfg->output_dir, cfg->run_name, ".nc");
     sum->steps = mm_model_steps_done(m) - first_step;
     sum->wall_s = wall;
     sum->last = d;

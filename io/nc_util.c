@@ -137,7 +137,7 @@ mm_err mm_io_comm(MPI_Comm cart, MPI_Comm *plain) {
 }
 
 mm_err mm_io_path(char *path, const mm_config *cfg, const char *suffix) {
-  int n = snprintf(path, MM_IO_PATH_MAX, "%s/%s%s", cfg->output_dir, cfg->run_name, suffix);
+  int n = mm_dir_file(path, MM_IO_PATH_MAX, cfg->output_dir, cfg->run_name, suffix);
   MM_REQUIRE(n >= 0 && n < MM_IO_PATH_MAX, MM_ERR_INPUT,
              "output.dir + run.name: file name longer than %d bytes", MM_IO_PATH_MAX - 1);
   return MM_OK;

@@ -752,6 +752,12 @@ mm_err mm_config_load_string(mm_config *cfg, const char *name, const char *text,
   return MM_OK;
 }
 
+int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const char *suffix) {
+  const size_t len = strlen(dir);
+  const char *sep = len > 0 && dir[len - 1] == '/' ? "" : "/";
+  return snprintf(out, size, "%s%s%s%s", dir, sep, name, suffix);
+}
+
 const char *mm_file_kind(unsigned mode) {
   return S_ISLNK(mode)    ? "a symbolic link"
          : S_ISDIR(mode)  ? "a directory"

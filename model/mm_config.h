@@ -93,6 +93,11 @@ void mm_config_value_text(const mm_config *cfg, const char *section, const char 
  * directory", "a symbolic link", ... */
 const char *mm_file_kind(unsigned mode);
 
+/* "<dir>/<name><suffix>" into out[size], one slash between dir and name
+ * also where dir is "/" (output.dir = /: "/x.nc", not "//x.nc"). Returns
+ * what snprintf returns: size or more where the name was cut. */
+int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const char *suffix);
+
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
 MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path,

@@ -70,6 +70,18 @@ int main(int argc, char **argv) {
              "out//: '%s'", a.output_dir);
   TEST_CHECK(load(&a, "[output]\ndir = ///\n") == MM_OK && !strcmp(a.output_dir, "/"), "///: '%s'",
              a.output_dir);
+  /* the files' names: one slash between output.dir and run.name, also
+   * where output.dir is "/" */
+  {
+    char path[64];
+    TEST_CHECK(mm_dir_file(path, sizeof path, "/", "x", ".nc") == 5 && !strcmp(path, "/x.nc"),
+               "/ + x.nc: '%s'", path);
+    TEST_CHECK(mm_dir_file(path, sizeof path, "out", "x", ".lock") == 10 &&
+                   !strcmp(path, "out/x.lock"),
+               "out + x.lock: '%s'", path);
+    TEST_CHECK(mm_dir_file(path, 6, "out", "x", ".lock") == 10 && !strcmp(path, "out/x"),
+               "cut: '%s'", path);
+  }
   /* ... but not a slash after a blank: the resolved text would lose the
    * blank (fuzz_config found it) */
   TEST_CHECK(load(&a, "[output]\ndir = x /\n") == MM_OK && !strcmp(a.output_dir, "x /"),
