@@ -122,6 +122,10 @@ STR_MAX = 256  # MM_STR_MAX: strings hold at most 255 characters
 
 # Keys whose value the reference cannot honour (non-default refused, exit 2).
 UNSUPPORTED = {"initial.restart": ""}
+# solver.tdma's names in a build with every solver (solvers/tdma.c): for a
+# step in host memory (solver.backend cpu or emulated) and in device memory
+TDMA_HOST = ("auto", "simd", "omp", "reference", "lapack")
+TDMA_DEVICE = ("auto", "cuda", "cusparse")
 
 # the blanks strtol and strtod skip: C's isspace, ASCII only (Python's \s
 # would take U+00A0, U+3000 and the like, which the model refuses)
@@ -418,6 +422,16 @@ def validate_config(cfg, name):
     if cells > 4e12:
         raise ConfigError(f"{name}: grid {cfg['grid.nx']} x {cfg['grid.ny']} x "
                           f"{cfg['grid.nz']} = {cells:.3g} cells: at most 4e12")
+    # solver.tdma: a solver for the memory of solver.backend's step, as
+    # check_tdma_name() in model/mm_model.c; which of them a build has
+    # (lapack, cuda, cusparse) the model alone knows, so a name that no build
+    # has is refused here and the rest are left to the model
+    on_device = cfg["solver.backend"] == "cuda"
+    variants = TDMA_DEVICE if on_device else TDMA_HOST
+    if cfg["solver.tdma"] not in variants:
+        raise ConfigError(f"{name}: solver.tdma = {cfg['solver.tdma']}: not a "
+                          f"{'cuda' if on_device else 'cpu'} solver variant of any build "
+                          f"(at most: {', '.join(variants)})")
     for key, supported in UNSUPPORTED.items():
         if cfg[key] != supported:
             raise ConfigError(f"{name}: {key} = {cfg[key]}: not supported by reference.py")

@@ -33,6 +33,32 @@ def reference(ref, path):
         return 2, str(e)
 
 
+def tdma_names(model, ref, tmp):
+    """solver.tdma: a name that no build has is refused by both; every
+    solver of this build (the names the model's refusal lists, for a step in
+    host and in device memory) is read by reference.py."""
+    bad = []
+    for backend in ("cpu", "emulated", "cuda"):
+        path = os.path.join(tmp, f"tdma_{backend}.ini")
+        with open(path, "w") as f:
+            f.write(f"[solver]\nbackend = {backend}\ntdma = bogus\n")
+        m, r = dry_run(model, path), reference(ref, path)
+        if m[0] != 2 or "not a" not in m[1] or "(available: " not in m[1]:
+            bad.append(f"tdma = bogus, backend = {backend}: minimodel exit {m[0]}: {m[1]}")
+            continue
+        if r[0] != 2 or "solver.tdma = bogus: not a" not in r[1]:
+            bad.append(f"tdma = bogus, backend = {backend}: reference.py exit {r[0]}: {r[1]}")
+        names = m[1].split("(available: ")[1].rstrip(")").split(", ")
+        for name in names:
+            with open(path, "w") as f:
+                f.write(f"[solver]\nbackend = {backend}\ntdma = {name}\n")
+            r = reference(ref, path)
+            if r[0] != 0:
+                bad.append(f"tdma = {name}, backend = {backend}: a solver of this build, "
+                           f"refused by reference.py: {r[1]}")
+    return bad
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: test_config_reader.py MINIMODEL REFERENCE_PY", file=sys.stderr)
@@ -50,6 +76,7 @@ def main():
             if m != r:
                 bad.append(f"{name}: minimodel exit {m[0]}:\n{m[1]}\nreference.py exit {r[0]}:\n"
                            f"{r[1]}")
+        bad += tdma_names(model, ref, tmp)
     for b in bad:
         print(b)
     n = len(cases.CONFIG_FILES) + len(cases.REFUSED_FILES)
