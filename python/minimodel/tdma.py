@@ -230,8 +230,8 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         # solution over them is a caller's mistake)
         if (isinstance(depth, np.ndarray) and out.size
                 and np.may_share_memory(out, depth)):
-            raise ValueError("out overlaps depth: the solve would overwrite the depths while "
-                             "reading them")
+            raise ValueError("out overlaps depth: the solution would be written over the "
+                             "depths given")
         fill = not same
     if ncol == 0:  # out has no element
         return out
