@@ -133,6 +133,13 @@ MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
   return env_warps > 0 ? env_warps : mixing ? kDefaultWarpsPerSmMixing : kDefaultWarpsPerSm;
 }
 
+/* Levels per chunk when nz levels are split into the fewest chunks of at
+ * most kmax levels, as evenly as can be: ceil(nz / ceil(nz / kmax)). */
+MM_WHD int even_chunk(int nz, int kmax) {
+  const int chunks = (nz + kmax - 1) / kmax;
+  return (nz + chunks - 1) / chunks;
+}
+
 /* The plan for columns of up to nz levels. smem_sm: shared memory of an SM;
  * smem_block: the most one block may have; warps_per_sm: how many warps the
  * shared memory should leave room for (latency hiding); force_kt /
@@ -147,7 +154,10 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
   const size_t budget =
       smem_sm / (size_t)warps_per_sm > reserve ? smem_sm / (size_t)warps_per_sm - reserve : 0;
   for (int kt0 = force_kt > 0 ? force_kt : kMaxKt; kt0 >= 1; kt0 /= 2) {
-    const int kt = kt0 < nz ? kt0 : nz;
+    /* the levels split evenly into chunks of at most kt0 (nz = 100: 4 of
+     * 25, not 32 + 32 + 32 + 4, whose last chunk would fill a slot for 4
+     * levels and leave fewer slots for the rest); a forced kt as it is */
+    const int kt = force_kt > 0 ? (kt0 < nz ? kt0 : nz) : even_chunk(nz, kt0);
     const int stride = kt | 1;
     const int chunks = (nz + kt - 1) / kt;
     int slots;

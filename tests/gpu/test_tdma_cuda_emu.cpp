@@ -532,6 +532,24 @@ int main() {
               "warp_bytes=%zu\n",
               pl.kt, pl.stride, pl.slots, pl.chunks, pl.warps, pl.warp_bytes);
   CHECK(pl.slots == pl.chunks, "expected no spill");
+  /* nz split evenly into chunks of at most 32 levels: 4 x 25 at nz = 100
+   * (64128 bytes a warp for all of them), so at 4 warps per SM 3 of the 4
+   * chunks stay on chip; forced 32-level chunks (32 + 32 + 32 + 4, 84608
+   * bytes) keep 2 */
+  CHECK(pl.kt == 25 && pl.chunks == 4 && pl.warp_bytes == 64128,
+        "nz = 100: kt=%d chunks=%d warp_bytes=%zu, not 4 chunks of 25 in 64128 bytes", pl.kt,
+        pl.chunks, pl.warp_bytes);
+  Plan even4, forced4;
+  mmcuda::mm_cuda_plan(100, 1, sizeof(double), false, 233472, 232448, 4, 0, 0, &even4);
+  mmcuda::mm_cuda_plan(100, 1, sizeof(double), false, 233472, 232448, 4, 32, 0, &forced4);
+  CHECK(even4.kt == 25 && even4.slots == 3 && forced4.kt == 32 && forced4.chunks == 4 &&
+            forced4.slots == 2,
+        "nz = 100 at 4 warps per SM: kt=%d with %d slots, forced kt=%d with %d slots of %d",
+        even4.kt, even4.slots, forced4.kt, forced4.slots, forced4.chunks);
+  CHECK(mmcuda::even_chunk(20, 32) == 20 && mmcuda::even_chunk(33, 32) == 17 &&
+            mmcuda::even_chunk(64, 32) == 32 && mmcuda::even_chunk(65, 32) == 22 &&
+            mmcuda::even_chunk(100, 16) == 15,
+        "even_chunk");
   /* The warps per SM that prepare() (tdma_cuda.cu) plans for: 8 for the
    * model step's solve (mixing), 4 for the others, the environment's when
    * set; at nz = 100 on an H100/H200 the step's plan then holds fewer slots
