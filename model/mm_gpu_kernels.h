@@ -121,9 +121,10 @@ MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je,
                                 int levels) {
   t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
   const int w = ie > ib ? ie - ib : 0, hgt = je > jb ? je - jb : 0;
-  const int most = levels >= 1 && levels <= MM_GPU_TILE_K ? levels : MM_GPU_TILE_K;
+  const int forced = levels >= 1 && levels <= MM_GPU_TILE_K;
+  const int most = forced ? levels : MM_GPU_TILE_K;
   const int nk = nz > 0 ? (nz + most - 1) / most : 0;
-  t->tk = levels >= 1 && levels <= MM_GPU_TILE_K ? levels : nk ? (nz + nk - 1) / nk : most;
+  t->tk = forced || !nk ? most : (nz + nk - 1) / nk;
   t->tx = MM_GPU_THREADS / t->tk;
   t->nk = w && hgt ? nk : 0;
   t->nx = (w + t->tx - 1) / t->tx;
