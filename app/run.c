@@ -513,7 +513,12 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (cfg->initial_restart[0]) {
     mm_run_watch watch_ctx = {.cfg = cfg, .rank = g->rank, .lock = &lock};
     const mm_io_read_watch watch = {run_watch_start, run_watch_stop, &watch_ctx};
-    err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &watch, &hist);
+    /* the restart's state by its diagnostics, for the history's record of
+     * the restart step */
+    mm_diag at = {0};
+    err = mm_model_diagnostics(m, &at);
+    if (err == MM_OK)
+      err = mm_history_continue(g, hcfg, &origin, mm_model_steps_done(m), &at, &watch, &hist);
   } else {
     err = mm_history_create(g, hcfg, &origin, &hist);
   }

@@ -473,7 +473,7 @@ static void mm_history_date_at_time(const char *date, char *out, size_t size) {
 
 /* The checks of mm_history_check on the open file nc. */
 static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm_grid *g,
-                                                 const mm_config *cfg, long step,
+                                                 const mm_config *cfg, long step, const mm_diag *at,
                                                  mm_history_found *f) {
   /* every variable of a history; temp and salt on (time, z, y, x) */
   static const char *const names[] = {"time", "step", "temp",   "salt", "x",
@@ -591,6 +591,25 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
                     "record of step %ld is missing" MM_HISTORY_LEFT,
                     p, holds, step, from, due);
   }
+  /* its record of the restart step, where it has one, holds the restart's
+   * state: the diagnostics, bit for bit (sums that no decomposition
+   * changes); another run's restart (another initial state, which
+   * config_hash does not count) has others */
+  for (int v = 0; at && last == step && v < MM_NDIAG; v++) {
+    const double want = *(const double *)((const char *)at + mm_diag_vars[v].offset);
+    double have = 0;
+    const size_t rec = keep - 1;
+    int dv = -1;
+    int st = nc_inq_varid(nc, mm_diag_vars[v].name, &dv);
+    if (st == NC_NOERR) st = nc_get_var1_double(nc, dv, &rec, &have);
+    if (st != NC_NOERR)
+      return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, mm_diag_vars[v].name, st);
+    MM_REQUIRE(memcmp(&have, &want, sizeof have) == 0, MM_ERR_INPUT,
+               "%s: its record of step %ld has %s = %.17g, the state of the restart file "
+               "(initial.restart = %s) %.17g: the restart is of another run (another initial "
+               "state?)" MM_HISTORY_LEFT,
+               p, step, mm_diag_vars[v].name, have, cfg->initial_restart, want);
+  }
   f->keep = (long long)keep;
   f->nrec = (long long)n;
   f->last_kept = last;
@@ -601,7 +620,7 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
  * holds the records up to the restart step `step` (rank 0 alone, read only):
  * MM_ERR_INPUT naming what does not fit. */
 static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, const mm_config *cfg,
-                                            long step, mm_history_found *f) {
+                                            long step, const mm_diag *at, mm_history_found *f) {
   if (mm_fault_is(&cfg->env, cfg->env.fault.read_hang, "history", g->rank)) { /* fault injection */
     fprintf(stderr, "minimodel: reading %s [injected fault: the read never ends]\n", p);
     fflush(stderr); /* the tests wait for this line */
@@ -613,7 +632,7 @@ static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, con
   if (s != NC_NOERR)
     return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                       "cannot open the history to continue it (unreadable or damaged)", s);
-  mm_err err = mm_history_check_open(nc, p, g, cfg, step, f);
+  mm_err err = mm_history_check_open(nc, p, g, cfg, step, at, f);
   nc_close(nc);
   return err;
 }
@@ -740,7 +759,8 @@ static MM_NODISCARD mm_err mm_history_reopen(mm_history *h, const mm_io_origin *
 }
 
 mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_origin *origin,
-                           long step, const mm_io_read_watch *watch, mm_history **out) {
+                           long step, const mm_diag *at, const mm_io_read_watch *watch,
+                           mm_history **out) {
   *out = NULL;
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
@@ -766,16 +786,20 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
     mm_err checked = MM_OK;
     if (h->rank == 0) {
       if (watch) watch->start(watch->ctx, p);
-      checked = mm_history_check(p, g, cfg, step, &f);
+      checked = mm_history_check(p, g, cfg, step, at, &f);
       if (watch) watch->stop(watch->ctx);
     }
     err = mm_agree(h->comm, checked);
   }
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
   /* records after the restart step, from a run that went further: removed,
-   * to be written anew */
+   * to be written anew; but first what may refuse the writes (inodes, space,
+   * the reservation, which also opens the file to write), so that a
+   * continuation refused there leaves them */
   if (err == MM_OK && f.keep < f.nrec) {
-    err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
+    err = mm_io_check_inodes(h->comm, h->dir, false, p, MM_IO_FDS_FIRST);
+    if (err == MM_OK) err = mm_io_check_space(h->comm, h->dir, MM_IO_SPACE_MARGIN, p);
+    if (err == MM_OK) err = mm_io_reserve(h->comm, &h->env, p, MM_IO_SPACE_MARGIN, NULL);
     if (err == MM_OK)
       err = mm_agree(h->comm, h->rank == 0 ? mm_history_drop(p, f.keep, step) : MM_OK);
   }

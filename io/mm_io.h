@@ -64,11 +64,16 @@ typedef struct {
  * asks for, up to `step`, since the step the history started from. Its
  * records after `step`, from a run that went further, are removed, to be
  * written anew. A history that does not fit (or cannot be read) is refused
- * with MM_ERR_INPUT and left as it is. Where there is none, one is created
- * as by mm_history_create, starting at `step`. The check's read of the
+ * with MM_ERR_INPUT and left as it is; so is one whose record of `step`
+ * has other diagnostics than `at` (those of the restart's state; NULL: not
+ * checked): a restart of another run, say of another initial state, which
+ * config_hash does not tell. Whatever may refuse to write the history (no
+ * inodes, no space, no reservation, no permission) is asked before its
+ * records after `step` are removed. Where there is none, one is created as
+ * by mm_history_create, starting at `step`. The check's read of the
  * existing history runs under `watch` (NULL: none). On error *out is NULL. */
 MM_NODISCARD mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg,
-                                        const mm_io_origin *origin, long step,
+                                        const mm_io_origin *origin, long step, const mm_diag *at,
                                         const mm_io_read_watch *watch, mm_history **out);
 
 /* Whether this run started the history at h (mm_history_create, or

@@ -52,6 +52,11 @@ typedef struct {
   const int *depth; /* [ncol] wet levels of each column, 0 <= depth <= nz */
 } mm_tdma_batch;
 
+/* MM_TDMA_EINVAL if any depth of the batch is outside 0..nz, else
+ * MM_TDMA_OK. Every backend checks every depth before it touches any data,
+ * so that a bad batch is refused whole. */
+int mm_tdma_check_depths(const mm_tdma_batch *bt);
+
 /* Per-level geometry of the fused solve (docs/physics.md, vertical step):
  * the coefficients of level k of a column are
  *   cond_k = kappa[k] * g[k]                  (interface below level k: its conductance, m)

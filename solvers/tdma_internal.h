@@ -27,11 +27,6 @@ int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads, size_t bytes_per_thread);
 void *mm_tdma_ws_block(const mm_tdma_ws *ws, int thread);
 void mm_tdma_ws_free(mm_tdma_ws *ws);
 
-/* MM_TDMA_EINVAL if any depth is outside 0..nz, else MM_TDMA_OK. Backends
- * check every depth before touching any data, so that a bad batch is
- * rejected whole. */
-int mm_tdma_check_depths(const mm_tdma_batch *bt);
-
 /* Threads worth using for a batch of `unknowns` unknowns: 1 for small batches
  * (a parallel region costs a few microseconds), else omp_get_max_threads(). */
 int mm_tdma_threads_for(size_t unknowns);

@@ -118,8 +118,8 @@ int mm_py_solve_from(const char *backend, int single, size_t ncol, int nz, const
     return mm_py_solve(backend, single, ncol, nz, depth, a, b, c, x, threads, 0);
   /* depths out of range: refused before x is filled (the solve would refuse
    * them after), so that a call that fails leaves x as it was */
-  for (size_t i = 0; i < ncol; i++)
-    if (depth[i] < 0 || depth[i] > nz) return MM_TDMA_EINVAL;
+  const mm_tdma_batch bt = {.ncol = ncol, .nz = nz, .depth = depth};
+  if (mm_tdma_check_depths(&bt)) return MM_TDMA_EINVAL;
   mm_tdma *s;
   int rc = mm_tdma_create(backend, nz, 0, &s);
   if (rc) return rc;

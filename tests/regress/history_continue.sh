@@ -148,6 +148,27 @@ run "${common[@]}" --set run.name=negstart --set run.steps=12 || fail "negstart 
 with netCDF4.Dataset(sys.argv[1], "a") as d: d.start_step = -5' "$work/negstart.nc" ||
   fail "negstart: cannot set start_step"
 refused negstart "attribute start_step = -5 is negative" "$work/half.restart.nc"
+# another initial state (initial.* is not in config_hash): the history's
+# record of the restart step is not the restart's state
+run "${common[@]}" --set run.name=inits --set run.steps=20 --set initial.t_surface=25 ||
+  fail "inits run"
+refused inits "its record of step 12 has heat_content = .*the restart is of another run" \
+  "$work/half.restart.nc"
 head -c 100000 "$work/straight.nc" >"$work/damaged.nc"
 refused damaged "truncated" "$work/half.restart.nc"
+# a continuation that cannot write (a file-size limit below the history and
+# its reservation, SIGXFSZ ignored) ends with exit 1 before it removes the
+# records after the restart step: the history of 20 steps is left whole
+run "${common[@]}" --set run.name=limited --set run.steps=20 || fail "limited run"
+cp "$work/limited.nc" "$work/before.nc"
+blocks=$(( $(stat -c %s "$work/limited.nc") / 1024 + 64 ))
+mapfile -d '' args < <(set_once "${common[@]}" --set run.name=limited --set run.steps=24 \
+  --set initial.restart="$work/half.restart.nc")
+timeout -k 10 120 mpirun --oversubscribe -np 2 bash -c 'trap "" XFSZ; ulimit -f "$1"; shift
+  exec "$@"' limit "$blocks" "$mm" --quiet "${args[@]}" "$ini" >"$work/log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "limited: exit $rc, expected 1"
+grep -q "limited.nc: cannot reserve" "$work/log" || fail "limited: no message about the reservation"
+cmp -s "$work/limited.nc" "$work/before.nc" || fail "limited: the history was changed"
+echo "ok: limited: $(grep -o "error: .*" "$work/log")"
 echo "ok"
