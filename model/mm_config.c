@@ -58,7 +58,8 @@ static const mm_key mm_keys[] = {
     {"grid", "depth", T_REAL, OFF(depth), "4000", "m", 0, 12000, true, NULL, true,
      "depth of the deepest column"},
     {"grid", "dz_surface", T_REAL, OFF(dz_surface), "0", "m", 0, 12000, 0, NULL, true,
-     "thickness of the top level of stretched levels; 0 = uniform levels depth/nz"},
+     "thickness of the top level of stretched levels, at most depth/nz; 0 = uniform levels "
+     "depth/nz"},
     {"grid", "bathymetry", T_ENUM, OFF(bathymetry), "flat", "", 0, 0, 0, "flat|bowl|seamount|slope",
      true, "shape of the sea floor"},
     {"grid", "periodic_x", T_BOOL, OFF(periodic_x), "false", "", 0, 0, 0, NULL, true,
@@ -114,7 +115,8 @@ static const mm_key mm_keys[] = {
     {"output", "dir", T_STRING, OFF(output_dir), "output", "", 0, 0, 0, NULL, false,
      "directory for all files of the case"},
     {"output", "interval", T_INT, OFF(output_interval), "0", "steps", 0, 1e9, 0, NULL, false,
-     "steps between history records; 0 = last step only"},
+     "steps between history records; 0 = the last step only (and the initial record, "
+     "output.initial_record)"},
     {"output", "initial_record", T_BOOL, OFF(initial_record), "true", "", 0, 0, 0, NULL, false,
      "the initial state as the history's first record (step 0, or the restart step of a "
      "history that a continued run starts)"},
