@@ -330,9 +330,11 @@ int main(int argc, char **argv) {
 
   /* every case is validated before any computation */
   mm_config *cfgs = NULL;
+  int *chain = NULL; /* [n_files] the earlier case whose restart file a case continues from */
   if (err == MM_OK && !done) {
     cfgs = calloc((size_t)n_files, sizeof *cfgs);
-    if (!cfgs) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+    chain = calloc((size_t)n_files, sizeof *chain);
+    if (!cfgs || !chain) err = MM_ERROR(MM_ERR_RUN, "out of memory");
     for (int f = 0; f < n_files && err == MM_OK; f++)
       if ((err = mm_config_load(&cfgs[f], files[f], ovr, n_ovr)) == MM_OK) cfgs[f].env = env;
   }
@@ -340,7 +342,7 @@ int main(int argc, char **argv) {
   /* and the files of every case: no two write one file, none reads its own
    * output, every input file is there and fits */
   if (err == MM_OK && !done)
-    err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
+    err = mm_cases_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD, chain);
   /* and that no output file is where the run's own output goes */
   if (err == MM_OK && !done && !opt.dry_run)
     err = mm_streams_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
@@ -385,9 +387,16 @@ int main(int argc, char **argv) {
       mm_error_clear();
       int signo = 0;
       mm_err e = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
+      const int from = chain[f];
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
+      else if (from >= 0 && sums[from].steps < 0) /* its restart may be an earlier run's */
+        e = in_case(MM_ERROR(MM_ERR_RUN,
+                             "not run: initial.restart = %s is the restart file of case %d (%s), "
+                             "which failed: the file there may be of an earlier run",
+                             cfgs[f].initial_restart, from + 1, files[from]),
+                    f, n_files, files[f]);
       else
         e = in_case(mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f])),
                     f, n_files, files[f]);
@@ -418,6 +427,7 @@ int main(int argc, char **argv) {
   }
   free(sums);
   free(cfgs);
+  free(chain);
   free(files);
   free(ovr);
   free(command);

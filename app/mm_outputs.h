@@ -27,10 +27,13 @@
  *  - a configuration file that is a file a case writes (its resolved
  *    configuration run again is allowed where the run would write the same
  *    text into it: the case reproduced, not changed);
- *  - an output.dir that cannot be one (mm_output_dir_problem).
- * files[c] names case c in messages. */
+ *  - an output.dir that cannot be one (mm_output_dir_problem);
+ *  - a chain (a case continues from an earlier case's restart file) from a
+ *    case that writes no restart file.
+ * files[c] names case c in messages. chain[c] (n of them) is set to the
+ * earlier case whose restart file case c continues from, -1 for none. */
 MM_NODISCARD mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n,
-                                   MPI_Comm comm);
+                                   MPI_Comm comm, int *chain);
 
 /* Before a run (not a dry run, which writes no file; collective, rank 0
  * looks), MM_ERR_INPUT naming the case where one of its output files is

@@ -130,8 +130,8 @@ static void mm_output_path(const char *dir, const mm_config *cfg, int which,
 }
 
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
- * and later[2c + 1] (initial.restart) are set to 1 for an input that an
- * earlier case writes. */
+ * and later[2c + 1] (initial.restart) are set to 1 + e for an input that an
+ * earlier case e writes. */
 static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n,
                                             int *later) {
   char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
@@ -209,7 +209,16 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
           if (!mm_same_file(in, pa)) continue;
           const bool restart_file = !strcmp(mm_output_files[i].suffix, ".restart.nc");
           if (e < c && k == 1 && restart_file) {
-            later[2 * c + k] = 1;
+            /* a chain: only from a case that writes restart files, or the
+             * file there (of an earlier invocation) would be read */
+            if (cfgs[e].restart_interval <= 0 || cfgs[e].restart_interval > cfgs[e].run_steps)
+              err = MM_ERROR(MM_ERR_INPUT,
+                             "%s: %s = %s is case %d's (%s) restart file, but that case writes "
+                             "none (output.restart_interval = %ld, run.steps = %ld): the file "
+                             "there would be an earlier run's",
+                             files[c], keys[k], inputs[k], e + 1, files[e],
+                             cfgs[e].restart_interval, cfgs[e].run_steps);
+            later[2 * c + k] = 1 + e;
             continue;
           }
           /* a later case that continues in place from this restart file (a
@@ -355,7 +364,8 @@ mm_err mm_streams_check(const mm_config *cfgs, const char *const *files, int n, 
   return mm_agree(comm, rank == 0 ? mm_streams_rank0(cfgs, files, n) : MM_OK);
 }
 
-mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm) {
+mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MPI_Comm comm,
+                      int *chain) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   MM_CHECK(mm_cases_same(cfgs, files, n, comm));
@@ -364,6 +374,8 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   if (err == MM_OK && rank == 0) err = mm_outputs_rank0(cfgs, files, n, later);
   err = mm_agree(comm, err);
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(later, 2 * n, MPI_INT, 0, comm));
+  for (int c = 0; c < n; c++)
+    chain[c] = err == MM_OK ? later[2 * c + 1] - 1 : -1;
   for (int c = 0; c < n && err == MM_OK; c++) {
     const bool file = cfgs[c].initial_file[0] && !later[2 * c];
     const bool restart = cfgs[c].initial_restart[0] && !later[2 * c + 1];

@@ -5,7 +5,9 @@
 # (missing, a directory, other dimensions, another configuration, a step
 # beyond run.steps) ends the run with exit 2 and a message naming case 2
 # and the file, and case 1 has written nothing. An input that an earlier
-# case of the same invocation writes is checked when its case reads it.
+# case of the same invocation writes is checked when its case reads it; such
+# a case is not run where that earlier case failed, and refused (exit 2)
+# where the earlier case writes no restart file.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -50,4 +52,20 @@ rm -rf out out2
 STEPS=6 case_ini next.ini next out2 '[initial]' 'restart = out/good.restart.nc'
 run good.ini next.ini || fail "a case that reads the restart file of the case before it"
 [ -f out2/next.nc ] || fail "good.ini next.ini: output missing"
+# ... but not when case 1 failed: the restart file there is this earlier
+# run's (case 1 blows up at step 1, before its first restart; injected NaN)
+cp out2/next.nc next.before
+MINIMODEL_FAULT_NAN_STEP=1 run good.ini next.ini; rc=$?
+[ $rc = 1 ] || fail "case 1 failed: exit $rc, expected 1"
+grep -q "case 2 of 2 (next.ini): not run: initial.restart = out/good.restart.nc is the restart file of case 1 (good.ini), which failed" \
+  "$work/log" || fail "case 1 failed: case 2 not refused with its reason"
+cmp -s out2/next.nc next.before || fail "case 1 failed: case 2 wrote its history"
+echo "ok: a chain from a case that failed: the later case not run"
+# ... nor from a case that writes no restart file: refused before any case
+rm -rf out out2
+run --set output.restart_interval=0 good.ini next.ini; rc=$?
+[ $rc = 2 ] && [ ! -e out ] && [ ! -e out2 ] || fail "a chain from a case without restarts: exit $rc"
+grep -q "error: next.ini: initial.restart = out/good.restart.nc is case 1's (good.ini) restart file, but that case writes none" \
+  "$work/log" || fail "a chain from a case without restarts: no message"
+echo "ok: a chain from a case that writes no restart file: refused"
 echo "ok"
