@@ -158,6 +158,20 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                      MM_OUTPUT_PATH_MAX);
   }
 
+  /* a directory where a case writes a file: found now, not when the file is
+   * written (the restart file after restart_interval steps, the timing file
+   * after the whole run) */
+  for (int c = 0; c < n && err == MM_OK; c++)
+    for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+      struct stat st;
+      mm_output_path(dirs[c], &cfgs[c], i, pa);
+      if (stat(pa, &st) == 0 && S_ISDIR(st.st_mode))
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: %s is a directory, where the case writes its %s: move it away, or "
+                       "give the case another run.name or output.dir",
+                       files[c], pa, mm_output_files[i].what);
+    }
+
   /* two cases, one file: in one directory, the same name; in two, files
    * written in place that exist already and are one (a symbolic or hard
    * link between them; a file renamed into place replaces the link) */

@@ -260,8 +260,16 @@ lock)
   [ -L linked/gyre_bowl.lock ] || fail "the lock link was removed"
   # ... or a directory, or a FIFO: refused (not "cannot create", exit 1)
   mkdir -p dirlock/gyre_bowl.lock fifolock && mkfifo fifolock/gyre_bowl.lock
-  expect 2 "dirlock/gyre_bowl.lock: the lock file's name is a directory" \
+  expect 2 "dirlock/gyre_bowl.lock is a directory, where the case writes its lock file" \
     --set output.dir="$work/dirlock" --set run.steps=2 "$ini"
+  # a directory at the restart or timing file's name: refused before any
+  # step (it was found after restart_interval steps, or the whole run)
+  for f in restart.nc timing.json restart.nc.tmp; do
+    mkdir -p "dir_$f/gyre_bowl.$f/sub"
+    expect 2 "dir_$f/gyre_bowl.$f is a directory, where the case writes its" \
+      --set output.dir="$work/dir_$f" --set run.steps=2 "$ini"
+    [ -z "$(ls "dir_$f" | grep -v "^gyre_bowl.$f\$")" ] || fail "dir_$f: something was written"
+  done
   expect 2 "fifolock/gyre_bowl.lock: the lock file's name is a FIFO" \
     --set output.dir="$work/fifolock" --set run.steps=2 "$ini"
   ;;
