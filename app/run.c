@@ -623,7 +623,7 @@ mm_err mm_run_check_model(const mm_config *cfg, MPI_Comm comm) {
   mm_model *m = NULL;
   const mm_err err = mm_agree(comm, mm_model_create(cfg, comm, &m));
   mm_model_destroy(m);
-  return err;
+  return mm_config_name_origin(cfg, err);
 }
 
 mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
@@ -634,7 +634,7 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
   mm_model *m = NULL;
   if (opt->dry_run) {
     mm_grid g;
-    mm_err err = mm_agree(comm, mm_grid_create(cfg, comm, &g));
+    mm_err err = mm_config_name_origin(cfg, mm_agree(comm, mm_grid_create(cfg, comm, &g)));
     if (err != MM_OK) mm_grid_destroy(&g);
     if (err == MM_OK && rank == 0) {
       mm_config_write(cfg, stdout);
@@ -651,8 +651,8 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
     }
     return err;
   }
-  mm_err err = mm_agree(comm, mm_model_create(cfg, comm, &m));
-  if (err == MM_OK) err = mm_agree(comm, run_model(m, opt, sum));
+  mm_err err = mm_config_name_origin(cfg, mm_agree(comm, mm_model_create(cfg, comm, &m)));
+  if (err == MM_OK) err = mm_config_name_origin(cfg, mm_agree(comm, run_model(m, opt, sum)));
   mm_model_destroy(m);
   return err;
 }

@@ -760,6 +760,22 @@ int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const
   return snprintf(out, size, "%s%s%s%s", dir, sep, name, suffix);
 }
 
+mm_err mm_config_name_origin(const mm_config *cfg, mm_err err) {
+  if (err != MM_ERR_INPUT) return err;
+  const char *msg = mm_error_message();
+  char section[32], key[32];
+  size_t s = strspn(msg, "abcdefghijklmnopqrstuvwxyz_");
+  if (s == 0 || s >= sizeof section || msg[s] != '.') return err;
+  const char *k0 = msg + s + 1;
+  size_t k = strspn(k0, "abcdefghijklmnopqrstuvwxyz_0123456789");
+  if (k == 0 || k >= sizeof key) return err;
+  memcpy(section, msg, s), section[s] = '\0';
+  memcpy(key, k0, k), key[k] = '\0';
+  const mm_key *found = find_key(section, key);
+  if (!found || !cfg->origin[found - mm_keys][0]) return err;
+  return mm_error_prefix(err, "%s: ", cfg->origin[found - mm_keys]);
+}
+
 const char *mm_file_kind(unsigned mode) {
   return S_ISLNK(mode)    ? "a symbolic link"
          : S_ISDIR(mode)  ? "a directory"

@@ -98,6 +98,12 @@ const char *mm_file_kind(unsigned mode);
  * what snprintf returns: size or more where the name was cut. */
 int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const char *suffix);
 
+/* err (MM_ERR_INPUT) of a check made after the configuration was read (the
+ * model's: stability, decomposition, flow, solver, inputs), whose message
+ * starts with "section.key": prefixed with where that key was set,
+ * "file:line: " or "--set: ", when it was set; any other err as it is. */
+mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
+
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
 MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path,
