@@ -792,6 +792,17 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
     err = mm_agree(h->comm, checked);
   }
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
+  /* a history this run may not write (its mode, a read-only file system):
+   * refused with the file system's reason (netCDF says "HDF error") */
+  if (err == MM_OK) {
+    const int e = h->rank == 0 && access(p, W_OK) != 0 ? errno : 0;
+    err = mm_agree(h->comm,
+                   e ? MM_ERROR(MM_ERR_INPUT,
+                                "%s: cannot append to it: %s (a run continued from a "
+                                "restart appends to the history of its case)" MM_HISTORY_LEFT,
+                                p, strerror(e))
+                     : MM_OK);
+  }
   /* records after the restart step, from a run that went further: removed,
    * to be written anew; but first what may refuse the writes (inodes, space,
    * the reservation, which also opens the file to write), so that a
