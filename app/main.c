@@ -407,11 +407,15 @@ int main(int argc, char **argv) {
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
-      else if (from >= 0 && sums[from].steps < 0) /* its restart may be an earlier run's */
+      else if (from >= 0 && !opt.dry_run && (sums[from].steps < 0 || !sums[from].restart_written))
+        /* the file there is an earlier run's, maybe */
         e = in_case(MM_ERROR(MM_ERR_RUN,
                              "not run: initial.restart = %s is the restart file of case %d (%s), "
-                             "which failed: the file there may be of an earlier run",
-                             cfgs[f].initial_restart, from + 1, files[from]),
+                             "which %s: the file there may be of an earlier run",
+                             cfgs[f].initial_restart, from + 1, files[from],
+                             sums[from].steps < 0 ? "did not end well"
+                                                  : "wrote none (no multiple of "
+                                                    "output.restart_interval among its steps)"),
                     f, n_files, files[f]);
       else
         e = in_case(mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f])),

@@ -27,6 +27,7 @@ typedef struct {
   double solve_share;
   mm_diag last;
   char history[2 * MM_STR_MAX + 8]; /* <output.dir>/<run.name>.nc */
+  int restart_written;              /* 1: the case wrote a restart file */
 } mm_run_summary;
 
 MM_NODISCARD mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,

@@ -160,12 +160,22 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
 
   /* a directory where a case writes a file: found now, not when the file is
    * written (the restart file after restart_interval steps, the timing file
-   * after the whole run) */
+   * after the whole run); a symbolic link to one where the file is renamed
+   * into place (the link is replaced) or made anew (a .tmp: the link is
+   * removed) is no obstacle, nor a restart file's name in a case that
+   * writes none */
   for (int c = 0; c < n && err == MM_OK; c++)
     for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+      const char *suffix = mm_output_files[i].suffix;
+      const size_t sl = strlen(suffix);
+      const bool tmp = sl >= 4 && !strcmp(suffix + sl - 4, ".tmp");
+      const bool restarts =
+          cfgs[c].restart_interval > 0 && cfgs[c].restart_interval <= cfgs[c].run_steps;
+      if (!restarts && !strncmp(suffix, ".restart.nc", 11)) continue;
       struct stat st;
       mm_output_path(dirs[c], &cfgs[c], i, pa);
-      if (stat(pa, &st) == 0 && S_ISDIR(st.st_mode))
+      const int got = mm_output_files[i].renamed || tmp ? lstat(pa, &st) : stat(pa, &st);
+      if (got == 0 && S_ISDIR(st.st_mode))
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: %s is a directory, where the case writes its %s: move it away, or "
                        "give the case another run.name or output.dir",

@@ -239,10 +239,12 @@ char *mm_run_resolved_text(const mm_config *cfg) {
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) return NULL;
+  char again[2 * MM_STR_MAX + 16];
+  mm_dir_file(again, sizeof again, cfg->output_dir, cfg->run_name, ".resolved.ini");
   fprintf(f,
           "; the resolved configuration of case %s (minimodel --set overrides, defaults "
-          "and files applied);\n; `minimodel %s/%s.resolved.ini` runs the case again\n",
-          cfg->run_name, cfg->output_dir, cfg->run_name);
+          "and files applied);\n; `minimodel %s` runs the case again\n",
+          cfg->run_name, again);
   mm_config_write(cfg, f);
   const bool bad = ferror(f) != 0;
   if (fclose(f) != 0 || bad) {
@@ -413,9 +415,11 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
     if (werr != MM_OK) {
       snprintf(saved, sizeof saved, "the crash file could not be written: %s", mm_error_message());
       mm_error_clear(); /* the blow-up is the error to report */
-    } else if (*good_step >= 0)
-      snprintf(saved, sizeof saved, "last good state (step %ld) written to %s/%s.crash.nc",
-               *good_step, cfg->output_dir, cfg->run_name);
+    } else if (*good_step >= 0) {
+      char crash[2 * MM_STR_MAX + 16];
+      mm_dir_file(crash, sizeof crash, cfg->output_dir, cfg->run_name, ".crash.nc");
+      snprintf(saved, sizeof saved, "last good state (step %ld) written to %s", *good_step, crash);
+    }
     return MM_ERROR(MM_ERR_RUN, "numerical blow-up at step %ld: %s; %s", mm_model_steps_done(m),
                     what, saved);
   }
@@ -431,12 +435,15 @@ static MM_NODISCARD mm_err signal_stop(const mm_config *cfg, int signo, long ste
                                        long last_restart) {
   char record[2 * MM_STR_MAX + 64] = "no history record";
   char restart[2 * MM_STR_MAX + 64] = "no restart file";
-  if (last_record >= 0)
-    snprintf(record, sizeof record, "history up to step %ld (%s/%s.nc)", last_record,
-             cfg->output_dir, cfg->run_name);
-  if (last_restart >= 0)
-    snprintf(restart, sizeof restart, "restart of step %ld (%s/%s.restart.nc)", last_restart,
-             cfg->output_dir, cfg->run_name);
+  char path[2 * MM_STR_MAX + 16];
+  if (last_record >= 0) {
+    mm_dir_file(path, sizeof path, cfg->output_dir, cfg->run_name, ".nc");
+    snprintf(record, sizeof record, "history up to step %ld (%s)", last_record, path);
+  }
+  if (last_restart >= 0) {
+    mm_dir_file(path, sizeof path, cfg->output_dir, cfg->run_name, ".restart.nc");
+    snprintf(restart, sizeof restart, "restart of step %ld (%s)", last_restart, path);
+  }
   return MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo),
                   "stopped by %s after step %ld of %ld; written by this run: %s, %s",
                   mm_signal_name(signo), step, cfg->run_steps, record, restart);
@@ -608,6 +615,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (err == MM_OK) {
     mm_dir_file(sum->history, sizeof sum->history, cfg->output_dir, cfg->run_name, ".nc");
     sum->steps = mm_model_steps_done(m) - first_step;
+    sum->restart_written = last_restart >= 0;
     sum->wall_s = wall;
     sum->last = d;
     err = mm_report_write(m, &tm, opt, sum);

@@ -768,7 +768,7 @@ mm_err mm_config_name_origin(const mm_config *cfg, mm_err err) {
   if (s == 0 || s >= sizeof section || msg[s] != '.') return err;
   const char *k0 = msg + s + 1;
   size_t k = strspn(k0, "abcdefghijklmnopqrstuvwxyz_0123456789");
-  if (k == 0 || k >= sizeof key) return err;
+  if (k == 0 || k >= sizeof key || k0[k] != ' ') return err; /* not a path: "grid.nx/x.nc:" */
   memcpy(section, msg, s), section[s] = '\0';
   memcpy(key, k0, k), key[k] = '\0';
   const mm_key *found = find_key(section, key);

@@ -100,7 +100,7 @@ int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const
 
 /* err (MM_ERR_INPUT) of a check made after the configuration was read (the
  * model's: stability, decomposition, flow, solver, inputs), whose message
- * starts with "section.key": prefixed with where that key was set,
+ * starts with "section.key " (a key and a blank): prefixed with where that key was set,
  * "file:line: " or "--set: ", when it was set; any other err as it is. */
 mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
 

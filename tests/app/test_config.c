@@ -82,6 +82,28 @@ int main(int argc, char **argv) {
     TEST_CHECK(mm_dir_file(path, 6, "out", "x", ".lock") == 10 && !strcmp(path, "out/x"),
                "cut: '%s'", path);
   }
+  /* a refusal after the configuration is read names where its key was set;
+   * a message that starts with a path that looks like a key does not */
+  {
+    TEST_CHECK(load(&a, "[run]\nsteps = 2\n[grid]\nnx = 20\n") == MM_OK, "load: %s",
+               mm_error_message());
+    mm_error_clear();
+    mm_err e = mm_error_set(MM_ERR_INPUT, __FILE__, __LINE__, "grid.nx = 20: too few");
+    e = mm_config_name_origin(&a, e);
+    TEST_CHECK(e == MM_ERR_INPUT && !strcmp(mm_error_message(), "t.ini:4: grid.nx = 20: too few"),
+               "origin: '%s'", mm_error_message());
+    mm_error_clear();
+    e = mm_error_set(MM_ERR_INPUT, __FILE__, __LINE__, "grid.nx/h.nc: not a history");
+    e = mm_config_name_origin(&a, e);
+    TEST_CHECK(!strcmp(mm_error_message(), "grid.nx/h.nc: not a history"), "a path: '%s'",
+               mm_error_message());
+    mm_error_clear();
+    e = mm_error_set(MM_ERR_INPUT, __FILE__, __LINE__, "grid.ny = 10: too few");
+    e = mm_config_name_origin(&a, e);
+    TEST_CHECK(!strcmp(mm_error_message(), "grid.ny = 10: too few"), "a default: '%s'",
+               mm_error_message());
+    mm_error_clear();
+  }
   /* ... but not a slash after a blank: the resolved text would lose the
    * blank (fuzz_config found it) */
   TEST_CHECK(load(&a, "[output]\ndir = x /\n") == MM_OK && !strcmp(a.output_dir, "x /"),

@@ -57,10 +57,23 @@ run good.ini next.ini || fail "a case that reads the restart file of the case be
 cp out2/next.nc next.before
 MINIMODEL_FAULT_NAN_STEP=1 run good.ini next.ini; rc=$?
 [ $rc = 1 ] || fail "case 1 failed: exit $rc, expected 1"
-grep -q "case 2 of 2 (next.ini): not run: initial.restart = out/good.restart.nc is the restart file of case 1 (good.ini), which failed" \
+grep -q "case 2 of 2 (next.ini): not run: initial.restart = out/good.restart.nc is the restart file of case 1 (good.ini), which did not end well" \
   "$work/log" || fail "case 1 failed: case 2 not refused with its reason"
 cmp -s out2/next.nc next.before || fail "case 1 failed: case 2 wrote its history"
 echo "ok: a chain from a case that failed: the later case not run"
+# ... nor from a case that ran well but wrote no restart file: mid continues
+# from step 4 to 5, and no multiple of restart_interval (2) is among its
+# steps; the mid.restart.nc there is another run's
+rm -rf out out2 out3
+STEPS=5 case_ini mid.ini mid out2 '[initial]' 'restart = out/good.restart.nc'
+STEPS=8 case_ini last.ini last out3 '[initial]' 'restart = out2/mid.restart.nc'
+mkdir -p out2 && cp in/input.restart.nc out2/mid.restart.nc
+run good.ini mid.ini last.ini; rc=$?
+[ $rc = 1 ] || fail "a chain from a case without a restart of this run: exit $rc, expected 1"
+grep -q "case 3 of 3 (last.ini): not run: initial.restart = out2/mid.restart.nc is the restart file of case 2 (mid.ini), which wrote none" \
+  "$work/log" || fail "a chain from a case without a restart of this run: no message"
+[ -f out2/mid.nc ] && [ ! -e out3 ] || fail "a chain from a case without a restart of this run: outputs"
+echo "ok: a chain from a case that wrote no restart file in this run: the later case not run"
 # ... nor from a case that writes no restart file: refused before any case
 rm -rf out out2
 run --set output.restart_interval=0 good.ini next.ini; rc=$?

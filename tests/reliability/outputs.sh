@@ -267,9 +267,18 @@ lock)
   for f in restart.nc timing.json restart.nc.tmp; do
     mkdir -p "dir_$f/gyre_bowl.$f/sub"
     expect 2 "dir_$f/gyre_bowl.$f is a directory, where the case writes its" \
-      --set output.dir="$work/dir_$f" --set run.steps=2 "$ini"
+      --set output.dir="$work/dir_$f" --set run.steps=2 --set output.restart_interval=1 "$ini"
     [ -z "$(ls "dir_$f" | grep -v "^gyre_bowl.$f\$")" ] || fail "dir_$f: something was written"
   done
+  # ... but not a restart file's name in a case that writes none, nor a
+  # symbolic link to a directory where a file is renamed into place (the
+  # link is replaced)
+  expect 0 "" --set output.dir="$work/dir_restart.nc" --set run.steps=2 \
+    --set output.restart_interval=0 "$ini"
+  mkdir -p linkdir/elsewhere && ln -s elsewhere linkdir/gyre_bowl.timing.json
+  expect 0 "" --set output.dir="$work/linkdir" --set run.steps=2 "$ini"
+  [ -f linkdir/gyre_bowl.timing.json ] && [ ! -L linkdir/gyre_bowl.timing.json ] ||
+    fail "the link at the timing file's name was not replaced by the file"
   expect 2 "fifolock/gyre_bowl.lock: the lock file's name is a FIFO" \
     --set output.dir="$work/fifolock" --set run.steps=2 "$ini"
   ;;
