@@ -592,8 +592,8 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
                     p, holds, step, from, due);
   }
   /* its record of the restart step, where it has one, holds the restart's
-   * state: the diagnostics, bit for bit (sums that no decomposition
-   * changes); another run's restart (another initial state, which
+   * state: the diagnostics, equal (sums that no decomposition changes);
+   * another run's restart (another initial state, which
    * config_hash does not count) has others */
   for (int v = 0; at && last == step && v < MM_NDIAG; v++) {
     const double want = *(const double *)((const char *)at + mm_diag_vars[v].offset);
@@ -604,7 +604,7 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
     if (st == NC_NOERR) st = nc_get_var1_double(nc, dv, &rec, &have);
     if (st != NC_NOERR)
       return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, mm_diag_vars[v].name, st);
-    MM_REQUIRE(memcmp(&have, &want, sizeof have) == 0, MM_ERR_INPUT,
+    MM_REQUIRE(have == want, MM_ERR_INPUT, /* (a signed zero of a min or max is no other state) */
                "%s: its record of step %ld has %s = %.17g, the state of the restart file "
                "(initial.restart = %s) %.17g: the restart is of another run (another initial "
                "state?)" MM_HISTORY_LEFT,
