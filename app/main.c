@@ -78,6 +78,8 @@ static const char usage[] =
     "  MINIMODEL_CUDA_TILE_LEVELS\n"
     "      1..32: the levels of those tiles (default: nz split evenly into\n"
     "      tiles of at most 32)\n"
+    "  MINIMODEL_CUDA_TILE_FACES\n"
+    "      1: in those tiles each face computed once, for both its cells\n"
     "  MINIMODEL_CUDA_AWARE_MPI\n"
     "      0: the GPU step's halo through the host even where MPI takes device\n"
     "      memory; 1: hand the emulated device's memory to MPI\n"

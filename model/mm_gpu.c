@@ -109,8 +109,8 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
   h.salt_next = g->salt_next;
   if (r == &g->interior && g->s.tiles && r->n == 1) {
     mm_gpu_tiles t;
-    mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh,
-                    g->s.tile_levels);
+    mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh, g->s.tile_levels,
+                    g->s.tile_faces);
     DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
     g->tile_launches++;
     g->tile_k = t.tk, g->tile_x = t.tx;
@@ -279,9 +279,10 @@ long mm_gpu_graph_launches(const mm_gpu *g) {
   return g->graph_launches;
 }
 
-int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns) {
+int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns, int *faces) {
   if (levels) *levels = g->tile_launches > 0 ? g->tile_k : 0;
   if (columns) *columns = g->tile_launches > 0 ? g->tile_x : 0;
+  if (faces) *faces = g->tile_launches > 0 ? g->s.tile_faces : 0;
   return g->tile_launches > 0;
 }
 

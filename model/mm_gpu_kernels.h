@@ -93,6 +93,10 @@ typedef struct {
   long nxh;
   int tk, tx;      /* levels and columns of a tile (tk * tx <= MM_GPU_THREADS) */
   long nk, nx, ny; /* tiles along levels, columns and rows */
+  int faces;       /* 1: each face's fluxes computed once (mm_gpu_tile_xfaces,
+                    * mm_gpu_tile_update); 0: each cell computes its own four
+                    * faces from the ring, as the per-cell kernel does
+                    * (mm_gpu_tile_cellwise) */
 } mm_gpu_tiles;
 
 /* The shared memory of a block: T and S of the ring's rows, [slot][c tk +
@@ -116,10 +120,11 @@ typedef struct {
 } mm_gpu_tile_carry;
 
 /* levels: the levels of a tile, 1..MM_GPU_TILE_K; 0: nz split evenly into
- * tiles of at most MM_GPU_TILE_K levels. */
+ * tiles of at most MM_GPU_TILE_K levels. faces: mm_gpu_tiles's. */
 MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je, int nz, long nxh,
-                                int levels) {
+                                int levels, int faces) {
   t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
+  t->faces = faces != 0;
   const int w = ie > ib ? ie - ib : 0, hgt = je > jb ? je - jb : 0;
   const int forced = levels >= 1 && levels <= MM_GPU_TILE_K;
   const int most = forced ? levels : MM_GPU_TILE_K;
@@ -193,6 +198,36 @@ MM_CELL_FN int mm_gpu_tile_cell(const mm_gpu_tiles *t, int k0, int i0, int tid, 
   if (*cx >= t->tx || i >= t->ie || *k >= t->nz) return 0;
   *col = (long)(j + MM_CELL_HALO) * t->nxh + (i + MM_CELL_HALO);
   return 1;
+}
+
+/* T*, S* of thread tid's cell of row j (rows j - 2 .. j + 2 in the ring)
+ * by mm_cell_tracer, its four faces computed by the cell itself, as the
+ * per-cell kernel does (faces = 0). */
+MM_CELL_FN void mm_gpu_tile_cellwise(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
+                                     int j0, int tid, int j, const mm_gpu_tile_smem *s) {
+  long col;
+  int k, cx, kk;
+  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &col, &k, &cx, &kk)) return;
+  const long nxh = t->nxh, nz = t->nz, p = col * nz + k;
+  const int *kmt = h->kmt;
+  const int kP = kmt[col];
+  if (k >= kP) return;
+  int w[8];
+  mm_cell_wet_faces(k, kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh], kmt[col + 2],
+                    kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
+  const double u_e = h->ue[p], u_w = h->ue[p - nz], v_n = h->vn[p], v_s = h->vn[p - nxh * nz];
+  const int tk = t->tk, e = (cx + 2) * tk + kk; /* the cell in a ring row */
+  const int r = mm_gpu_tile_slot(j, j0);
+  const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
+  const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
+  for (int v = 0; v < 2; v++) {
+    const double(*q)[MM_GPU_TILE_ROW] = v ? s->salt : s->temp;
+    /* mm_cell_tracer's order: P, E, W, N, S, EE, WW, NN, SS */
+    const double tv[9] = {q[r][e],          q[r][e + tk],     q[r][e - tk], q[rn][e], q[rs][e],
+                          q[r][e + 2 * tk], q[r][e - 2 * tk], q[rnn][e],    q[rss][e]};
+    (v ? h->salt_next : h->temp_next)[p] =
+        mm_cell_tracer(h->scheme, w, u_e, u_w, v_n, v_s, tv, h->dt_area, h->kh_x, h->kh_y);
+  }
 }
 
 /* The x faces of row j (rows j - 2 .. j + 2 in the ring): thread tid's
@@ -287,7 +322,7 @@ MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t
 MM_CELL_FN int mm_gpu_tile_phases(const mm_gpu_tiles *t, long b) {
   int k0, i0, j0, j1;
   mm_gpu_tile_of(t, b, &k0, &i0, &j0, &j1);
-  return 1 + 2 * (j1 - j0);
+  return 1 + (t->faces ? 2 : 1) * (j1 - j0);
 }
 MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t, long b, int tid,
                                   int phase, mm_gpu_tile_smem *s, mm_gpu_tile_carry *c) {
@@ -301,14 +336,17 @@ MM_CELL_FN void mm_gpu_tile_phase(const mm_cell_hstep *h, const mm_gpu_tiles *t,
     }
     return;
   }
-  const int j = j0 + (phase - 1) / 2;
-  if ((phase - 1) % 2) {
+  const int j = j0 + (t->faces ? (phase - 1) / 2 : phase - 1);
+  if (t->faces && (phase - 1) % 2) {
     mm_gpu_tile_update(h, t, k0, i0, j0, tid, j, s, c);
     return;
   }
   const int ahead = j + 3 <= j1 + 1;
   if (ahead) mm_gpu_tile_fetch(h, t, k0, i0, tid, j + 3, tv, sv);
-  mm_gpu_tile_xfaces(h, t, k0, i0, j0, tid, j, s);
+  if (t->faces)
+    mm_gpu_tile_xfaces(h, t, k0, i0, j0, tid, j, s);
+  else
+    mm_gpu_tile_cellwise(h, t, k0, i0, j0, tid, j, s);
   if (ahead) mm_gpu_tile_store(t, k0, i0, mm_gpu_tile_slot(j + 3, j0), tid, tv, sv, s);
 }
 

@@ -345,6 +345,8 @@ static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   s.tiles = !cfg->env.no_tiles;
   /* MINIMODEL_CUDA_TILE_LEVELS: the levels of those tiles (for tuning) */
   s.tile_levels = cfg->env.tile_levels;
+  /* MINIMODEL_CUDA_TILE_FACES=1: each face of those tiles computed once */
+  s.tile_faces = cfg->env.tile_faces;
   /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
   int aware = m->dev->mpi_takes_device_memory((int)cfg->env.cuda_aware_mpi);
@@ -636,10 +638,11 @@ int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
 }
 
-int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns) {
-  if (m->gpu) return mm_gpu_horizontal_tiles(m->gpu, levels, columns);
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces) {
+  if (m->gpu) return mm_gpu_horizontal_tiles(m->gpu, levels, columns, faces);
   if (levels) *levels = 0;
   if (columns) *columns = 0;
+  if (faces) *faces = 0;
   return 0;
 }
 

@@ -54,8 +54,9 @@ int mm_model_kappa_in_solve(const mm_model *m);
 /* 1 when the GPU step has run this rank's block interior in tiles
  * (mm_gpu_kernels.h; MINIMODEL_CUDA_TILES), 0 otherwise and on the CPU;
  * *levels and *columns (where not NULL): the shape of those tiles, 0 where
- * none ran. */
-int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns);
+ * none ran; *faces: 1 where each face of a tile was computed once
+ * (MINIMODEL_CUDA_TILE_FACES=1). */
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */

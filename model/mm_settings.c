@@ -76,6 +76,9 @@ mm_err mm_settings_read(mm_settings *s) {
   s->no_kappa_in_solve = kappa_in_solve == 0;
   MM_CHECK(env_switch("MINIMODEL_CUDA_TILES", 1, &tiles));
   s->no_tiles = tiles == 0;
+  long faces;
+  MM_CHECK(env_switch("MINIMODEL_CUDA_TILE_FACES", 0, &faces));
+  s->tile_faces = faces == 1;
   const char *levels = getenv("MINIMODEL_CUDA_TILE_LEVELS");
   if (levels && *levels) {
     char *end = NULL;
@@ -176,6 +179,9 @@ static const struct {
     {"MINIMODEL_CUDA_TILE_LEVELS", "1..32",
      "levels of a tile of the GPU step's horizontal kernel (default: nz split evenly into tiles "
      "of at most 32)"},
+    {"MINIMODEL_CUDA_TILE_FACES", "0, 1",
+     "1: in those tiles each face's fluxes computed once, shared by its two cells; 0 (default): "
+     "each cell computes its own four faces, as the per-cell kernel does"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

@@ -16,8 +16,9 @@
  *                              beat 4 for the step's solve on an H100 and an
  *                              H200 (docs/performance.md, "GPU")
  *   MM_TDMA_CUDA_KT            levels per chunk, exactly (at most 32; default:
- *                              nz split evenly into chunks of at most 32,
- *                              4 x 25 for nz = 100; 32 gives 32+32+32+4)
+ *                              up to 4 warps per SM nz split evenly into
+ *                              chunks of at most 32, 4 x 25 for nz = 100,
+ *                              above chunks of 32, 32+32+32+4)
  *   MM_TDMA_CUDA_SLOTS         chunk slots per warp (default: from the above)
  *   MM_TDMA_CUDA_PREFETCH      1: the next chunk's loads in flight during a
  *                              chunk's sweep (double buffers of the per-chunk

@@ -7,9 +7,10 @@
  * arrays is coalesced):
  *   horizontal_kernel<scheme>  T*, S* (mm_cell_horizontal); the advection
  *                              scheme is a template constant
- *   tiles_kernel<scheme>       the same of a rectangle in tiles marched
+ *   tiles_kernel<scheme, faces>  the same of a rectangle in tiles marched
  *                              through shared memory (mm_gpu_tile_*: blocks
- *                              of MM_GPU_THREADS threads, one barrier per row)
+ *                              of MM_GPU_THREADS threads, a barrier per row,
+ *                              two where each face is computed once)
  *   mixing_kernel              kappa_w and the surface flux (mm_cell_mixing)
  *   diag_kernel                per-block mm_diag_part, merged in shared memory
  * and the solver's stream-ordered fused solve (mm_tdma_fused_async). Built
@@ -40,12 +41,15 @@ __global__ void __launch_bounds__(MM_GPU_THREADS)
   mm_gpu_horizontal_thread(&h, &r, (long)blockIdx.x * blockDim.x + threadIdx.x);
 }
 
-/* The march of mm_gpu_kernels.h: its phases, a barrier after each. */
-template <int SCHEME>
+/* The march of mm_gpu_kernels.h: its phases, a barrier after each. FACES:
+ * mm_gpu_tiles's faces, a constant in each instance (the other way's code
+ * and registers are not in it). */
+template <int SCHEME, int FACES>
 __global__ void __launch_bounds__(MM_GPU_THREADS, MM_GPU_TILE_MIN_BLOCKS)
-    tiles_kernel(mm_cell_hstep h, const mm_gpu_tiles t) {
+    tiles_kernel(mm_cell_hstep h, mm_gpu_tiles t) {
   __shared__ mm_gpu_tile_smem s;
   h.scheme = SCHEME;
+  t.faces = FACES;
   const long b = (long)blockIdx.x;
   const int phases = mm_gpu_tile_phases(&t, b); /* the same for the whole block */
   mm_gpu_tile_carry c;                          /* registers */
@@ -166,9 +170,12 @@ int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, siz
   const void *const kernels[] = {(const void *)horizontal_kernel<MM_CELL_ADV_NONE>,
                                  (const void *)horizontal_kernel<MM_CELL_ADV_UPWIND>,
                                  (const void *)horizontal_kernel<MM_CELL_ADV_SUPERBEE>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE, 0>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 0>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 0>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE, 1>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 1>,
+                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 1>,
                                  (const void *)mixing_kernel,
                                  (const void *)diag_kernel};
   cudaFuncAttributes fa;
@@ -262,6 +269,22 @@ int cu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
   return 0;
 }
 
+template <int FACES>
+void launch_tiles(unsigned blocks, cudaStream_t stream, const mm_cell_hstep *h,
+                  const mm_gpu_tiles *t) {
+  switch (h->scheme) {
+  case MM_CELL_ADV_NONE:
+    tiles_kernel<MM_CELL_ADV_NONE, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    break;
+  case MM_CELL_ADV_UPWIND:
+    tiles_kernel<MM_CELL_ADV_UPWIND, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    break;
+  default:
+    tiles_kernel<MM_CELL_ADV_SUPERBEE, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    break;
+  }
+}
+
 int cu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t) {
   Ctx *c = (Ctx *)ctx;
   const long n = mm_gpu_tiles_blocks(t);
@@ -271,17 +294,10 @@ int cu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t
     return 1;
   }
   const unsigned blocks = (unsigned)n;
-  switch (h->scheme) {
-  case MM_CELL_ADV_NONE:
-    tiles_kernel<MM_CELL_ADV_NONE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
-    break;
-  case MM_CELL_ADV_UPWIND:
-    tiles_kernel<MM_CELL_ADV_UPWIND><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
-    break;
-  default:
-    tiles_kernel<MM_CELL_ADV_SUPERBEE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *t);
-    break;
-  }
+  if (t->faces)
+    launch_tiles<1>(blocks, c->stream, h, t);
+  else
+    launch_tiles<0>(blocks, c->stream, h, t);
   CK(c, cudaGetLastError());
   return 0;
 }

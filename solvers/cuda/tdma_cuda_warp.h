@@ -135,6 +135,14 @@ MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
 
 /* Levels per chunk when nz levels are split into the fewest chunks of at
  * most kmax levels, as evenly as can be: ceil(nz / ceil(nz / kmax)). */
+/* Plans for at most this many warps per SM split the levels evenly
+ * (even_chunk); plans for more take chunks of kMaxKt (the last one
+ * shallower). On an H200 (2026-11-28, nz = 100, double) the even chunks
+ * were faster at 4 warps per SM in all three solves (plain 2.456 against
+ * 2.639 ms, fused 2.861 against 3.108, the model step's mixing solve 0.332
+ * against 0.398) and slower at 8 in all three (2.783 against 2.488, 4.000
+ * against 2.965, 0.385 against 0.321): docs/performance.md, "GPU". */
+constexpr int kEvenChunksMaxWarps = 4;
 MM_WHD int even_chunk(int nz, int kmax) {
   const int chunks = (nz + kmax - 1) / kmax;
   return (nz + chunks - 1) / chunks;
@@ -154,10 +162,12 @@ inline int mm_cuda_plan(int nz, int nrhs, size_t tsize, bool fused, size_t smem_
   const size_t budget =
       smem_sm / (size_t)warps_per_sm > reserve ? smem_sm / (size_t)warps_per_sm - reserve : 0;
   for (int kt0 = force_kt > 0 ? force_kt : kMaxKt; kt0 >= 1; kt0 /= 2) {
-    /* the levels split evenly into chunks of at most kt0 (nz = 100: 4 of
-     * 25, not 32 + 32 + 32 + 4, whose last chunk would fill a slot for 4
-     * levels and leave fewer slots for the rest); a forced kt as it is */
-    const int kt = force_kt > 0 ? (kt0 < nz ? kt0 : nz) : even_chunk(nz, kt0);
+    /* up to kEvenChunksMaxWarps warps per SM, the levels split evenly into
+     * chunks of at most kt0 (nz = 100: 4 of 25, not 32 + 32 + 32 + 4,
+     * whose last chunk would fill a slot for 4 levels and leave fewer
+     * slots for the rest); above, and a forced kt, kt0 as it is */
+    const bool even = force_kt <= 0 && warps_per_sm <= kEvenChunksMaxWarps;
+    const int kt = even ? even_chunk(nz, kt0) : kt0 < nz ? kt0 : nz;
     const int stride = kt | 1;
     const int chunks = (nz + kt - 1) / kt;
     int slots;

@@ -565,6 +565,15 @@ int main() {
   std::printf("plan nz=100 mixing, H100/H200: %d of %d chunks on chip at 8 warps per SM, %d at 4\n",
               mix8.slots, mix8.chunks, mix4.slots);
   CHECK(mix8.slots == 1 && mix4.slots == 2, "the mixing solve's plan is not the 8-warp one");
+  /* even chunks up to 4 warps per SM, 32-level chunks above (the faster
+   * of the two at each, measured on an H200) */
+  CHECK(mix8.kt == 32 && mix8.chunks == 4 && mix4.kt == 25 && mix4.chunks == 4,
+        "nz = 100 mixing: kt=%d (%d chunks) at 8 warps per SM, kt=%d (%d) at 4; expected 32 and 25",
+        mix8.kt, mix8.chunks, mix4.kt, mix4.chunks);
+  Plan plain8;
+  mmcuda::mm_cuda_plan(100, 1, sizeof(double), false, 233472, 232448, 8, 0, 0, &plain8);
+  CHECK(plain8.kt == 32 && even4.kt == 25, "nz = 100 plain: kt=%d at 8 warps per SM, %d at 4",
+        plain8.kt, even4.kt);
   if (failures) {
     std::printf("%d failures\n", failures);
     return 1;

@@ -18,8 +18,10 @@
 # advection; with and without tiles (the timing file's horizontal_tiles must
 # say which); tiles of a set depth (MINIMODEL_CUDA_TILE_LEVELS: 32, so 45 x
 # 78 x 35 has a tile of 3 levels, and 7, which gives tiles of 7 x 36 and
-# 4 threads without a cell); on the emulated device also the threads in
-# reverse order (the blocks too).
+# 4 threads without a cell); each face computed once
+# (MINIMODEL_CUDA_TILE_FACES=1, the timing file's horizontal_tile_faces_once
+# must say so) on every grid, and on the emulated device also the threads in
+# reverse order (the blocks too), both ways.
 # Exit 77 (skipped) when BACKEND = cuda and there is no usable device.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"; backend="$5"
@@ -49,6 +51,11 @@ check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
   [ "$tiles" = 0 ] && want=false
   grep -q "\"horizontal_tiles\": $want" "$out/tiles.timing.json" ||
     fail "$name: the timing file does not say horizontal_tiles $want"
+  local once=false
+  [ "${MINIMODEL_CUDA_TILE_FACES:-0}" = 1 ] && once=true
+  if [ "$tiles" = 1 ] && ! grep -q "\"horizontal_tile_faces_once\": $once" "$out/tiles.timing.json"; then
+    fail "$name: the timing file does not say horizontal_tile_faces_once $once"
+  fi
   if [ -n "${SHAPE:-}" ]; then
     local levels=${SHAPE% *} columns=${SHAPE#* }
     grep -q "\"horizontal_tile_levels\": $levels," "$out/tiles.timing.json" &&
@@ -67,19 +74,30 @@ for adv in superbee upwind; do
     SHAPE="$shape" check "big-$adv-1-$tiles" 1 $tiles "${big[@]}"
     check "big-$adv-3-$tiles" 3 $tiles "${big[@]}" --set grid.ranks_x=3 --set grid.ranks_y=1
   done
+  MINIMODEL_CUDA_TILE_FACES=1 check "big-$adv-1-faces1" 1 1 "${big[@]}"
+  MINIMODEL_CUDA_TILE_FACES=1 check "big-$adv-3-faces1" 3 1 "${big[@]}" --set grid.ranks_x=3 \
+    --set grid.ranks_y=1
   SHAPE="32 8" MINIMODEL_CUDA_TILE_LEVELS=32 check "big-$adv-levels32" 1 1 "${big[@]}"
+  SHAPE="32 8" MINIMODEL_CUDA_TILE_LEVELS=32 MINIMODEL_CUDA_TILE_FACES=1 \
+    check "big-$adv-levels32-faces1" 1 1 "${big[@]}"
   if [ "$backend" = emulated ]; then
     MINIMODEL_EMULATED_THREADS=reverse check "big-$adv-reverse" 2 1 "${big[@]}"
+    MINIMODEL_EMULATED_THREADS=reverse MINIMODEL_CUDA_TILE_FACES=1 \
+      check "big-$adv-reverse-faces1" 2 1 "${big[@]}"
   fi
   narrow=(--set grid.nx=9 --set grid.ny=38 --set grid.nz=64 --set physics.advection=$adv)
   rm -rf "$work/cpu"
   run 1 "${narrow[@]}" --set output.dir="$work/cpu" || fail "CPU, narrow ($adv)"
   check "narrow-$adv" 1 1 "${narrow[@]}"
+  MINIMODEL_CUDA_TILE_FACES=1 check "narrow-$adv-faces1" 1 1 "${narrow[@]}"
   SHAPE="7 36" MINIMODEL_CUDA_TILE_LEVELS=7 check "narrow-$adv-levels7" 1 1 "${narrow[@]}"
+  SHAPE="7 36" MINIMODEL_CUDA_TILE_LEVELS=7 MINIMODEL_CUDA_TILE_FACES=1 \
+    check "narrow-$adv-levels7-faces1" 1 1 "${narrow[@]}"
   rm -rf "$work/cpu"
   shallow=(--set grid.nx=100 --set grid.ny=20 --set grid.nz=6 --set physics.advection=$adv)
   run 1 "${shallow[@]}" --set output.dir="$work/cpu" || fail "CPU, shallow ($adv)"
   SHAPE="6 42" check "shallow-$adv" 1 1 "${shallow[@]}"
+  SHAPE="6 42" MINIMODEL_CUDA_TILE_FACES=1 check "shallow-$adv-faces1" 1 1 "${shallow[@]}"
   rm -rf "$work/cpu"
 done
 echo "ok: $n runs with the CPU's bits, tiled and not"
