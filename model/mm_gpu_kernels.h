@@ -42,23 +42,28 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * shared memory, each value loaded from memory once per tile (and once more
  * for the tiles beside it and the two rows above and below a march): the
  * per-cell kernel loads each value for each of the nine cells whose
- * stencil reaches it, through the caches. And each face's fluxes are
- * computed once, not by both of its cells as in the per-cell kernel: the
- * kernel is bound by its arithmetic, not by memory (docs/performance.md,
- * "GPU"). A thread computes the east face of its cell (the first column of
- * the tile its west face too) into shared memory, where the cell to the
- * east finds it as its west face; and the north face, which it carries in
- * registers to the next row of the march as that cell's south face (the
- * first row computes its south face). A face's fluxes come from
- * mm_face_flux with the operands mm_cell_tracer gives it from either cell,
- * and the cell's sum is mm_cell_update's, so the bits are the per-cell
- * kernel's.
+ * stencil reaches it, through the caches. By default (faces = 0) each cell
+ * computes its four faces itself from the ring, by mm_cell_tracer as the
+ * per-cell kernel does (mm_gpu_tile_cellwise), so each face is computed by
+ * both of its cells. With faces = 1 (MINIMODEL_CUDA_TILE_FACES=1) each
+ * face's fluxes are computed once: a thread computes the east face of its
+ * cell (the first column of the tile its west face too) into shared
+ * memory, where the cell to the east finds it as its west face; and the
+ * north face, which it carries in registers to the next row of the march
+ * as that cell's south face (the first row computes its south face). A
+ * face's fluxes come from mm_face_flux with the operands mm_cell_tracer
+ * gives it from either cell, and the cell's sum is mm_cell_update's, so the
+ * bits are the per-cell kernel's either way. Half the face evaluations, but
+ * a second barrier per row and the faces through shared memory: on an H200
+ * (2026-11-28, nz = 100) the kernel took 0.486 ms a step that way against
+ * 0.398 ms cellwise (docs/performance.md, "GPU").
  *
  * A block (rows [j0, j1), mm_gpu_tile_of; mm_gpu_tile_phase):
  *   load rows j0-2 .. j0+2; barrier;
  *   for each row j of the march:
- *     load row j+3, the x faces of row j; barrier;
- *     the y faces and T*, S* of row j; barrier.
+ *     faces = 0: load row j+3, T*, S* of row j; barrier;
+ *     faces = 1: load row j+3, the x faces of row j; barrier;
+ *                the y faces and T*, S* of row j; barrier.
  * Row j+3 goes to a ring slot that rows j-2 .. j+2 do not use. Loads of a
  * row are coalesced: thread t of the block takes elements t, t +
  * MM_GPU_THREADS, ... of the row's (tx + 4) columns x tk levels, levels
@@ -80,7 +85,8 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * or H200. On an H200 (2026-11-28, each face then computed by both of its
  * cells) the kernel ran 3 blocks per SM, the limit of its registers and its
  * shared memory alike (Nsight Compute, docs/performance.md "GPU"). 4 is
- * to be timed on a device (a build with -DMM_GPU_TILE_MIN_BLOCKS=4). */
+ * to be timed on a device (a build with -DMM_GPU_TILE_MIN_BLOCKS=4); the
+ * cellwise kernel leaves its 9216 bytes of x faces unused. */
 #ifndef MM_GPU_TILE_MIN_BLOCKS
 #define MM_GPU_TILE_MIN_BLOCKS 3
 #endif
@@ -314,6 +320,8 @@ MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t
 /* The march of block b in phases, a barrier after each (every device runs
  * it so: the CUDA kernel one thread per tid, the emulated device one thread
  * after another): phase 0 loads rows j0 - 2 .. j0 + 2 (those below j1 + 2);
+ * cellwise (t->faces = 0), phase r + 1 computes row j = j0 + r with the
+ * loads of row j + 3 as below. With each face once (t->faces = 1):
  * phase 2 r + 1 computes the x faces of row j = j0 + r, with the loads of
  * row j + 3 (where j + 3 < j1 + 2) fetched before the computation and
  * stored into the ring after it, so that their latency overlaps it; phase
