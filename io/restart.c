@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,11 +26,40 @@ typedef struct {
   int temp, salt, kmt;
 } mm_state_vars;
 
+/* Each field's attribute `checksum`: the sum, modulo 2^64, of the bit
+ * patterns of all its values as stored (a double's 64 bits, an int's 32 as
+ * an unsigned number), as 16 hexadecimal digits. Integer sums do not
+ * depend on their order, so the ranks' parts add up to the same checksum
+ * on any decomposition. Written with every state file and checked when one
+ * is read, so that a file changed or damaged after it was written is
+ * refused, not run from; files without it (written before it) are read as
+ * they are. */
+#define MM_CHECKSUM_ATT "checksum"
+static uint64_t sum_doubles(const double *x, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, &x[i], sizeof u);
+    s += u;
+  }
+  return s;
+}
+static uint64_t sum_ints(const int *x, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++)
+    s += (uint32_t)x[i];
+  return s;
+}
+/* The checksums of all ranks' parts (collective). */
+static MM_NODISCARD mm_err sum_ranks(MPI_Comm comm, uint64_t part[3], uint64_t all[3]) {
+  return MM_MPI_ERR(MPI_Allreduce(part, all, 3, MPI_UINT64_T, MPI_SUM, comm));
+}
+
 /* Define mode of a state file (this rank alone; the same on every rank). */
 static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid *g,
                                            const mm_config *cfg, const mm_io_origin *origin,
                                            const char *created, const char *kind, long step,
-                                           double time, mm_state_vars *v) {
+                                           double time, const uint64_t sums[3], mm_state_vars *v) {
   mm_err err = MM_OK;
   int d_z = -1, d_y = -1, d_x = -1;
 #define DEF(what, call) MM_NC_LOCAL(err, MM_ERR_RUN, p, what, call)
@@ -60,6 +90,11 @@ static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid 
                       (const char *const[]){"units", "1", "long_name",
                                             "number of wet levels; 0 = land", "standard_name",
                                             "model_level_number_at_sea_floor", NULL}));
+  for (int i = 0; i < 3; i++) {
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, sums[i]);
+    DEF("writing attributes", nc_put_att_text(nc, vars[i], MM_CHECKSUM_ATT, 16, hex));
+  }
   /* CF global attributes */
   char title[MM_STR_MAX + 64], source[MM_STR_MAX + 32];
   snprintf(title, sizeof title, "minimodel %s state of %s at step %ld", kind, cfg->run_name, step);
@@ -165,9 +200,19 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   }
 
   mm_state_vars v = {-1, -1, -1};
-  err = mm_io_reserve(comm, &cfg->env, tmp, bytes, NULL);
+  /* the checksums of the fields as they will be stored (temp, salt, kmt) */
+  uint64_t part[3], sums[3] = {0, 0, 0};
+  mm_io_pack(g, temp, 0.0, buf);
+  part[0] = sum_doubles(buf, n);
+  mm_io_pack(g, salt, 0.0, buf);
+  part[1] = sum_doubles(buf, n);
+  mm_io_pack_kmt(g, kmt);
+  part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
+  err = mm_agree(comm, sum_ranks(comm, part, sums));
+  if (err == MM_OK) err = mm_io_reserve(comm, &cfg->env, tmp, bytes, NULL);
   if (err == MM_OK)
-    err = mm_agree(comm, mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, &v));
+    err = mm_agree(comm,
+                   mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, sums, &v));
   if (err != MM_OK) {
     nc_abort(nc);
     goto remove_tmp;
@@ -387,6 +432,32 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   return MM_OK;
 }
 
+/* Variable var's checksum attribute: *present 0 where it has none (a file
+ * written before checksums), else its value in *want; anything but 16
+ * hexadecimal digits is refused. */
+static MM_NODISCARD mm_err read_checksum(int nc, const char *p, int var, const char *name,
+                                         bool *present, uint64_t *want) {
+  nc_type type;
+  size_t len = 0;
+  *present = false;
+  int s = nc_inq_att(nc, var, MM_CHECKSUM_ATT, &type, &len);
+  if (s == NC_ENOTATT) return MM_OK;
+  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+  char hex[17] = "";
+  bool ok = type == NC_CHAR && len == 16;
+  if (ok) {
+    s = nc_get_att_text(nc, var, MM_CHECKSUM_ATT, hex);
+    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
+    hex[16] = '\0';
+    ok = strspn(hex, "0123456789abcdef") == 16;
+  }
+  MM_REQUIRE(ok, MM_ERR_INPUT, "%s: %s's attribute %s is not 16 hexadecimal digits", p, name,
+             MM_CHECKSUM_ATT);
+  *want = strtoull(hex, NULL, 16);
+  *present = true;
+  return MM_OK;
+}
+
 /* A bad value found in a field, as an error on this rank. */
 static MM_NODISCARD mm_err mm_bad_value(const char *p, const char *name, mm_io_bad bad) {
   return MM_ERROR(MM_ERR_INPUT, "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): %s", p, name,
@@ -458,17 +529,35 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
         }
       }
     /* the fields; every rank makes both reads */
-    const char *names[2] = {"temp", "salt"};
-    const int ids[2] = {v.temp, v.salt};
+    const char *names[3] = {"temp", "salt", "kmt"};
+    const int ids[3] = {v.temp, v.salt, v.kmt};
     double *dst[2] = {temp, salt};
+    uint64_t part[3] = {0, 0, 0}, sums[3] = {0, 0, 0};
+    part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
     for (int f = 0; f < 2; f++) {
       int sf = nc_get_vara_double(nc, ids[f], start, count, buf);
       if (sf != NC_NOERR && err == MM_OK)
         err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                          f ? "reading salt (truncated?)" : "reading temp (truncated?)", sf);
       if (err != MM_OK) continue;
+      part[f] = sum_doubles(buf, n);
       mm_io_bad bad = mm_io_unpack(g, buf, NULL, 0, dst[f]);
       if (bad.found) err = mm_bad_value(p, names[f], bad);
+    }
+    err = mm_agree(comm, err);
+    /* the fields as the file holds them against their checksums (after the
+     * checks above, whose messages say more where they apply) */
+    if (err == MM_OK) err = mm_agree(comm, sum_ranks(comm, part, sums));
+    for (int f = 0; f < 3 && err == MM_OK; f++) {
+      bool present = false;
+      uint64_t want = 0;
+      err = read_checksum(nc, p, ids[f], names[f], &present, &want);
+      if (err == MM_OK && present && want != sums[f])
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: %s does not match its checksum (the file says %016" PRIx64
+                       ", its values give %016" PRIx64
+                       "): the file was damaged or changed after it was written",
+                       p, names[f], want, sums[f]);
     }
     err = mm_agree(comm, err);
   }

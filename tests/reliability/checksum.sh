@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# checksum.sh MINIMODEL PYTHON SOURCE_DIR WORK
+# Restart files carry a checksum per field (io/restart.c: the attribute
+# `checksum`, the sum modulo 2^64 of the bit patterns of the stored values,
+# 16 hexadecimal digits):
+#   - written on 3 ranks, each field's checksum equals the one NumPy
+#     computes from the file (an independent sum of the same bits), and the
+#     same file written on 1 rank has the same checksums;
+#   - a restart with one value of salt changed by one unit in the last
+#     place, its checksum not, is refused with exit 2 naming the file, the
+#     field and both checksums, before anything is written; so is one whose
+#     kmt checksum is changed, and one whose checksum is not 16 hexadecimal
+#     digits;
+#   - a restart without checksums (written before them) is read as it is,
+#     and continues to the bits of the run from the file with them.
+set -u
+mm="$1"; py="$2"; src="$3"; work="$4"
+ini="$src/configs/gyre_bowl.ini"
+fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+run() {
+  local np="$1"; shift
+  timeout -k 10 120 mpirun --oversubscribe -np "$np" "$mm" --quiet --set run.name=ck "$@" "$ini" \
+    >"$work/log" 2>&1
+}
+rm -rf "$work"; mkdir -p "$work/empty"
+common=(--set output.interval=0 --set output.restart_interval=4)
+run 3 "${common[@]}" --set run.steps=4 --set grid.ranks_x=3 --set grid.ranks_y=1 \
+  --set output.dir="$work/np3" || fail "the 3-rank run"
+run 1 "${common[@]}" --set run.steps=4 --set output.dir="$work/np1" || fail "the 1-rank run"
+restart="$work/np3/ck.restart.nc"
+"$py" - "$restart" "$work/np1/ck.restart.nc" <<'PY' || fail "the checksums are not NumPy's sums"
+import sys, netCDF4, numpy as np
+def sums(path):
+    with netCDF4.Dataset(path) as d:
+        d.set_auto_mask(False)
+        out = {}
+        for v in ("temp", "salt", "kmt"):
+            x = np.ascontiguousarray(d[v][:])
+            if x.dtype == np.float64:
+                u = x.view(np.uint64)
+            else:
+                u = x.astype(np.int32).view(np.uint32).astype(np.uint64)
+            want = format(int(u.sum(dtype=np.uint64)), "016x")
+            have = d[v].getncattr("checksum")
+            if have != want:
+                sys.exit(f"{path}: {v}: checksum {have}, NumPy's sum {want}")
+            out[v] = have
+        return out
+a, b = sums(sys.argv[1]), sums(sys.argv[2])
+if a != b:
+    sys.exit(f"3 ranks {a} against 1 rank {b}")
+print("checksums", a)
+PY
+echo "ok: the checksums are NumPy's sums of the stored bits, the same on 1 and 3 ranks"
+
+# the continuation from the good file, for the bits of the one without checksums
+cont=(--set run.steps=8 --set output.interval=4 --set grid.ranks_x=2 --set grid.ranks_y=1)
+run 2 "${cont[@]}" --set output.dir="$work/good" --set initial.restart="$restart" ||
+  fail "continuing from the good file"
+
+# altered copies: one ulp of salt; kmt's checksum; a checksum of the wrong form
+"$py" - "$restart" "$work" <<'PY' || fail "making the altered files"
+import shutil, sys, netCDF4, numpy as np
+src, work = sys.argv[1], sys.argv[2]
+def copy(name):
+    shutil.copy(src, f"{work}/{name}.restart.nc")
+    return netCDF4.Dataset(f"{work}/{name}.restart.nc", "a")
+with copy("ulp") as d:
+    d.set_auto_mask(False)
+    s = d["salt"][3, 5, 7]
+    d["salt"][3, 5, 7] = np.nextafter(s, np.inf)
+with copy("kmtsum") as d:
+    d["kmt"].checksum = "0000000000000001"
+with copy("form") as d:
+    d["temp"].checksum = "not a checksum!!"
+with copy("old") as d:
+    for v in ("temp", "salt", "kmt"):
+        d[v].delncattr("checksum")
+PY
+for name in ulp kmtsum form; do
+  f="$work/$name.restart.nc"
+  run 2 "${cont[@]}" --set output.dir="$work/empty" --set initial.restart="$f"
+  rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2"
+  case $name in
+    ulp) want="$f: salt does not match its checksum \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written" ;;
+    kmtsum) want="$f: kmt does not match its checksum \(the file says 0000000000000001, its values give [0-9a-f]{16}\)" ;;
+    form) want="$f: temp's attribute checksum is not 16 hexadecimal digits" ;;
+  esac
+  grep -qE "$want" "$work/log" || fail "$name: the message"
+  echo "ok: $name refused"
+done
+[ -z "$(ls -A "$work/empty")" ] || fail "a refused restart wrote $(ls "$work/empty")"
+
+run 2 "${cont[@]}" --set output.dir="$work/old" --set initial.restart="$work/old.restart.nc" ||
+  fail "a restart without checksums was refused"
+"$py" "$src/scripts/compare.py" --quiet "$work/old/ck.nc" "$work/good/ck.nc" ||
+  fail "the run from the file without checksums is not the run from the file with them"
+echo "ok: a restart without checksums is read as it is"
+echo "ok"
