@@ -533,7 +533,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     const int ids[3] = {v.temp, v.salt, v.kmt};
     double *dst[2] = {temp, salt};
     uint64_t part[3] = {0, 0, 0}, sums[3] = {0, 0, 0};
-    part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
+    if (s_kmt == NC_NOERR) part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
     for (int f = 0; f < 2; f++) {
       int sf = nc_get_vara_double(nc, ids[f], start, count, buf);
       if (sf != NC_NOERR && err == MM_OK)
