@@ -432,15 +432,26 @@ int main(int argc, char **argv) {
     if (rank == 0 && !opt.dry_run && stop == MM_OK) {
       printf("\nsummary of %d case%s on %d rank%s:\n", n_files, n_files == 1 ? "" : "s", nranks,
              nranks == 1 ? "" : "s");
+      /* in a terminal too narrow for a case's line: the case, its figures
+       * and its history on lines of their own */
+      const int columns = mm_output_columns(env.launched);
       for (int f = 0; f < n_files; f++) {
         char *name = printable(files[f]), *history = printable(sums[f].history);
         const char *shown = name ? name : files[f], *to = history ? history : sums[f].history;
         if (sums[f].steps < 0)
           printf("  %-32s FAILED (exit %ld)\n", shown, -sums[f].steps);
-        else
-          printf("  %-32s ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%  -> %s\n", shown,
-                 sums[f].steps, sums[f].wall_s, sums[f].points_per_s, 100.0 * sums[f].solve_share,
-                 to);
+        else {
+          char stats[128];
+          snprintf(stats, sizeof stats, "ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%",
+                   sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
+                   100.0 * sums[f].solve_share);
+          const size_t width =
+              2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 2 + strlen(stats) + 5 + strlen(to);
+          if (columns > 0 && width > (size_t)columns) /* the case, its figures, its history */
+            printf("  %s\n      %s\n      -> %s\n", shown, stats, to);
+          else
+            printf("  %-32s %s  -> %s\n", shown, stats, to);
+        }
         free(name);
         free(history);
       }

@@ -36,6 +36,11 @@ bool mm_under_launcher(void);
  * cannot be told (not Linux, another user's process). */
 long mm_output_owner(bool launched);
 
+/* The columns of the terminal this process's stdout ends up on (under a
+ * launcher, `launched`, the launcher's: mm_output_owner); 0 where that is no
+ * terminal or its size cannot be told. */
+int mm_output_columns(bool launched);
+
 /* The mode rank 0 uses when progress is wanted. MINIMODEL_PROGRESS=bar|lines|off
  * decides when set (auto or empty: as unset); otherwise a bar only when stdout
  * is a terminal. Under an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm) a

@@ -1,6 +1,7 @@
 /* Progress of a case on rank 0: step/total, model time, wall time, ETA and
  * throughput, as a bar redrawn in place on a terminal or as periodic lines
  * in logs. See mm_progress_choose for how the two are told apart. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,24 @@ static bool launcher_stdout_is_terminal(void) {
          strcmp(target, "/dev/console") == 0;
 #else
   return false;
+#endif
+}
+
+int mm_output_columns(bool launched) {
+  struct winsize ws;
+  if (!launched)
+    return isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+#ifdef __linux__
+  if (!launcher_stdout_is_terminal()) return 0;
+  char link[64];
+  snprintf(link, sizeof link, "/proc/%ld/fd/1", mm_output_owner(true));
+  const int fd = open(link, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const int cols = ioctl(fd, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+  close(fd);
+  return cols;
+#else
+  return 0;
 #endif
 }
 

@@ -266,8 +266,13 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
            g->py, backend, tdma);
     if (mm_model_on_device(m))
       printf("  GPU step on %s; halo through %s\n", mm_model_device(m), mm_model_halo_path(m));
-    printf("  %-12s %10s %12s %7s %10s %10s %10s %7s %7s%s\n", "phase", "total s", "per step s",
-           "share", "min rank", "mean rank", "max rank", "calls", "GB/s", bw > 0 ? " x floor" : "");
+    /* in a terminal narrower than the table, without the ranks' columns
+     * (min, mean and max rank: in the timing file), so that no line wraps */
+    const int full_width = bw > 0 ? 103 : 95, columns = mm_output_columns(cfg->env.launched);
+    const bool ranks = columns <= 0 || columns >= full_width;
+    printf("  %-12s %10s %12s %7s", "phase", "total s", "per step s", "share");
+    if (ranks) printf(" %10s %10s %10s", "min rank", "mean rank", "max rank");
+    printf(" %7s %7s%s\n", "calls", "GB/s", bw > 0 ? " x floor" : "");
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
         /* the remainder, so that the column of shares visibly adds up */
@@ -276,20 +281,31 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
                steps ? other / (double)steps : 0.0,
                step_total > 0 ? 100.0 * other / step_total : 0.0);
       }
-      printf("  %-12s %10.4f %12.3e %6.1f%% %10.4f %10.4f %10.4f %7ld", mm_phase_name((mm_phase)p),
-             mean[p], steps ? mean[p] / (double)steps : 0.0,
-             step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, tmin[p], mean[p], tmax[p],
-             t->calls[p]);
+      printf("  %-12s %10.4f %12.3e %6.1f%%", mm_phase_name((mm_phase)p), mean[p],
+             steps ? mean[p] / (double)steps : 0.0,
+             step_total > 0 ? 100.0 * mean[p] / step_total : 0.0);
+      if (ranks) printf(" %10.4f %10.4f %10.4f", tmin[p], mean[p], tmax[p]);
+      printf(" %7ld", t->calls[p]);
       if (bytes[p] > 0 && mean[p] > 0) {
         printf(" %7.1f", bytes[p] / mean[p] / 1e9);
         if (bw > 0) printf(" %7.2f", mean[p] / (bytes[p] / bw));
       }
       printf("\n");
     }
-    printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "
-           "slowest rank's;\n   GB/s: the least bytes the phase must move, all ranks, over its "
-           "time%s)\n",
-           bw > 0 ? ";\n   x floor: its time over the time of those bytes at the bandwidth" : "");
+    if (ranks)
+      printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "
+             "slowest rank's;\n   GB/s: the least bytes the phase must move, all ranks, over its "
+             "time%s)\n",
+             bw > 0 ? ";\n   x floor: its time over the time of those bytes at the bandwidth" : "");
+    else
+      printf("  (total: mean over ranks of each rank's total; the fastest and\n"
+             "   slowest rank's: in the timing file, or in a terminal of %d\n"
+             "   columns; GB/s: the least bytes the phase must move, all ranks,\n"
+             "   over its time%s)\n",
+             full_width,
+             bw > 0 ? ";\n   x floor: its time over the time of those bytes at the\n"
+                      "   bandwidth"
+                    : "");
     if (bw > 0)
       printf("  memory bandwidth %.4g GB/s (%s)\n", opt->bandwidth_gbps,
              opt->bandwidth_source ? opt->bandwidth_source : "given");

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# narrow_terminal.sh MINIMODEL SOURCE_DIR
+# The phase table and the summary in a terminal (a pseudo-terminal made by
+# script(1), its size set by stty):
+#   - 80 columns, one process and mpirun -np 2 (the launcher's terminal,
+#     with --bandwidth's x floor column): no line over 80 characters; the
+#     table without the ranks' columns, saying where they are; a case's
+#     summary on three lines (the case, its figures, its history);
+#   - 120 columns: the whole table and the summary on one line;
+#   - not a terminal (a pipe): the whole table, whatever $COLUMNS says.
+set -u
+mm="$1"; src="$2"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+command -v script >/dev/null || { echo "SKIP: no script(1)"; exit 77; }
+work="$(mktemp -d /tmp/mm-narrow.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+cp "$src/configs/flat.ini" "$work/flat.ini"
+cd "$work" || exit 1
+fail() { echo "FAIL: $*"; cat "$work/out"; exit 1; }
+in_terminal() { # COLUMNS COMMAND...: the command's output in a terminal that wide
+  local cols="$1"; shift
+  script -qec "stty cols $cols rows 40; $*" /dev/null </dev/null | tr -d '\r' >"$work/out"
+}
+args="--quiet --set run.steps=4 --set output.dir=o flat.ini"
+for how in "$mm" "timeout -k 5 60 mpirun --oversubscribe -np 2 $mm --bandwidth 50"; do
+  rm -rf o
+  in_terminal 80 "$how $args"
+  grep -q "summary of 1 case" "$work/out" || fail "$how: no summary"
+  awk 'length($0) > 80 { print "line " NR " has " length($0) " characters"; bad = 1 } END { exit bad }' \
+    "$work/out" || fail "$how at 80 columns: a line wider than the terminal"
+  grep -q "min rank" "$work/out" && fail "$how at 80 columns: the ranks' columns"
+  grep -q "slowest rank's: in the timing file, or in a terminal of" "$work/out" ||
+    fail "$how at 80 columns: no word of where the ranks' columns are"
+  grep -qE "^      -> o/flat.nc$" "$work/out" || fail "$how at 80 columns: the history not on a line of its own"
+  rm -rf o
+  in_terminal 120 "$how $args"
+  grep -qE "^  phase +total s +per step s +share +min rank +mean rank +max rank +calls" "$work/out" ||
+    fail "$how at 120 columns: not the whole table"
+  grep -qE "^  flat.ini +ok .* -> o/flat.nc$" "$work/out" || fail "$how at 120 columns: the summary not on one line"
+  echo "ok: $how"
+done
+rm -rf o
+COLUMNS=40 $mm $args >"$work/out" 2>&1 || fail "piped run"
+grep -qE "^  phase +total s +per step s +share +min rank +mean rank +max rank +calls" "$work/out" ||
+  fail "piped: not the whole table"
+echo "ok: piped, the whole table"
