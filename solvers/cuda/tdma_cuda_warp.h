@@ -133,8 +133,6 @@ MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
   return env_warps > 0 ? env_warps : mixing ? kDefaultWarpsPerSmMixing : kDefaultWarpsPerSm;
 }
 
-/* Levels per chunk when nz levels are split into the fewest chunks of at
- * most kmax levels, as evenly as can be: ceil(nz / ceil(nz / kmax)). */
 /* Plans for at most this many warps per SM split the levels evenly
  * (even_chunk); plans for more take chunks of kMaxKt (the last one
  * shallower). On an H200 (2026-11-28, nz = 100, double) the even chunks
@@ -143,6 +141,9 @@ MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
  * against 0.398) and slower at 8 in all three (2.783 against 2.488, 4.000
  * against 2.965, 0.385 against 0.321): docs/performance.md, "GPU". */
 constexpr int kEvenChunksMaxWarps = 4;
+
+/* Levels per chunk when nz levels are split into the fewest chunks of at
+ * most kmax levels, as evenly as can be: ceil(nz / ceil(nz / kmax)). */
 MM_WHD int even_chunk(int nz, int kmax) {
   const int chunks = (nz + kmax - 1) / kmax;
   return (nz + chunks - 1) / chunks;
