@@ -170,7 +170,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
       const size_t sl = strlen(suffix);
       const bool tmp = sl >= 4 && !strcmp(suffix + sl - 4, ".tmp");
       const bool restarts =
-          cfgs[c].restart_interval > 0 && cfgs[c].restart_interval <= cfgs[c].run_steps;
+          cfgs[c].restart_at_stop ||
+          (cfgs[c].restart_interval > 0 && cfgs[c].restart_interval <= cfgs[c].run_steps);
       if (!restarts && !strncmp(suffix, ".restart.nc", 11)) continue;
       struct stat st;
       mm_output_path(dirs[c], &cfgs[c], i, pa);
@@ -365,7 +366,8 @@ static MM_NODISCARD mm_err mm_streams_rank0(const mm_config *cfgs, const char *c
        * link there replaced, lstat). The file goes with its name even where
        * it has another (a hard link): that one may be an output too. */
       const bool history = !strcmp(mm_output_files[i].suffix, ".nc");
-      if (cfgs[c].restart_interval == 0 && !strncmp(mm_output_files[i].suffix, ".restart", 8))
+      if (cfgs[c].restart_interval == 0 && !cfgs[c].restart_at_stop &&
+          !strncmp(mm_output_files[i].suffix, ".restart", 8))
         continue; /* a case without restarts leaves them as they are */
       struct stat st;
       mm_output_path(dir, &cfgs[c], i, path);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,8 +430,8 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
 }
 
 /* The error that ends a run stopped by signal signo after step `step` (the
- * step after it was abandoned): exit status 128 + signo, and what this run
- * has written. */
+ * step after it abandoned; step itself, with output.restart_at_stop, the
+ * last restart): exit status 128 + signo, and what this run has written. */
 static MM_NODISCARD mm_err signal_stop(const mm_config *cfg, int signo, long step, long last_record,
                                        long last_restart) {
   char record[2 * MM_STR_MAX + 64] = "no history record";
@@ -563,9 +564,13 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   const long fault_nan_step = cfg->env.fault.nan_step;
   long restart_writes = 0; /* of this run, for fault injection */
   int signo = 0;
-  while (err == MM_OK && mm_model_steps_done(m) < cfg->run_steps) {
+  bool stop = false;    /* a stop signal came: this step is the run's last */
+  long stop_after = -1; /* the last step completed at a stop */
+  while (err == MM_OK && !stop && mm_model_steps_done(m) < cfg->run_steps) {
     mm_timers_step_begin(&tm);
     err = mm_model_step(m, &tm);
+    if (mm_model_steps_done(m) == cfg->env.fault.signal_step && mm_fault_here(&cfg->env, g->rank))
+      raise(SIGTERM); /* fault injection: a signal at the end of this step */
     /* a step that failed on one rank (the solver) must stop every rank: the
      * others would wait for its halo; so must a signal received by any
      * rank (SIGTERM, SIGINT, SIGHUP). One reduction per step (mm_agree_with:
@@ -573,13 +578,20 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     mm_timer_start(&tm, MM_PHASE_HALO); /* communication between ranks */
     err = mm_agree_with_signal(g->cart, err, &signo);
     mm_timer_stop(&tm, MM_PHASE_HALO);
-    if (err == MM_OK && signo) { /* this step is abandoned, nothing of it written */
+    /* At a stop signal the step just computed is abandoned, nothing of it
+     * written; with output.restart_at_stop it is completed as a restart
+     * step (the blow-up check, its record where one falls, the restart
+     * file) and is the last. */
+    stop = err == MM_OK && signo;
+    if (stop && !cfg->restart_at_stop) {
+      stop_after = mm_model_steps_done(m) - 1;
       mm_timers_step_end(&tm, mm_model_steps_done(m));
       break;
     }
     const long s = mm_model_steps_done(m);
+    if (stop) stop_after = s;
     const bool record = is_record_step(cfg, s);
-    const bool restart = cfg->restart_interval > 0 && s % cfg->restart_interval == 0;
+    const bool restart = stop || (cfg->restart_interval > 0 && s % cfg->restart_interval == 0);
     if (err == MM_OK && s == fault_nan_step) { /* fault injection */
       err = mm_model_fetch_state(m);
       if (err == MM_OK && mm_fault_here(&cfg->env, g->rank)) fault_nan(m);
@@ -609,8 +621,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
   const double wall = MPI_Wtime() - t0;
-  if (err == MM_OK && signo)
-    err = signal_stop(cfg, signo, mm_model_steps_done(m) - 1, last_record, last_restart);
+  if (err == MM_OK && signo) err = signal_stop(cfg, signo, stop_after, last_record, last_restart);
 
   if (err == MM_OK) {
     mm_dir_file(sum->history, sizeof sum->history, cfg->output_dir, cfg->run_name, ".nc");

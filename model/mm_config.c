@@ -122,6 +122,9 @@ static const mm_key mm_keys[] = {
      "history that a continued run starts)"},
     {"output", "restart_interval", T_INT, OFF(restart_interval), "0", "steps", 0, 1e9, 0, NULL,
      false, "steps between restart files; 0 = none"},
+    {"output", "restart_at_stop", T_BOOL, OFF(restart_at_stop), "false", "", 0, 0, 0, NULL, false,
+     "a restart file of the last step also when a stop signal ends the run (SIGTERM, SIGUSR1, "
+     "...: a batch system's warning before its time limit)"},
     {"output", "deflate", T_INT, OFF(deflate), "0", "", 0, 9, 0, NULL, false,
      "deflate level of the history file; 0 = off"},
     {"output", "timing_stride", T_INT, OFF(timing_stride), "0", "steps", 0, 1e9, 0, NULL, false,

@@ -69,6 +69,7 @@ typedef struct {
   long output_interval;
   bool initial_record;
   long restart_interval;
+  bool restart_at_stop;
   long deflate;
   long timing_stride;
   long progress_interval;

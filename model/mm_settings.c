@@ -139,6 +139,7 @@ mm_err mm_settings_read(mm_settings *s) {
   MM_CHECK(env_switch("MINIMODEL_FAULT_NO_RESERVE", 0, &no_reserve));
   f->no_reserve = no_reserve == 1;
   MM_CHECK(env_count("MINIMODEL_FAULT_DEVICE_OP", LONG_MAX, &f->device_op));
+  MM_CHECK(env_count("MINIMODEL_FAULT_SIGNAL_STEP", LONG_MAX, &f->signal_step));
   return MM_OK;
 }
 
@@ -200,6 +201,8 @@ static const struct {
     {"MINIMODEL_FAULT_KILL_IN_RESTART", "n",
      "tests: SIGKILL in the middle of the n-th restart write"},
     {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},
+    {"MINIMODEL_FAULT_SIGNAL_STEP", "step",
+     "tests: SIGTERM raised on one rank at the end of that step"},
     {"MINIMODEL_FAULT_SIGNAL_IN_INIT", "signal number",
      "tests: every process raises that signal before MPI starts (app/main.c)"},
     {"MINIMODEL_FAULT_DEVICE_OP", "n",

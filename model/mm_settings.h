@@ -63,6 +63,10 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *                                     file that libhdf5 loops on: `history` (the
  *                                     continued run's check of the history it
  *                                     appends to, made by rank 0, io/history.c)
+ *   MINIMODEL_FAULT_SIGNAL_STEP=N     rank R raises SIGTERM at the end of step N,
+ *                                     before the ranks agree on the step's
+ *                                     errors and signals (app/run.c): a stop
+ *                                     after a step chosen by the test
  *   MINIMODEL_FAULT_SIGNAL_IN_INIT=N  every process raises signal N before
  *                                     MPI_Init (read by app/main.c, not here:
  *                                     it comes before the settings are read) */
@@ -78,6 +82,7 @@ typedef struct {
   long kill_in_restart;           /* MINIMODEL_FAULT_KILL_IN_RESTART */
   bool no_reserve;                /* MINIMODEL_FAULT_NO_RESERVE=1 */
   long device_op;                 /* MINIMODEL_FAULT_DEVICE_OP */
+  long signal_step;               /* MINIMODEL_FAULT_SIGNAL_STEP */
   bool kill_now;                  /* set by the run for the restart write that dies */
 } mm_faults;
 

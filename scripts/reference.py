@@ -111,6 +111,7 @@ KEYS = [
     ("output", "interval", "int", "0", 0, 1e9, False, None),
     ("output", "initial_record", "bool", "true", None, None, False, None),
     ("output", "restart_interval", "int", "0", 0, 1e9, False, None),
+    ("output", "restart_at_stop", "bool", "false", None, None, False, None),
     ("output", "deflate", "int", "0", 0, 9, False, None),
     ("output", "timing_stride", "int", "0", 0, 1e9, False, None),
     ("output", "progress_interval", "int", "0", 0, 1e9, False, None),
