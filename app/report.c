@@ -266,13 +266,21 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
            g->py, backend, tdma);
     if (mm_model_on_device(m))
       printf("  GPU step on %s; halo through %s\n", mm_model_device(m), mm_model_halo_path(m));
-    /* in a terminal narrower than the table, without the ranks' columns
-     * (min, mean and max rank: in the timing file), so that no line wraps */
-    const int full_width = bw > 0 ? 103 : 95, columns = mm_output_columns(cfg->env.launched);
+    /* in a terminal narrower than the table (its head's width, every line
+     * as wide), without the ranks' columns (min, mean and max rank: in the
+     * timing file), so that no line wraps */
+    char head[128], rank_head[40];
+    snprintf(rank_head, sizeof rank_head, " %10s %10s %10s", "min rank", "mean rank", "max rank");
+    const char *const head_fmt = "  %-12s %10s %12s %7s%s %7s %7s%s";
+    const char *const floor_head = bw > 0 ? " x floor" : "";
+    const int full_width = snprintf(head, sizeof head, head_fmt, "phase", "total s", "per step s",
+                                    "share", rank_head, "calls", "GB/s", floor_head);
+    const int columns = mm_output_columns(cfg->env.launched);
     const bool ranks = columns <= 0 || columns >= full_width;
-    printf("  %-12s %10s %12s %7s", "phase", "total s", "per step s", "share");
-    if (ranks) printf(" %10s %10s %10s", "min rank", "mean rank", "max rank");
-    printf(" %7s %7s%s\n", "calls", "GB/s", bw > 0 ? " x floor" : "");
+    if (!ranks)
+      snprintf(head, sizeof head, head_fmt, "phase", "total s", "per step s", "share", "", "calls",
+               "GB/s", floor_head);
+    printf("%s\n", head);
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
         /* the remainder, so that the column of shares visibly adds up */

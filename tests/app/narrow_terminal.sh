@@ -7,7 +7,9 @@
 #     table without the ranks' columns, saying where they are; a case's
 #     summary on three lines (the case, its figures, its history);
 #   - 120 columns: the whole table and the summary on one line;
-#   - not a terminal (a pipe): the whole table, whatever $COLUMNS says.
+#   - not a terminal (a pipe): the whole table, whatever $COLUMNS says;
+#   - a terminal as wide as that table shows the ranks' columns, one
+#     column narrower does not (with and without --bandwidth).
 set -u
 mm="$1"; src="$2"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -44,3 +46,24 @@ COLUMNS=40 $mm $args >"$work/out" 2>&1 || fail "piped run"
 grep -qE "^  phase +total s +per step s +share +min rank +mean rank +max rank +calls" "$work/out" ||
   fail "piped: not the whole table"
 echo "ok: piped, the whole table"
+
+# the rule's edge: a terminal as wide as the table's head (measured on a
+# pipe) shows the ranks' columns, one column less does not
+for bw in "" "--bandwidth 50"; do
+  rm -rf o
+  $mm $bw $args >"$work/out" 2>&1 || fail "piped run $bw"
+  width=$(awk '/^  phase +total s/ { print length($0) }' "$work/out")
+  [ -n "$width" ] || fail "piped $bw: no head of the table"
+  for cols in "$width" $((width - 1)); do
+    rm -rf o
+    in_terminal "$cols" "$mm $bw $args"
+    if [ "$cols" = "$width" ]; then
+      grep -q "min rank" "$work/out" || fail "$bw at $cols columns (the table's width): no ranks' columns"
+    else
+      grep -q "min rank" "$work/out" && fail "$bw at $cols columns (one less than the table): the ranks' columns"
+    fi
+    awk -v w="$cols" '/^  [a-z(]/ && NF >= 4 && length($0) > w && !/->/ { bad = 1 } END { exit bad }' \
+      "$work/out" || fail "$bw at $cols columns: a table line wider than the terminal"
+  done
+  echo "ok: ${bw:-no --bandwidth}: the whole table from $width columns, not at $((width - 1))"
+done
