@@ -13,6 +13,29 @@
 /* A number of a fault hook (a step, a rank, a call's count): 0 when unset
  * or empty; anything but a whole number from 0 to `most` is refused, so
  * that a typo cannot let a fault test pass with no fault injected. */
+#ifdef _OPENMP
+/* Whether OMP_NUM_THREADS is what the OpenMP runtime takes: whole numbers
+ * from 1 (a + allowed), separated by commas, blanks around them. Anything
+ * else the runtime only warns about ("Invalid value for environment
+ * variable") and then starts a thread per CPU on every rank. */
+static bool omp_threads_valid(const char *v) {
+  for (;;) {
+    while (*v == ' ' || *v == '\t')
+      v++;
+    if (*v == '+') v++;
+    if (*v < '0' || *v > '9') return false;
+    bool nonzero = false; /* a number too large is refused later, as too many threads */
+    for (; *v >= '0' && *v <= '9'; v++)
+      nonzero = nonzero || *v != '0';
+    if (!nonzero) return false;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    if (!*v) return true;
+    if (*v++ != ',') return false;
+  }
+}
+#endif
+
 static MM_NODISCARD mm_err env_count(const char *name, long most, long *out) {
   const char *v = getenv(name);
   *out = 0;
@@ -106,6 +129,11 @@ mm_err mm_settings_read(mm_settings *s) {
    * tens of thousands of threads; unset, it takes the machine's CPUs */
   const int threads = omp_get_max_threads();
   const char *omp = getenv("OMP_NUM_THREADS");
+  MM_REQUIRE(!omp || omp_threads_valid(omp), MM_ERR_INPUT,
+             "OMP_NUM_THREADS = '%.40s': not a number of threads (a whole number from 1, or a "
+             "list such as 4,2): set it to the threads each rank should have, or unset it for "
+             "one per CPU",
+             omp);
   MM_REQUIRE(!omp || threads <= MM_MAX_THREADS, MM_ERR_INPUT,
              "OMP_NUM_THREADS = %.40s: %d threads per rank, more than %d: give each rank at "
              "most as many threads as it has cores",
