@@ -9,10 +9,6 @@
 #include <omp.h>
 #endif
 
-/* An integer setting: `off` when unset or not a number. */
-/* A number of a fault hook (a step, a rank, a call's count): 0 when unset
- * or empty; anything but a whole number from 0 to `most` is refused, so
- * that a typo cannot let a fault test pass with no fault injected. */
 #ifdef _OPENMP
 /* Whether OMP_NUM_THREADS is what the OpenMP runtime takes: whole numbers
  * from 1 (a + allowed), separated by commas, blanks around them. Anything
@@ -36,6 +32,9 @@ static bool omp_threads_valid(const char *v) {
 }
 #endif
 
+/* A number of a fault hook (a step, a rank, a call's count): 0 when unset
+ * or empty; anything but a whole number from 0 to `most` is refused, so
+ * that a typo cannot let a fault test pass with no fault injected. */
 static MM_NODISCARD mm_err env_count(const char *name, long most, long *out) {
   const char *v = getenv(name);
   *out = 0;
