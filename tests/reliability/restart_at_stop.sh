@@ -11,8 +11,8 @@
 #     (output.restart_interval = 0) and between periodic ones (every 20);
 #  2. mpirun -np 2, the signal on rank 1 alone: both ranks stop after step
 #     47 with its restart, continued on 3 ranks;
-#  3. a real SIGTERM to mpirun (Open MPI passes it on to the ranks), at a
-#     step no one chose;
+#  3. a real SIGTERM and SIGUSR1 to mpirun (Open MPI passes them on to the
+#     ranks), at a step no one chose;
 #  4. a blow-up in the step of the stop: the blow-up's exit 1 and crash file,
 #     no restart of the bad state; a restart that cannot be written at the
 #     stop: exit 1 and its message, not the stop's 143;
@@ -33,10 +33,11 @@ mpi() { timeout -k 5 120 mpirun --oversubscribe "$@"; }
 records() {
   "$py" -c 'import sys, netCDF4; print(*netCDF4.Dataset(sys.argv[1])["step"][:])' "$1"
 }
-# stopped NAME STOP RECORD: the one line, the restart of step STOP, no .tmp, no lock
+# stopped NAME STOP RECORD [SIG CODE]: the one line (SIGTERM, 143 unless
+# given), the restart of step STOP, no .tmp, no lock
 stopped() {
-  local name="$1" stop="$2" record="$3"
-  local want="minimodel: stopped by SIGTERM after step $stop of 1000000; written by this run: history up to step $record ($work/$name.nc), restart of step $stop ($work/$name.restart.nc); exit status 143"
+  local name="$1" stop="$2" record="$3" sig="${4:-TERM}" code="${5:-143}"
+  local want="minimodel: stopped by SIG$sig after step $stop of 1000000; written by this run: history up to step $record ($work/$name.nc), restart of step $stop ($work/$name.restart.nc); exit status $code"
   [ "$(grep -c '^minimodel:' "$work/log")" = 1 ] || fail "$name: not one line from minimodel"
   [ "$(grep '^minimodel:' "$work/log")" = "$want" ] || fail "$name: the line is not '$want'"
   [ "$(step_of "$work/$name.restart.nc")" = "$stop" ] || fail "$name: restart file not of step $stop"
@@ -104,34 +105,37 @@ stopped "$name" 47 40
 continued "$name" 100 100 mpi -np 3
 echo "ok: $name: both ranks stopped after step 47 with its restart, continued on 3 ranks bit for bit"
 
-# 3. a real SIGTERM to mpirun, at a step no one chose; continued to a step
-# 30 past it
-name=np2_mpirun
-# Open MPI passes the signal on as SIGTERM odls_base_sigkill_timeout s later,
-# and SIGKILL as long after: 5 s leave the stop room on a loaded machine
-timeout -k 5 120 mpirun --oversubscribe --mca odls_base_sigkill_timeout 5 -np 2 "$mm" "${common[@]}" "${at_stop[@]}" \
-  --set run.steps=1000000 --set output.restart_interval=100 --set run.name="$name" \
-  "$ini" >"$work/log" 2>&1 &
-pid=$!
-for ((i = 0; i < 3000; i++)); do
-  [ -e "$work/$name.restart.nc" ] && break
-  kill -0 $pid 2>/dev/null || fail "$name: the run ended before the signal"
-  sleep 0.02
+# 3. a real signal to mpirun, at a step no one chose; continued to a step
+# 30 past it. Open MPI passes SIGTERM on odls_base_sigkill_timeout s later,
+# SIGKILL as long after (5 s leave the stop room on a loaded machine), and
+# SIGUSR1 on as it is, with no SIGKILL after it
+for how in TERM:143 USR1:138; do
+  IFS=: read -r sig code <<<"$how"
+  name=np2_mpirun_$sig
+  timeout -k 5 120 mpirun --oversubscribe --mca odls_base_sigkill_timeout 5 -np 2 "$mm" \
+    "${common[@]}" "${at_stop[@]}" --set run.steps=1000000 --set output.restart_interval=100 \
+    --set run.name="$name" "$ini" >"$work/log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 3000; i++)); do
+    [ -e "$work/$name.restart.nc" ] && break
+    kill -0 $pid 2>/dev/null || fail "$name: the run ended before the signal"
+    sleep 0.02
+  done
+  [ -e "$work/$name.restart.nc" ] || fail "$name: no restart within 60 s"
+  sleep 0.2
+  kill -$sig "$(pgrep -P $pid)" # mpirun, not timeout(1)
+  wait $pid
+  line=$(grep '^minimodel:' "$work/log")
+  re="^minimodel: stopped by SIG$sig after step ([0-9]+) of 1000000; .*restart of step ([0-9]+) \\($work/$name\\.restart\\.nc\\); exit status $code\$"
+  [[ "$line" =~ $re ]] || fail "$name: the line does not match /$re/"
+  stop=${BASH_REMATCH[1]}
+  [ "${BASH_REMATCH[2]}" = "$stop" ] || fail "$name: stopped after step $stop, restart of ${BASH_REMATCH[2]}"
+  stopped "$name" "$stop" $((stop - stop % 20)) "$sig" "$code"
+  end=$((stop + 30))
+  straight "straight_$end" "$end" "$end" mpi -np 2
+  continued "$name" "$end" "$end" mpi -np 2
+  echo "ok: $name: SIG$sig to mpirun, restart of step $stop, continued to $end bit for bit"
 done
-[ -e "$work/$name.restart.nc" ] || fail "$name: no restart within 60 s"
-sleep 0.2
-kill -TERM "$(pgrep -P $pid)" # mpirun, not timeout(1)
-wait $pid
-line=$(grep '^minimodel:' "$work/log")
-re="^minimodel: stopped by SIGTERM after step ([0-9]+) of 1000000; .*restart of step ([0-9]+) \\($work/$name\\.restart\\.nc\\); exit status 143\$"
-[[ "$line" =~ $re ]] || fail "$name: the line does not match /$re/"
-stop=${BASH_REMATCH[1]}
-[ "${BASH_REMATCH[2]}" = "$stop" ] || fail "$name: stopped after step $stop, restart of ${BASH_REMATCH[2]}"
-stopped "$name" "$stop" $((stop - stop % 20))
-end=$((stop + 30))
-straight "straight_$end" "$end" "$end" mpi -np 2
-continued "$name" "$end" "$end" mpi -np 2
-echo "ok: $name: SIGTERM to mpirun, restart of step $stop, continued to $end bit for bit"
 
 # 4. a blow-up in the step of the stop: no restart of the bad state
 name=nan_at_stop
