@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "mm_bandwidth.h"
@@ -186,22 +184,6 @@ static MM_NODISCARD mm_err args_agree(int argc, char **argv, MPI_Comm comm) {
   return mm_agree(comm, err);
 }
 
-/* Room a singleton's PMIx data store takes in Open MPI's temporary
- * directory: it failed to start with 8 MiB free and started with 16 */
-#define MM_MPI_TMP_ROOM (64.0 * 1024 * 1024)
-
-/* Whether Open MPI's temporary directory has less than MM_MPI_TMP_ROOM
- * free (unknown: no). */
-static bool mpi_tmp_short(void) {
-  const char *dir = NULL;
-  const char *const vars[] = {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0] && !dir; i++)
-    if (getenv(vars[i]) && *getenv(vars[i])) dir = getenv(vars[i]);
-  struct statvfs st;
-  if (statvfs(dir ? dir : "/tmp", &st) != 0) return false;
-  return (double)st.f_bavail * (double)st.f_frsize < MM_MPI_TMP_ROOM;
-}
-
 int main(int argc, char **argv) {
   /* Open MPI's MPI-IO (OMPIO) opens, for every file, a POSIX semaphore named
    * after the file's base name (/dev/shm/sem.OMPIO_<name>) for its shared
@@ -213,22 +195,18 @@ int main(int argc, char **argv) {
    * libraries do not read the variable. */
   setenv("OMPI_MCA_sharedfp", "^sm", 0);
   /* A process started without a launcher (a singleton) makes its own PMIx
-   * server in MPI_Init, whose data store is a shared-memory file of several
-   * MB: under a file-size limit (ulimit -f) below that, MPI_Init fails with
-   * PMIx's errors before minimodel can say anything. Under any finite limit
-   * a singleton's server keeps its data in memory instead (PMIx's gds
-   * component hash), unless the user chose one (PMIX_MCA_gds set); then the
-   * limit meets the model's own writes, which say what they could not
-   * write. So too where the directory of that file, Open MPI's temporary
-   * directory (orte_tmpdir_base, else TMPDIR, TEMP, TMP, /tmp), has less
-   * than MM_MPI_TMP_ROOM free: a full one made MPI_Init fail with PMIx's
-   * OUT-OF-RESOURCE errors. Under mpirun the launcher's own limit and
-   * directory are the user's (docs/reliability.md). */
+   * server in MPI_Init, whose data store is by default a shared-memory file
+   * of several MB in Open MPI's temporary directory (orte_tmpdir_base, else
+   * TMPDIR, TEMP, TMP, /tmp): a full one (it needed 8 to 16 MiB free), or
+   * a file-size limit (ulimit -f) below that size, made MPI_Init fail with
+   * PMIx's errors before minimodel could say anything. A singleton's server
+   * has one client, itself, so it keeps that data in memory instead (PMIx's
+   * gds component hash), unless the user chose one (PMIX_MCA_gds set); a
+   * limit then meets the model's own writes, which say what they could not
+   * write. Under mpirun the launcher's own limit and directory are the
+   * user's (docs/reliability.md). */
   const bool launched = mm_under_launcher(); /* before MPI_Init sets its variables */
-  struct rlimit fsize;
-  if (!launched && ((getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) ||
-                    mpi_tmp_short()))
-    setenv("PMIX_MCA_gds", "hash", 0);
+  if (!launched) setenv("PMIX_MCA_gds", "hash", 0);
   mm_signal_defer(); /* until mm_signal_install, after MPI_Init */
   /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
    * stop signal that arrives now, held back while MPI starts */

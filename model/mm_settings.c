@@ -10,20 +10,29 @@
 #endif
 
 #ifdef _OPENMP
-/* Whether OMP_NUM_THREADS is what the OpenMP runtime takes: whole numbers
- * from 1 (a + allowed), separated by commas, blanks around them. Anything
- * else the runtime only warns about ("Invalid value for environment
- * variable") and then starts a thread per CPU on every rank. */
-static bool omp_threads_valid(const char *v) {
+/* OMP_NUM_THREADS as the OpenMP runtime takes it: whole numbers from 1 (a +
+ * allowed), separated by commas, blanks around them; false for anything
+ * else, which the runtime only warns about ("Invalid value for environment
+ * variable") and then starts a thread per CPU on every rank. *big, *big_len:
+ * the largest number of the list as written, without its leading zeros (a
+ * number too large for the runtime's unsigned long, which it also refuses,
+ * is among those: the caller refuses more than MM_MAX_THREADS). */
+static bool omp_threads_parse(const char *v, const char **big, int *big_len) {
+  *big = NULL, *big_len = 0;
   for (;;) {
     while (*v == ' ' || *v == '\t')
       v++;
     if (*v == '+') v++;
     if (*v < '0' || *v > '9') return false;
-    bool nonzero = false; /* a number too large is refused later, as too many threads */
-    for (; *v >= '0' && *v <= '9'; v++)
-      nonzero = nonzero || *v != '0';
-    if (!nonzero) return false;
+    while (*v == '0')
+      v++;
+    const char *digits = v;
+    while (*v >= '0' && *v <= '9')
+      v++;
+    const int len = (int)(v - digits);
+    if (len == 0) return false; /* 0 threads */
+    if (!*big || len > *big_len || (len == *big_len && strncmp(digits, *big, (size_t)len) > 0))
+      *big = digits, *big_len = len;
     while (*v == ' ' || *v == '\t')
       v++;
     if (!*v) return true;
@@ -125,18 +134,20 @@ mm_err mm_settings_read(mm_settings *s) {
   s->debug = getenv("MINIMODEL_DEBUG") != NULL;
 #ifdef _OPENMP
   /* the OpenMP runtime crashes in its first parallel region when asked for
-   * tens of thousands of threads; unset, it takes the machine's CPUs */
-  const int threads = omp_get_max_threads();
-  const char *omp = getenv("OMP_NUM_THREADS");
-  MM_REQUIRE(!omp || omp_threads_valid(omp), MM_ERR_INPUT,
+   * tens of thousands of threads (and takes 2^32 + 1 as 1: its count is an
+   * unsigned long, its omp_get_max_threads an int); unset, it takes the
+   * machine's CPUs */
+  const char *omp = getenv("OMP_NUM_THREADS"), *big = NULL;
+  int big_len = 0;
+  MM_REQUIRE(!omp || omp_threads_parse(omp, &big, &big_len), MM_ERR_INPUT,
              "OMP_NUM_THREADS = '%.40s': not a number of threads (a whole number from 1, or a "
              "list such as 4,2): set it to the threads each rank should have, or unset it for "
              "one per CPU",
              omp);
-  MM_REQUIRE(!omp || threads <= MM_MAX_THREADS, MM_ERR_INPUT,
-             "OMP_NUM_THREADS = %.40s: %d threads per rank, more than %d: give each rank at "
+  MM_REQUIRE(!omp || (big_len < 10 && strtol(big, NULL, 10) <= MM_MAX_THREADS), MM_ERR_INPUT,
+             "OMP_NUM_THREADS = %.40s: %.*s threads per rank, more than %d: give each rank at "
              "most as many threads as it has cores",
-             omp, threads, MM_MAX_THREADS);
+             omp, big_len > 40 ? 40 : big_len, big ? big : "", MM_MAX_THREADS);
 #endif
 
   mm_faults *f = &s->fault;
