@@ -106,14 +106,15 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
     fputs(",\n  \"halo_path\": ", f);
     json_string(f, mm_model_halo_path(m));
     fprintf(f, ",\n  \"graph_launches\": %ld", mm_model_graph_launches(m));
-    int tile_k = 0, tile_x = 0, tile_faces = 0;
-    const int tiles = mm_model_horizontal_tiles(m, &tile_k, &tile_x, &tile_faces);
+    int tile_k = 0, tile_x = 0, tile_faces = 0, tile_min_blocks = 0;
+    const int tiles = mm_model_horizontal_tiles(m, &tile_k, &tile_x, &tile_faces, &tile_min_blocks);
     fprintf(f, ",\n  \"horizontal_tiles\": %s", tiles ? "true" : "false");
-    if (tiles) /* the shape of rank 0's tiles, and whether each face was computed once */
+    if (tiles) /* the shape of rank 0's tiles, whether each face was computed once, and the
+                * blocks per SM their CUDA kernel was compiled for */
       fprintf(f,
               ",\n  \"horizontal_tile_levels\": %d,\n  \"horizontal_tile_columns\": %d,\n"
-              "  \"horizontal_tile_faces_once\": %s",
-              tile_k, tile_x, tile_faces ? "true" : "false");
+              "  \"horizontal_tile_faces_once\": %s,\n  \"horizontal_tile_min_blocks\": %d",
+              tile_k, tile_x, tile_faces ? "true" : "false", tile_min_blocks);
   }
   fputs(",\n  \"wall_s\": ", f);
   json_number(f, sum->wall_s);

@@ -54,6 +54,7 @@ struct mm_gpu {
   long graph_launches;           /* graphs launched so far */
   long tile_launches;            /* tiled horizontal kernels queued so far */
   int tile_k, tile_x;            /* the levels and columns of their tiles */
+  int tile_min_blocks;           /* the blocks per SM of their kernel (mm_gpu_tiles) */
   mm_cell_rects interior, frame, whole;
   mm_tdma_batch batch; /* the columns of the block, first to last */
   size_t first;        /* column of batch's first column */
@@ -111,9 +112,10 @@ static MM_NODISCARD mm_err horizontal(mm_gpu *g, const mm_cell_rects *r) {
     mm_gpu_tiles t;
     mm_gpu_tiles_of(&t, r->ib[0], r->ie[0], r->jb[0], r->je[0], g->s.nz, g->s.nxh, g->s.tile_levels,
                     g->s.tile_faces);
+    if (g->s.tile_min_blocks) t.min_blocks = g->s.tile_min_blocks;
     DEV(g->dev->horizontal_tiles(g->ctx, &h, &t));
     g->tile_launches++;
-    g->tile_k = t.tk, g->tile_x = t.tx;
+    g->tile_k = t.tk, g->tile_x = t.tx, g->tile_min_blocks = t.min_blocks;
   } else {
     DEV(g->dev->horizontal(g->ctx, &h, r));
   }
@@ -279,10 +281,12 @@ long mm_gpu_graph_launches(const mm_gpu *g) {
   return g->graph_launches;
 }
 
-int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns, int *faces) {
+int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns, int *faces,
+                            int *min_blocks) {
   if (levels) *levels = g->tile_launches > 0 ? g->tile_k : 0;
   if (columns) *columns = g->tile_launches > 0 ? g->tile_x : 0;
   if (faces) *faces = g->tile_launches > 0 ? g->s.tile_faces : 0;
+  if (min_blocks) *min_blocks = g->tile_launches > 0 ? g->tile_min_blocks : 0;
   return g->tile_launches > 0;
 }
 

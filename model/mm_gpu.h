@@ -71,6 +71,8 @@ typedef struct {
   int tiles;                     /* the interior's horizontal kernel in tiles */
   int tile_levels;               /* levels of its tiles; 0: nz split evenly (mm_gpu_tiles_of) */
   int tile_faces;                /* 1: each face of a tile computed once (mm_gpu_tiles) */
+  int tile_min_blocks;           /* the CUDA tiles kernel's blocks per SM, 3 or 4; 0: the
+                                  * default (mm_gpu_tiles's min_blocks) */
 } mm_gpu_setup;
 
 /* Device time of the phases of one step (s), from the device's events. */
@@ -95,7 +97,8 @@ long mm_gpu_graph_launches(const mm_gpu *g);
 /* 1 when the solve builds kappa_w (no mixing kernel, no kappa_w in memory). */
 int mm_gpu_kappa_in_solve(const mm_gpu *g);
 /* 1 when the block interior's horizontal kernel has run in tiles. */
-int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns, int *faces);
+int mm_gpu_horizontal_tiles(const mm_gpu *g, int *levels, int *columns, int *faces,
+                            int *min_blocks);
 
 /* The two halves of a step (see above). stage = 1: the halo goes through
  * the host arrays; 0: the caller exchanges the device arrays directly. */

@@ -85,8 +85,9 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * or H200. On an H200 (2026-11-28, each face then computed by both of its
  * cells) the kernel ran 3 blocks per SM, the limit of its registers and its
  * shared memory alike (Nsight Compute, docs/performance.md "GPU"). 4 is
- * to be timed on a device (a build with -DMM_GPU_TILE_MIN_BLOCKS=4); the
- * cellwise kernel leaves its 9216 bytes of x faces unused. */
+ * to be timed on a device (MINIMODEL_CUDA_TILE_MIN_BLOCKS=4 runs the
+ * kernel compiled for 4, mm_gpu_tiles's min_blocks); the cellwise kernel
+ * leaves its 9216 bytes of x faces unused. */
 #ifndef MM_GPU_TILE_MIN_BLOCKS
 #define MM_GPU_TILE_MIN_BLOCKS 3
 #endif
@@ -103,6 +104,10 @@ typedef struct {
                     * mm_gpu_tile_update); 0: each cell computes its own four
                     * faces from the ring, as the per-cell kernel does
                     * (mm_gpu_tile_cellwise) */
+  int min_blocks;  /* blocks per SM the CUDA kernel is compiled for
+                    * (__launch_bounds__): MM_GPU_TILE_MIN_BLOCKS, or 4
+                    * (MINIMODEL_CUDA_TILE_MIN_BLOCKS); the emulated device
+                    * ignores it */
 } mm_gpu_tiles;
 
 /* The shared memory of a block: T and S of the ring's rows, [slot][c tk +
@@ -131,6 +136,7 @@ MM_CELL_FN void mm_gpu_tiles_of(mm_gpu_tiles *t, int ib, int ie, int jb, int je,
                                 int levels, int faces) {
   t->ib = ib, t->ie = ie, t->jb = jb, t->je = je, t->nz = nz, t->nxh = nxh;
   t->faces = faces != 0;
+  t->min_blocks = MM_GPU_TILE_MIN_BLOCKS;
   const int w = ie > ib ? ie - ib : 0, hgt = je > jb ? je - jb : 0;
   const int forced = levels >= 1 && levels <= MM_GPU_TILE_K;
   const int most = forced ? levels : MM_GPU_TILE_K;

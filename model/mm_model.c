@@ -347,6 +347,8 @@ static MM_NODISCARD mm_err create_gpu(mm_model *m) {
   s.tile_levels = cfg->env.tile_levels;
   /* MINIMODEL_CUDA_TILE_FACES=1: each face of those tiles computed once */
   s.tile_faces = cfg->env.tile_faces;
+  /* MINIMODEL_CUDA_TILE_MIN_BLOCKS: their CUDA kernel's blocks per SM */
+  s.tile_min_blocks = cfg->env.tile_min_blocks;
   /* the halo through device memory when MPI takes it, unless
    * MINIMODEL_CUDA_AWARE_MPI=0; the same on every rank */
   int aware = m->dev->mpi_takes_device_memory((int)cfg->env.cuda_aware_mpi);
@@ -638,11 +640,13 @@ int mm_model_on_device(const mm_model *m) {
   return m->gpu != NULL;
 }
 
-int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces) {
-  if (m->gpu) return mm_gpu_horizontal_tiles(m->gpu, levels, columns, faces);
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces,
+                              int *min_blocks) {
+  if (m->gpu) return mm_gpu_horizontal_tiles(m->gpu, levels, columns, faces, min_blocks);
   if (levels) *levels = 0;
   if (columns) *columns = 0;
   if (faces) *faces = 0;
+  if (min_blocks) *min_blocks = 0;
   return 0;
 }
 

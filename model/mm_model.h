@@ -55,8 +55,11 @@ int mm_model_kappa_in_solve(const mm_model *m);
  * (mm_gpu_kernels.h; MINIMODEL_CUDA_TILES), 0 otherwise and on the CPU;
  * *levels and *columns (where not NULL): the shape of those tiles, 0 where
  * none ran; *faces: 1 where each face of a tile was computed once
- * (MINIMODEL_CUDA_TILE_FACES=1). */
-int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces);
+ * (MINIMODEL_CUDA_TILE_FACES=1); *min_blocks: the blocks per SM their
+ * kernel was compiled for (MINIMODEL_CUDA_TILE_MIN_BLOCKS; also reported by
+ * the emulated device, which ignores it), 0 where none ran. */
+int mm_model_horizontal_tiles(const mm_model *m, int *levels, int *columns, int *faces,
+                              int *min_blocks);
 
 /* Build grid, decomposition, flow, solver and the analytic initial state
  * (collective). Refuses unstable time steps and unusable backends (MM_ERR_INPUT). */

@@ -110,6 +110,12 @@ mm_err mm_settings_read(mm_settings *s) {
   long faces;
   MM_CHECK(env_switch("MINIMODEL_CUDA_TILE_FACES", 0, &faces));
   s->tile_faces = faces == 1;
+  const char *min_blocks = getenv("MINIMODEL_CUDA_TILE_MIN_BLOCKS");
+  if (min_blocks && *min_blocks) {
+    MM_REQUIRE(!strcmp(min_blocks, "3") || !strcmp(min_blocks, "4"), MM_ERR_INPUT,
+               "MINIMODEL_CUDA_TILE_MIN_BLOCKS = %.40s: must be 3 or 4", min_blocks);
+    s->tile_min_blocks = min_blocks[0] - '0';
+  }
   const char *levels = getenv("MINIMODEL_CUDA_TILE_LEVELS");
   if (levels && *levels) {
     char *end = NULL;
@@ -221,6 +227,9 @@ static const struct {
     {"MINIMODEL_CUDA_TILE_FACES", "0, 1",
      "1: in those tiles each face's fluxes computed once, shared by its two cells; 0 (default): "
      "each cell computes its own four faces, as the per-cell kernel does"},
+    {"MINIMODEL_CUDA_TILE_MIN_BLOCKS", "3, 4",
+     "blocks per SM the tiles' CUDA kernel is compiled for (__launch_bounds__; default 3): 4 "
+     "takes fewer registers a thread, for timing"},
     {"MINIMODEL_CUDA_AWARE_MPI", "0, 1",
      "0: the GPU step's halo through the host even where MPI takes device memory; 1: the "
      "emulated device's memory handed to MPI"},

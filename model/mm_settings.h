@@ -97,6 +97,8 @@ typedef struct {
   bool no_kappa_in_solve; /* MINIMODEL_CUDA_KAPPA_IN_SOLVE=0: the GPU step's mixing kernel */
   bool no_tiles;          /* MINIMODEL_CUDA_TILES=0: the GPU step's horizontal kernel per cell */
   bool tile_faces;        /* MINIMODEL_CUDA_TILE_FACES=1: each face of a tile computed once */
+  int tile_min_blocks;    /* MINIMODEL_CUDA_TILE_MIN_BLOCKS: 3 or 4, the CUDA tiles kernel's blocks
+                             per SM (__launch_bounds__); 0 unset (MM_GPU_TILE_MIN_BLOCKS) */
   int tile_levels; /* MINIMODEL_CUDA_TILE_LEVELS: levels of a tile of that kernel, 1..32; 0 unset
                       (nz split evenly into tiles of at most 32) */
   mm_ask cuda_aware_mpi;                 /* MINIMODEL_CUDA_AWARE_MPI: 0 off, 1 on, else auto */

@@ -7,7 +7,7 @@
  * arrays is coalesced):
  *   horizontal_kernel<scheme>  T*, S* (mm_cell_horizontal); the advection
  *                              scheme is a template constant
- *   tiles_kernel<scheme, faces>  the same of a rectangle in tiles marched
+ *   tiles_kernel<scheme, faces, min_blocks>  the same of a rectangle in tiles marched
  *                              through shared memory (mm_gpu_tile_*: blocks
  *                              of MM_GPU_THREADS threads, a barrier per row,
  *                              two where each face is computed once)
@@ -43,9 +43,10 @@ __global__ void __launch_bounds__(MM_GPU_THREADS)
 
 /* The march of mm_gpu_kernels.h: its phases, a barrier after each. FACES:
  * mm_gpu_tiles's faces, a constant in each instance (the other way's code
- * and registers are not in it). */
-template <int SCHEME, int FACES>
-__global__ void __launch_bounds__(MM_GPU_THREADS, MM_GPU_TILE_MIN_BLOCKS)
+ * and registers are not in it); MINB: its min_blocks, the blocks per SM the
+ * registers are bounded for. */
+template <int SCHEME, int FACES, int MINB>
+__global__ void __launch_bounds__(MM_GPU_THREADS, MINB)
     tiles_kernel(mm_cell_hstep h, mm_gpu_tiles t) {
   __shared__ mm_gpu_tile_smem s;
   h.scheme = SCHEME;
@@ -58,6 +59,15 @@ __global__ void __launch_bounds__(MM_GPU_THREADS, MM_GPU_TILE_MIN_BLOCKS)
     __syncthreads();
   }
 }
+
+/* The tiles kernels of one MINB, every scheme and both faces */
+#define TILES_KERNELS(MINB)                                                                        \
+  (const void *)tiles_kernel<MM_CELL_ADV_NONE, 0, MINB>,                                           \
+      (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 0, MINB>,                                     \
+      (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 0, MINB>,                                   \
+      (const void *)tiles_kernel<MM_CELL_ADV_NONE, 1, MINB>,                                       \
+      (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 1, MINB>,                                     \
+      (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 1, MINB>
 
 __global__ void __launch_bounds__(MM_GPU_THREADS)
     mixing_kernel(const mm_cell_mix x, const mm_cell_rects r, long nxh) {
@@ -170,12 +180,8 @@ int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, siz
   const void *const kernels[] = {(const void *)horizontal_kernel<MM_CELL_ADV_NONE>,
                                  (const void *)horizontal_kernel<MM_CELL_ADV_UPWIND>,
                                  (const void *)horizontal_kernel<MM_CELL_ADV_SUPERBEE>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE, 0>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 0>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 0>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_NONE, 1>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_UPWIND, 1>,
-                                 (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 1>,
+                                 TILES_KERNELS(MM_GPU_TILE_MIN_BLOCKS),
+                                 TILES_KERNELS(4),
                                  (const void *)mixing_kernel,
                                  (const void *)diag_kernel};
   cudaFuncAttributes fa;
@@ -269,18 +275,18 @@ int cu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
   return 0;
 }
 
-template <int FACES>
+template <int FACES, int MINB>
 void launch_tiles(unsigned blocks, cudaStream_t stream, const mm_cell_hstep *h,
                   const mm_gpu_tiles *t) {
   switch (h->scheme) {
   case MM_CELL_ADV_NONE:
-    tiles_kernel<MM_CELL_ADV_NONE, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    tiles_kernel<MM_CELL_ADV_NONE, FACES, MINB><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
     break;
   case MM_CELL_ADV_UPWIND:
-    tiles_kernel<MM_CELL_ADV_UPWIND, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    tiles_kernel<MM_CELL_ADV_UPWIND, FACES, MINB><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
     break;
   default:
-    tiles_kernel<MM_CELL_ADV_SUPERBEE, FACES><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
+    tiles_kernel<MM_CELL_ADV_SUPERBEE, FACES, MINB><<<blocks, MM_GPU_THREADS, 0, stream>>>(*h, *t);
     break;
   }
 }
@@ -294,10 +300,15 @@ int cu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t
     return 1;
   }
   const unsigned blocks = (unsigned)n;
+  /* the instances compiled: faces 0 or 1, MM_GPU_TILE_MIN_BLOCKS or 4
+   * blocks per SM (mm_gpu_tiles) */
+  const bool four = t->min_blocks == 4 && MM_GPU_TILE_MIN_BLOCKS != 4;
   if (t->faces)
-    launch_tiles<1>(blocks, c->stream, h, t);
+    four ? launch_tiles<1, 4>(blocks, c->stream, h, t)
+         : launch_tiles<1, MM_GPU_TILE_MIN_BLOCKS>(blocks, c->stream, h, t);
   else
-    launch_tiles<0>(blocks, c->stream, h, t);
+    four ? launch_tiles<0, 4>(blocks, c->stream, h, t)
+         : launch_tiles<0, MM_GPU_TILE_MIN_BLOCKS>(blocks, c->stream, h, t);
   CK(c, cudaGetLastError());
   return 0;
 }

@@ -21,7 +21,9 @@
 # 4 threads without a cell); each face computed once
 # (MINIMODEL_CUDA_TILE_FACES=1, the timing file's horizontal_tile_faces_once
 # must say so) on every grid, and on the emulated device also the threads in
-# reverse order (the blocks too), both ways.
+# reverse order (the blocks too), both ways; the kernel compiled for 4
+# blocks per SM (MINIMODEL_CUDA_TILE_MIN_BLOCKS=4, the timing file's
+# horizontal_tile_min_blocks, 3 by default), both ways, on 3 ranks.
 # Exit 77 (skipped) when BACKEND = cuda and there is no usable device.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"; backend="$5"
@@ -56,6 +58,11 @@ check() { # NAME NP TILES GRID-ARGS...: a run on the device against $work/cpu
   if [ "$tiles" = 1 ] && ! grep -q "\"horizontal_tile_faces_once\": $once" "$out/tiles.timing.json"; then
     fail "$name: the timing file does not say horizontal_tile_faces_once $once"
   fi
+  local min_blocks=${MINIMODEL_CUDA_TILE_MIN_BLOCKS:-3}
+  if [ "$tiles" = 1 ] &&
+    ! grep -q "\"horizontal_tile_min_blocks\": $min_blocks\b" "$out/tiles.timing.json"; then
+    fail "$name: the timing file does not say horizontal_tile_min_blocks $min_blocks"
+  fi
   if [ -n "${SHAPE:-}" ]; then
     local levels=${SHAPE% *} columns=${SHAPE#* }
     grep -q "\"horizontal_tile_levels\": $levels," "$out/tiles.timing.json" &&
@@ -78,6 +85,11 @@ for adv in superbee upwind; do
   MINIMODEL_CUDA_TILE_FACES=1 check "big-$adv-3-faces1" 3 1 "${big[@]}" --set grid.ranks_x=3 \
     --set grid.ranks_y=1
   SHAPE="32 8" MINIMODEL_CUDA_TILE_LEVELS=32 check "big-$adv-levels32" 1 1 "${big[@]}"
+  for faces in 0 1; do
+    MINIMODEL_CUDA_TILE_MIN_BLOCKS=4 MINIMODEL_CUDA_TILE_FACES=$faces \
+      check "big-$adv-3-minblocks4-faces$faces" 3 1 "${big[@]}" --set grid.ranks_x=3 \
+      --set grid.ranks_y=1
+  done
   SHAPE="32 8" MINIMODEL_CUDA_TILE_LEVELS=32 MINIMODEL_CUDA_TILE_FACES=1 \
     check "big-$adv-levels32-faces1" 1 1 "${big[@]}"
   if [ "$backend" = emulated ]; then
