@@ -212,42 +212,26 @@ MM_CELL_FN int mm_gpu_tile_cell(const mm_gpu_tiles *t, int k0, int i0, int tid, 
   return 1;
 }
 
-/* Thread tid's cell of row j as the tiles' updates take it: that of
- * mm_gpu_tile_cell, its index p = col nz + k in the state arrays, its
- * column's wet levels kP, its place e in a ring row, and the ring rows
- * (mm_gpu_tile_slot) of rows j, j + 1, j - 1, j + 2 and j - 2; 0 where the
- * thread has no cell. */
-typedef struct {
-  long col, p;
-  int k, cx, kk, kP, e;
-  int r, rn, rs, rnn, rss;
-} mm_gpu_tile_at;
-MM_CELL_FN int mm_gpu_tile_locate(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
-                                  int j0, int tid, int j, mm_gpu_tile_at *a) {
-  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &a->col, &a->k, &a->cx, &a->kk)) return 0;
-  a->p = a->col * (long)t->nz + a->k;
-  a->kP = h->kmt[a->col];
-  a->e = (a->cx + 2) * t->tk + a->kk;
-  a->r = mm_gpu_tile_slot(j, j0);
-  a->rn = mm_gpu_tile_slot(j + 1, j0), a->rs = mm_gpu_tile_slot(j - 1, j0);
-  a->rnn = mm_gpu_tile_slot(j + 2, j0), a->rss = mm_gpu_tile_slot(j - 2, j0);
-  return 1;
-}
-
 /* T*, S* of thread tid's cell of row j (rows j - 2 .. j + 2 in the ring)
  * by mm_cell_tracer, its four faces computed by the cell itself, as the
  * per-cell kernel does (faces = 0). */
 MM_CELL_FN void mm_gpu_tile_cellwise(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
                                      int j0, int tid, int j, const mm_gpu_tile_smem *s) {
-  mm_gpu_tile_at a;
-  if (!mm_gpu_tile_locate(h, t, k0, i0, j0, tid, j, &a) || a.k >= a.kP) return;
-  const long nxh = t->nxh, nz = t->nz, col = a.col, p = a.p;
+  long col;
+  int k, cx, kk;
+  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &col, &k, &cx, &kk)) return;
+  const long nxh = t->nxh, nz = t->nz, p = col * nz + k;
   const int *kmt = h->kmt;
+  const int kP = kmt[col];
+  if (k >= kP) return;
   int w[8];
-  mm_cell_wet_faces(a.k, a.kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh],
-                    kmt[col + 2], kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
+  mm_cell_wet_faces(k, kP, kmt[col + 1], kmt[col - 1], kmt[col + nxh], kmt[col - nxh], kmt[col + 2],
+                    kmt[col - 2], kmt[col + 2 * nxh], kmt[col - 2 * nxh], w);
   const double u_e = h->ue[p], u_w = h->ue[p - nz], v_n = h->vn[p], v_s = h->vn[p - nxh * nz];
-  const int tk = t->tk, e = a.e, r = a.r, rn = a.rn, rs = a.rs, rnn = a.rnn, rss = a.rss;
+  const int tk = t->tk, e = (cx + 2) * tk + kk; /* the cell in a ring row */
+  const int r = mm_gpu_tile_slot(j, j0);
+  const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
+  const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
   for (int v = 0; v < 2; v++) {
     const double(*q)[MM_GPU_TILE_ROW] = v ? s->salt : s->temp;
     /* mm_cell_tracer's order: P, E, W, N, S, EE, WW, NN, SS */
@@ -298,20 +282,25 @@ MM_CELL_FN void mm_gpu_tile_xfaces(const mm_cell_hstep *h, const mm_gpu_tiles *t
 MM_CELL_FN void mm_gpu_tile_update(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
                                    int j0, int tid, int j, const mm_gpu_tile_smem *s,
                                    mm_gpu_tile_carry *cr) {
-  mm_gpu_tile_at a;
-  if (!mm_gpu_tile_locate(h, t, k0, i0, j0, tid, j, &a)) return;
-  if (a.k >= a.kP) { /* a dry cell: its north face is dry too */
+  long col;
+  int k, cx, kk;
+  if (!mm_gpu_tile_cell(t, k0, i0, tid, j, &col, &k, &cx, &kk)) return;
+  const long nxh = t->nxh, nz = t->nz, p = col * nz + k;
+  const int *kmt = h->kmt;
+  const int kP = kmt[col];
+  if (k >= kP) { /* a dry cell: its north face is dry too */
     cr->ga[0] = cr->ga[1] = cr->gd[0] = cr->gd[1] = 0.0;
     return;
   }
-  const long nxh = t->nxh, nz = t->nz, col = a.col, p = a.p;
-  const int *kmt = h->kmt;
-  const int k = a.k, kP = a.kP, kN = kmt[col + nxh], kS = kmt[col - nxh];
+  const int kN = kmt[col + nxh], kS = kmt[col - nxh];
   const int wet_n = k < mm_cell_imin(kP, kN), wet_s = k < mm_cell_imin(kS, kP);
   const int wet_nn = k < mm_cell_imin(kN, kmt[col + 2 * nxh]);
   const int wet_ss = j == j0 && k < mm_cell_imin(kmt[col - 2 * nxh], kS);
-  const int tk = t->tk, e = a.e, r = a.r, rn = a.rn, rs = a.rs, rnn = a.rnn, rss = a.rss;
-  const int fw = a.cx * tk + a.kk, fe = fw + tk; /* the cell's west and east faces */
+  const int tk = t->tk, e = (cx + 2) * tk + kk; /* the cell in a ring row */
+  const int fw = cx * tk + kk, fe = fw + tk;    /* its west and east faces */
+  const int r = mm_gpu_tile_slot(j, j0);
+  const int rn = mm_gpu_tile_slot(j + 1, j0), rs = mm_gpu_tile_slot(j - 1, j0);
+  const int rnn = mm_gpu_tile_slot(j + 2, j0), rss = mm_gpu_tile_slot(j - 2, j0);
   for (int v = 0; v < 2; v++) {
     const double(*q)[MM_GPU_TILE_ROW] = v ? s->salt : s->temp;
     const double tP = q[r][e], tN = q[rn][e], tS = q[rs][e];
