@@ -80,8 +80,9 @@ MM_CELL_FN void mm_gpu_horizontal_thread(const mm_cell_hstep *h, const mm_cell_r
  * (__launch_bounds__): at 3, ptxas (CUDA 13, sm_90) gave the superbee
  * kernel 80 registers and no spill, both before and since each face is
  * computed once (unbounded it took 88, 2 blocks per SM; at 4 it spilled);
- * since the tiles' depth follows nz (tk, tx at run time), 72 at 3 and 63
- * with no spill at 4. Its 46080 bytes of shared memory allow 4 on an H100
+ * since the tiles' depth follows nz (tk, tx at run time), the superbee
+ * kernel with each face once 72 at 3 and 63 at 4, the cellwise one 80 at 3
+ * and 64 at 4, no spill. Its 46080 bytes of shared memory allow 4 on an H100
  * or H200. On an H200 (2026-11-28, each face then computed by both of its
  * cells) the kernel ran 3 blocks per SM, the limit of its registers and its
  * shared memory alike (Nsight Compute, docs/performance.md "GPU"). 4 is
@@ -214,7 +215,11 @@ MM_CELL_FN int mm_gpu_tile_cell(const mm_gpu_tiles *t, int k0, int i0, int tid, 
 
 /* T*, S* of thread tid's cell of row j (rows j - 2 .. j + 2 in the ring)
  * by mm_cell_tracer, its four faces computed by the cell itself, as the
- * per-cell kernel does (faces = 0). */
+ * per-cell kernel does (faces = 0). Its first lines (the cell, p, kmt, the
+ * ring rows) are mm_gpu_tile_update's too: one helper that returned them
+ * in a struct cost the cellwise kernels registers (ptxas, CUDA 13, sm_90,
+ * at 3 blocks per SM: upwind 70 -> 77, no advection 56 -> 70) and the
+ * superbee one a 56-byte spill at 4. */
 MM_CELL_FN void mm_gpu_tile_cellwise(const mm_cell_hstep *h, const mm_gpu_tiles *t, int k0, int i0,
                                      int j0, int tid, int j, const mm_gpu_tile_smem *s) {
   long col;
