@@ -297,7 +297,10 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
       printf(" %7ld", t->calls[p]);
       if (bytes[p] > 0 && mean[p] > 0) {
         printf(" %7.1f", bytes[p] / mean[p] / 1e9);
-        if (bw > 0) printf(" %7.2f", mean[p] / (bytes[p] / bw));
+        if (bw > 0) { /* within its column also where the phase is 1000x its floor or more */
+          const double ratio = mean[p] / (bytes[p] / bw);
+          printf(ratio < 1000.0 ? " %7.2f" : " %7.0f", ratio);
+        }
       }
       printf("\n");
     }
