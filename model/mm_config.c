@@ -266,7 +266,7 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
       if (!strcasecmp(value, yes[i])) return *(bool *)field = true, true;
       if (!strcasecmp(value, no[i])) return *(bool *)field = false, true;
     }
-    snprintf(why, n, "must be true or false");
+    snprintf(why, n, "must be true or false (or yes/no, on/off, 1/0, in any case)");
     return false;
   }
   case T_STRING: {

@@ -168,7 +168,7 @@ def parse_value(section, key, text):
     elif typ == "bool":  # in any case of ASCII letters, as the model (strcasecmp)
         word = text.lower() if text.isascii() else text
         if word not in _BOOL:
-            raise ValueError("must be true or false")
+            raise ValueError("must be true or false (or yes/no, on/off, 1/0, in any case)")
         return _BOOL[word]
     elif typ == "enum":
         names = choices.split("|")

@@ -898,7 +898,7 @@ REFUSED_FILES = [
     ("not_utf8", b"[run]\nsteps = 2\nname = \xff\n", ":3: not valid UTF-8 text"),
     ("nul_byte", b"[run]\nname = a\x00b\n", ": contains NUL bytes: not a configuration file"),
     ("bool_not_ascii", "[grid]\nperiodic_x = TRU\u00c9\n".encode(),
-     ":2: grid.periodic_x = TRU\u00c9: must be true or false"),
+     ":2: grid.periodic_x = TRU\u00c9: must be true or false (or yes/no, on/off, 1/0, in any case)"),
     # blanks that are not C's isspace before a number (strtol and strtod
     # skip ASCII ones only; Python's int() and float() take these)
     ("nbsp_before_int", "[run]\nsteps = \u00a04\n".encode(),
