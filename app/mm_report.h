@@ -3,6 +3,7 @@
 #define MM_REPORT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "mm_model.h"
 #include "mm_run.h"
@@ -55,6 +56,21 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings);
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step);
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed_s);
 void mm_progress_finish(mm_progress *p);
+
+/* v right-aligned in `width` characters (at most 63) of buf, with
+ * `decimals` decimals where that fits, else fewer, else in e notation with
+ * as many digits as fit: a column of the phase table keeps its width for
+ * any value (a total of 100000 s or more, 10^7 calls or more). Returns the
+ * characters written: `width`, more only where not even the e notation
+ * fits (a width under 6, or 3 digits of exponent at 6). */
+static inline int mm_report_fit(char buf[64], double v, int width, int decimals) {
+  int len = 0;
+  for (int d = decimals; d >= 0; d--)
+    if ((len = snprintf(buf, 64, "%*.*f", width, d, v)) <= width) return len;
+  for (int d = width - 6 - (v < 0); d >= 0; d--)
+    if ((len = snprintf(buf, 64, "%*.*e", width, d, v)) <= width) return len;
+  return snprintf(buf, 64, "%.0e", v);
+}
 
 /* Gather the phase timers across ranks (collective); on rank 0 print the table
  * and write <output.dir>/<run.name>.timing.json (keys: report.c). Fills the

@@ -58,6 +58,12 @@ static void json_number(FILE *f, double x) {
     fputs("null", f);
 }
 
+/* mm_report_fit's text in buf, as a printf argument */
+static const char *fit(char buf[64], double v, int width, int decimals) {
+  (void)mm_report_fit(buf, v, width, decimals);
+  return buf;
+}
+
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -282,25 +288,26 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
       snprintf(head, sizeof head, head_fmt, "phase", "total s", "per step s", "share", "", "calls",
                "GB/s", floor_head);
     printf("%s\n", head);
+    char cell[3][64]; /* a line's numbers, each in its column's width */
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
         /* the remainder, so that the column of shares visibly adds up */
         const double other = step_total - parts;
-        printf("  %-12s %10.4f %12.3e %6.1f%%\n", "(untimed)", other,
+        printf("  %-12s %s %12.3e %s%%\n", "(untimed)", fit(cell[0], other, 10, 4),
                steps ? other / (double)steps : 0.0,
-               step_total > 0 ? 100.0 * other / step_total : 0.0);
+               fit(cell[1], step_total > 0 ? 100.0 * other / step_total : 0.0, 6, 1));
       }
-      printf("  %-12s %10.4f %12.3e %6.1f%%", mm_phase_name((mm_phase)p), mean[p],
+      printf("  %-12s %s %12.3e %s%%", mm_phase_name((mm_phase)p), fit(cell[0], mean[p], 10, 4),
              steps ? mean[p] / (double)steps : 0.0,
-             step_total > 0 ? 100.0 * mean[p] / step_total : 0.0);
-      if (ranks) printf(" %10.4f %10.4f %10.4f", tmin[p], mean[p], tmax[p]);
-      printf(" %7ld", t->calls[p]);
+             fit(cell[1], step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, 6, 1));
+      if (ranks)
+        printf(" %s %s %s", fit(cell[0], tmin[p], 10, 4), fit(cell[1], mean[p], 10, 4),
+               fit(cell[2], tmax[p], 10, 4));
+      printf(" %s", fit(cell[0], (double)t->calls[p], 7, 0));
       if (bytes[p] > 0 && mean[p] > 0) {
-        printf(" %7.1f", bytes[p] / mean[p] / 1e9);
-        if (bw > 0) { /* within its column also where the phase is 1000x its floor or more */
-          const double ratio = mean[p] / (bytes[p] / bw);
-          printf(ratio < 1000.0 ? " %7.2f" : " %7.0f", ratio);
-        }
+        printf(" %s", fit(cell[0], bytes[p] / mean[p] / 1e9, 7, 1));
+        if (bw > 0) /* an ASan build's diagnostics took 11868x their floor */
+          printf(" %s", fit(cell[0], mean[p] / (bytes[p] / bw), 7, 2));
       }
       printf("\n");
     }
