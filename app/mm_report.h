@@ -63,14 +63,36 @@ void mm_progress_finish(mm_progress *p);
  * any value (a total of 100000 s or more, 10^7 calls or more). Returns the
  * characters written: `width`, more only where not even the e notation
  * fits (a width under 6, or 3 digits of exponent at 6). */
-static inline int mm_report_fit(char buf[64], double v, int width, int decimals) {
-  int len = 0;
-  for (int d = decimals; d >= 0; d--)
-    if ((len = snprintf(buf, 64, "%*.*f", width, d, v)) <= width) return len;
-  for (int d = width - 6 - (v < 0); d >= 0; d--)
-    if ((len = snprintf(buf, 64, "%*.*e", width, d, v)) <= width) return len;
-  return snprintf(buf, 64, "%.0e", v);
-}
+int mm_report_fit(char buf[64], double v, int width, int decimals);
+
+/* The phase table's lines are at most this long, the terminating 0 included. */
+#define MM_REPORT_LINE_MAX 160
+
+/* One line of the phase table: a phase's figures over the run. */
+typedef struct {
+  const char *phase; /* its name (at most 12 characters are shown) */
+  double total_s;    /* mean over the ranks of each rank's total (s) */
+  double per_step_s; /* total_s over the steps (s) */
+  double share;      /* total_s over the step's total_s (1: the whole step) */
+  double min_rank_s; /* the fastest rank's total (s) */
+  double max_rank_s; /* the slowest rank's total (s) */
+  double calls;   /* times the phase ran; < 0: the line ends after the share (the untimed glue) */
+  bool moved;     /* the phase has a floor of bytes and took time: gbps and x_floor are shown */
+  double gbps;    /* the least bytes the phase must move, all ranks, over total_s (GB/s) */
+  double x_floor; /* total_s over the time of those bytes at the given bandwidth */
+} mm_report_row;
+
+/* The table's head in buf: with `ranks`, the min, mean and max rank
+ * columns; with `with_floor` (--bandwidth), the x floor column. Returns its
+ * width, the table's: a line is never wider, and each of its numbers ends
+ * where its column's name does (any number under 10^99, a share under
+ * 10^97, NaN and infinity). */
+int mm_report_head(char buf[MM_REPORT_LINE_MAX], bool ranks, bool with_floor);
+
+/* One phase's line in buf, under mm_report_head(buf, ranks, with_floor); returns
+ * its length. */
+int mm_report_line(char buf[MM_REPORT_LINE_MAX], const mm_report_row *row, bool ranks,
+                   bool with_floor);
 
 /* Gather the phase timers across ranks (collective); on rank 0 print the table
  * and write <output.dir>/<run.name>.timing.json (keys: report.c). Fills the

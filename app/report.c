@@ -58,12 +58,6 @@ static void json_number(FILE *f, double x) {
     fputs("null", f);
 }
 
-/* mm_report_fit's text in buf, as a printf argument */
-static const char *fit(char buf[64], double v, int width, int decimals) {
-  (void)mm_report_fit(buf, v, width, decimals);
-  return buf;
-}
-
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -276,40 +270,38 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     /* in a terminal narrower than the table (its head's width, every line
      * as wide), without the ranks' columns (min, mean and max rank: in the
      * timing file), so that no line wraps */
-    char head[128], rank_head[40];
-    snprintf(rank_head, sizeof rank_head, " %10s %10s %10s", "min rank", "mean rank", "max rank");
-    const char *const head_fmt = "  %-12s %10s %12s %7s%s %7s %7s%s";
-    const char *const floor_head = bw > 0 ? " x floor" : "";
-    const int full_width = snprintf(head, sizeof head, head_fmt, "phase", "total s", "per step s",
-                                    "share", rank_head, "calls", "GB/s", floor_head);
+    const bool with_floor = bw > 0;
+    char line[MM_REPORT_LINE_MAX];
+    const int full_width = mm_report_head(line, true, with_floor);
     const int columns = mm_output_columns(cfg->env.launched);
     const bool ranks = columns <= 0 || columns >= full_width;
-    if (!ranks)
-      snprintf(head, sizeof head, head_fmt, "phase", "total s", "per step s", "share", "", "calls",
-               "GB/s", floor_head);
-    printf("%s\n", head);
-    char cell[3][64]; /* a line's numbers, each in its column's width */
+    if (!ranks) (void)mm_report_head(line, false, with_floor);
+    printf("%s\n", line);
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
         /* the remainder, so that the column of shares visibly adds up */
         const double other = step_total - parts;
-        printf("  %-12s %s %12.3e %s%%\n", "(untimed)", fit(cell[0], other, 10, 4),
-               steps ? other / (double)steps : 0.0,
-               fit(cell[1], step_total > 0 ? 100.0 * other / step_total : 0.0, 6, 1));
+        const mm_report_row glue = {.phase = "(untimed)",
+                                    .total_s = other,
+                                    .per_step_s = steps ? other / (double)steps : 0.0,
+                                    .share = step_total > 0 ? other / step_total : 0.0,
+                                    .calls = -1.0};
+        (void)mm_report_line(line, &glue, ranks, with_floor);
+        printf("%s\n", line);
       }
-      printf("  %-12s %s %12.3e %s%%", mm_phase_name((mm_phase)p), fit(cell[0], mean[p], 10, 4),
-             steps ? mean[p] / (double)steps : 0.0,
-             fit(cell[1], step_total > 0 ? 100.0 * mean[p] / step_total : 0.0, 6, 1));
-      if (ranks)
-        printf(" %s %s %s", fit(cell[0], tmin[p], 10, 4), fit(cell[1], mean[p], 10, 4),
-               fit(cell[2], tmax[p], 10, 4));
-      printf(" %s", fit(cell[0], (double)t->calls[p], 7, 0));
-      if (bytes[p] > 0 && mean[p] > 0) {
-        printf(" %s", fit(cell[0], bytes[p] / mean[p] / 1e9, 7, 1));
-        if (bw > 0) /* an ASan build's diagnostics took 11868x their floor */
-          printf(" %s", fit(cell[0], mean[p] / (bytes[p] / bw), 7, 2));
-      }
-      printf("\n");
+      const mm_report_row row = {.phase = mm_phase_name((mm_phase)p),
+                                 .total_s = mean[p],
+                                 .per_step_s = steps ? mean[p] / (double)steps : 0.0,
+                                 .share = step_total > 0 ? mean[p] / step_total : 0.0,
+                                 .min_rank_s = tmin[p],
+                                 .max_rank_s = tmax[p],
+                                 .calls = (double)t->calls[p],
+                                 .moved = bytes[p] > 0 && mean[p] > 0,
+                                 .gbps = mean[p] > 0 ? bytes[p] / mean[p] / 1e9 : 0.0,
+                                 .x_floor =
+                                     bw > 0 && bytes[p] > 0 ? mean[p] / (bytes[p] / bw) : 0.0};
+      (void)mm_report_line(line, &row, ranks, with_floor);
+      printf("%s\n", line);
     }
     if (ranks)
       printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "

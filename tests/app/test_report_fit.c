@@ -2,9 +2,8 @@
  * column's width whatever its size. Hand-worked cases at each switch (fewer
  * decimals, then e notation), then a sweep over magnitudes and widths:
  * always exactly the width (up to 10^99), and the text reads back to within
- * half a unit of its last digit. report.c's use of it in every column is
- * checked at ordinary sizes only (cli.narrow_terminal): no run of a test
- * reaches 10^5 s, 10^7 calls or an x floor of 10^7. */
+ * half a unit of its last digit. Its use in each column of the table is
+ * checked by cli.report_table (test_report_table.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
