@@ -384,13 +384,13 @@ static bool valid_utf8(const unsigned char *s, size_t n) {
   return true;
 }
 
-/* The end of a section header "[name]" that starts at s: the ']', or NULL
- * when the line has none before an inline comment (inih's rule: ';' after a
- * blank). */
-static const char *header_end(const char *s, size_t n) {
-  for (size_t i = 1; i < n; i++) {
-    if (s[i] == ']') return s + i;
-    if (s[i] == ';' && (s[i - 1] == ' ' || s[i - 1] == '\t')) return NULL;
+/* The first of `stops` in s[from, n), or NULL when an inline comment (inih's
+ * rule: ';' after a blank) or the end comes first: inih's
+ * find_chars_or_comment. */
+static const char *until_comment(const char *s, size_t from, size_t n, const char *stops) {
+  for (size_t i = from; i < n; i++) {
+    if (strchr(stops, s[i])) return s + i;
+    if (s[i] == ';' && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t')) return NULL;
   }
   return NULL;
 }
@@ -428,26 +428,57 @@ static char *reader(char *str, int num, void *stream) {
   size_t lead = 0;
   while (lead < content && (start[lead] == ' ' || start[lead] == '\t'))
     lead++;
-  if (lead < content && start[lead] == '[') {
+  /* the line as inih looks at it: a byte-order mark at the start of the
+   * first line skipped, and the blanks after it */
+  const char *text = start + lead;
+  size_t n = content - lead;
+  if (p->line == 1 && n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+    text += 3;
+    n -= 3;
+    while (n > 0 && (*text == ' ' || *text == '\t')) {
+      text++;
+      n--;
+    }
+  }
+  size_t shown = n; /* the line without its trailing blanks, for messages */
+  while (shown > 0 && (text[shown - 1] == ' ' || text[shown - 1] == '\t'))
+    shown--;
+  if (n > 0 && text[0] == '[') {
     p->section_line = p->line;
-    if (!header_end(start + lead, content - lead)) {
-      size_t end = content;
-      while (end > lead && (start[end - 1] == ' ' || start[end - 1] == '\t'))
-        end--;
+    const char *end = until_comment(text, 1, n, "]");
+    if (!end) {
       p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %.*s: section header without its closing ']'",
-                        p->name, p->line, (int)(end - lead), start + lead);
+                        p->name, p->line, (int)shown, text);
       return NULL;
     }
     /* "[]": inih takes it for no section, and a key after it for a key
      * before any section */
-    size_t name = lead + 1;
-    while (name < content && (start[name] == ' ' || start[name] == '\t'))
+    size_t name = 1;
+    while (name < n && (text[name] == ' ' || text[name] == '\t'))
       name++;
-    if (name < content && start[name] == ']') {
+    if (text + name == end) {
       p->err =
           MM_ERROR(MM_ERR_INPUT, "%s:%d: []: a section header without a name", p->name, p->line);
       return NULL;
     }
+    /* after the ']' only blanks and a comment: inih drops the rest of the
+     * line, and "[grid] ny = 7" lost its key without a word */
+    size_t rest = (size_t)(end - text) + 1;
+    while (rest < n && (text[rest] == ' ' || text[rest] == '\t'))
+      rest++;
+    if (rest < n && text[rest] != ';') {
+      p->err = MM_ERROR(MM_ERR_INPUT,
+                        "%s:%d: %.*s: text after the section header's ']' (a key goes on a line "
+                        "of its own; a comment starts with ';')",
+                        p->name, p->line, (int)shown, text);
+      return NULL;
+    }
+  } else if (n > 0 && text[0] != ';' && text[0] != '#' && !until_comment(text, 0, n, "=:")) {
+    /* neither a header, a comment nor a key: inih reports it only at the
+     * end, after the errors of the lines that follow it */
+    p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)",
+                      p->name, p->line);
+    return NULL;
   }
   memcpy(str, start + lead, content - lead);
   str[content - lead] = '\n';

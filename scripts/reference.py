@@ -192,9 +192,11 @@ def parse_value(section, key, text):
 # ends at LF, CR LF or CR; a UTF-8 byte-order mark at the start is skipped;
 # leading blanks are dropped, so that an indented key or [section] is a key
 # or a header (there are no multi-line values); ';' or '#' at the start of a
-# line and ';' after a blank start a comment; a key and its value are split
-# at the first '=' or ':'; a section may be given more than once (its keys
-# add up), a key at most once; a section without keys is not looked at.
+# line and ';' after a blank start a comment; after a header's ']' only
+# blanks and a comment; a key and its value are split at the first '=' or
+# ':'; the first line that is neither a header, a comment nor a key is an
+# error; a section may be given more than once (its keys add up), a key at
+# most once; a section without keys is not looked at.
 # ---------------------------------------------------------------------------
 LINE_MAX = 198  # MM_LINE_MAX: inih's line buffer (200) less the line end and NUL
 _LINE_END_RE = re.compile(r"\r\n|\r|\n")
@@ -231,10 +233,8 @@ def header_end(line):
 def ini_entries(text, name):
     """(section, key, value, line, line of the section's header) of each key
     line of the text, in order, as the model's parse meets them; ConfigError
-    for a line the model refuses. A line that is neither a header nor a key
-    (a syntax error) is reported at the end, after the keys' own errors, as
-    inih does."""
-    section, section_line, syntax_error = "", 0, 0
+    for the first line the model refuses."""
+    section, section_line = "", 0
     for n, line in enumerate(split_lines(text), 1):
         if _NOT_TEXT_RE.search(line):
             raise ConfigError(f"{name}:{n}: not valid UTF-8 text")
@@ -242,35 +242,32 @@ def ini_entries(text, name):
         if size > LINE_MAX:
             raise ConfigError(f"{name}:{n}: line too long ({size} characters, at most "
                               f"{LINE_MAX})")
-        lead = line.strip(" \t")
-        if lead.startswith("[") and header_end(lead) is None:
-            raise ConfigError(f"{name}:{n}: {lead}: section header without its closing ']'")
-        if lead.startswith("[") and lead[1:].lstrip(" \t").startswith("]"):
-            raise ConfigError(f"{name}:{n}: []: a section header without a name")
+        line = line.lstrip(" \t")
         if n == 1 and line.startswith(BOM):
-            line = line[1:]
-        line = line.strip(" \t")
+            line = line[1:].lstrip(" \t")
+        shown = line.rstrip(" \t")
         if line == "" or line[0] in ";#":
             continue
         if line[0] == "[":
             end = header_end(line)
-            if end is None:  # only after a byte-order mark: inih's syntax error
-                syntax_error = syntax_error or n
-            else:
-                section, section_line = line[1:end], n
+            if end is None:
+                raise ConfigError(f"{name}:{n}: {shown}: section header without its closing ']'")
+            if line[1:end].strip(" \t") == "":
+                raise ConfigError(f"{name}:{n}: []: a section header without a name")
+            rest = line[end + 1:].lstrip(" \t")
+            if rest and rest[0] != ";":
+                raise ConfigError(f"{name}:{n}: {shown}: text after the section header's ']' (a "
+                                  "key goes on a line of its own; a comment starts with ';')")
+            section, section_line = line[1:end], n
             continue
         sep = until_comment(line, "=:")
         if sep == len(line) or line[sep] not in "=:":
-            syntax_error = syntax_error or n
-            continue
+            raise ConfigError(f"{name}:{n}: syntax error (expected [section] or key = value)")
         key, value = line[:sep].rstrip(" \t"), line[sep + 1:]
         value = value[:until_comment(value, "")].strip(" \t")
         if section == "":
             raise ConfigError(f"{name}:{n}: {key}: key before any [section]")
         yield section, key, value, n, section_line
-    if syntax_error:
-        raise ConfigError(f"{name}:{syntax_error}: syntax error (expected [section] or "
-                          "key = value)")
 
 
 def check_regular(path):

@@ -873,6 +873,8 @@ CONFIG_FILES = [
      {"grid.nx": 5, "grid.ny": 6, "run.steps": 2}),
     ("empty_unknown_section", b"[bogus]\n[grid]\nnx = 5\n", {"grid.nx": 5}),
     ("comments_and_colon", b"# a\n; b\n[grid] ; c\nnx : 5 ; five\n  ; d\n", {"grid.nx": 5}),
+    ("comment_after_header", b"[run] ;c\nsteps = 2\n[grid];c\nnx = 5\n[output]\t \n",
+     {"run.steps": 2, "grid.nx": 5}),
     ("bool_case", b"[grid]\nperiodic_x = TRUE\nperiodic_y = ON\n[output]\ninitial_record = No\n",
      {"grid.periodic_x": True, "grid.periodic_y": True, "output.initial_record": False}),
     ("output_dir_slashes", b"[output]\ndir = out//\n", {"output.dir": "out"}),
@@ -891,7 +893,32 @@ REFUSED_FILES = [
     ("blank_section", b"[ \t]\n", ":1: []: a section header without a name"),
     ("bom_key_before_section", b"\xef\xbb\xbfsteps = 2\n", ":1: steps: key before any [section]"),
     ("no_equals", b"[grid]\nnx\n", ":2: syntax error (expected [section] or key = value)"),
-    ("unknown_key_after_syntax_error", b"[grid]\nnx\nbogus = 1\n", ":3: grid.bogus: unknown key"),
+    # the first bad line is the error (inih reported a syntax error after
+    # the errors of the lines that follow it)
+    ("unknown_key_after_syntax_error", b"[grid]\nnx\nbogus = 1\n",
+     ":2: syntax error (expected [section] or key = value)"),
+    ("bad_value_after_syntax_error", b"[grid]\nnx\nny = abc\n",
+     ":2: syntax error (expected [section] or key = value)"),
+    ("second_bom", b"\xef\xbb\xbf\xef\xbb\xbf[grid]\nnx = 5\n",
+     ":1: syntax error (expected [section] or key = value)"),
+    ("comment_before_equals", b"[grid]\nnx ;= 3\n",
+     ":2: syntax error (expected [section] or key = value)"),
+    ("bom_unclosed_section", b"\xef\xbb\xbf [grid\nnx = 5\n",
+     ":1: [grid: section header without its closing ']'"),
+    # after a header's ']' only blanks and a comment (inih dropped the rest
+    # of the line: ny = 7 was lost, 32 used)
+    ("key_after_header", b"[run]\nsteps = 1\n[grid] ny = 7\nnx = 4\n",
+     ":3: [grid] ny = 7: text after the section header's ']' (a key goes on a line of its own; "
+     "a comment starts with ';')"),
+    ("text_after_header", b"[grid]x\nnx = 7\n",
+     ":1: [grid]x: text after the section header's ']' (a key goes on a line of its own; "
+     "a comment starts with ';')"),
+    ("two_brackets", b"[grid]]\nnx = 7\n",
+     ":1: [grid]]: text after the section header's ']' (a key goes on a line of its own; "
+     "a comment starts with ';')"),
+    ("hash_after_header", b"  [grid] # the grid  \nnx = 7\n",
+     ":1: [grid] # the grid: text after the section header's ']' (a key goes on a line of its "
+     "own; a comment starts with ';')"),
     ("long_line", b"[run]\nname = " + b"a" * 200 + b"\n",
      ":2: line too long (207 characters, at most 198)"),
     ("control_character", b"[run]\nname = a\x01b\n", ":2: not valid UTF-8 text"),
