@@ -778,6 +778,12 @@ def read_initial_file(path, grid):
     y and x increasing."""
     import netCDF4
     check_regular(path)
+    try:  # a name that is no file here, before netCDF takes it for a URL
+        os.stat(path)
+    except OSError as e:
+        hint = " (an input is a file: a URL is not read; copy the file here)" \
+            if "://" in path else ""
+        raise ConfigError(f"{path}: cannot open: {e.strerror}{hint}") from None
     try:
         ds = netCDF4.Dataset(path, "r")
     except (OSError, RuntimeError) as e:
