@@ -1,5 +1,6 @@
 #include "mm_model_private.h"
 
+#include <float.h>
 #include <limits.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -211,12 +212,22 @@ static MM_NODISCARD mm_err check_stability(mm_model *m) {
   if (cfg->advection == MM_ADV_SUPERBEE) scheme = "superbee";
   char use[64];
   floor_decimal(m->dt_stable, 6, use, sizeof use);
+  if (!(m->dt_stable > 0.0)) /* below the doubles: no dt to suggest ("use run.dt <= 0 s") */
+    return MM_ERROR(MM_ERR_INPUT,
+                    "run.dt = %g s breaks the %s stability limit of the explicit horizontal step "
+                    "(%s advection, kappa_h = %g m2/s; the limit is set at cell i=%d j=%d k=%d): "
+                    "no time step passes on this grid (the largest stable one is below the "
+                    "smallest double): make the cells larger (grid.dx = %g m, grid.dy = %g m) or "
+                    "kappa_h smaller",
+                    dt, what, scheme, cfg->kappa_h, (int)at[0], (int)at[1], (int)at[2], g->dx,
+                    g->dy);
   return MM_ERROR(MM_ERR_INPUT,
                   "run.dt = %g s breaks the %s stability limit of the explicit horizontal step "
                   "(%s advection, kappa_h = %g m2/s; the limit is set at cell i=%d j=%d k=%d): it "
-                  "is %.5g times the largest stable time step; use run.dt <= %s s",
+                  "is %s%.5g times the largest stable time step; use run.dt <= %s s",
                   dt, what, scheme, cfg->kappa_h, (int)at[0], (int)at[1], (int)at[2],
-                  dt / m->dt_stable, use);
+                  isfinite(dt / m->dt_stable) ? "" : "more than ",
+                  isfinite(dt / m->dt_stable) ? dt / m->dt_stable : DBL_MAX, use);
 }
 
 /* This rank's index among the ranks of its node (to share out the GPUs),

@@ -692,6 +692,12 @@ def check_stability(cfg, grid, U, V):
     """Raise ConfigError when run.dt is beyond stable_dt (docs/physics.md,
     "Stability of the explicit part"), naming a dt that passes."""
     dt, limit = cfg["run.dt"], stable_dt(cfg, grid, U, V)
+    # the step multiplies its fluxes by dt / (dx dy): 0 x inf would be NaN
+    area = grid.dx * grid.dy
+    dt_area = dt / area if area > 0.0 else math.inf
+    if not math.isfinite(dt_area):
+        raise ConfigError(f"grid.dx = {grid.dx:g} m, grid.dy = {grid.dy:g} m: run.dt / (dx dy) = "
+                          f"{dt_area:g} s/m2 is not a finite number")
     if dt <= limit:
         return
     # what sets the limit, at the cell where it is set
@@ -699,18 +705,30 @@ def check_stability(cfg, grid, U, V):
     where = np.unravel_index(np.argmin(np.where(grid.wet, x, math.inf)), x.shape)
     adv, dff = out[where] > 0.0, dif[where] > 0.0
     what = "advective + diffusive" if adv and dff else "advective" if adv else "diffusive"
-    # the 6-digit decimal at or below the limit, as the C model suggests
-    scale = 10.0 ** (5 - math.floor(math.log10(limit)))
-    v = math.floor(limit * scale)
-    use = float(f"{v / scale:.6g}")
-    while use > limit:
-        v -= 1
-        use = float(f"{v / scale:.6g}")
     scheme = cfg["physics.advection"].replace("none", "no")
-    raise ConfigError(f"run.dt = {dt:g} s breaks the {what} stability limit of the explicit "
-                      f"horizontal step ({scheme} advection, kappa_h = "
-                      f"{cfg['physics.kappa_h']:g} m2/s): it is {dt / limit:.5g} times the "
-                      f"largest stable time step; use run.dt <= {use:.6g} s")
+    head = (f"run.dt = {dt:g} s breaks the {what} stability limit of the explicit horizontal "
+            f"step ({scheme} advection, kappa_h = {cfg['physics.kappa_h']:g} m2/s)")
+    if not limit > 0.0:  # below the doubles: no dt to suggest
+        raise ConfigError(f"{head}: no time step passes on this grid (the largest stable one is "
+                          "below the smallest double): make the cells larger (grid.dx = "
+                          f"{grid.dx:g} m, grid.dy = {grid.dy:g} m) or kappa_h smaller")
+    # the 6-digit decimal at or below the limit, as the C model suggests (the
+    # limit itself where the scale is beyond the doubles)
+    exponent = 5 - math.floor(math.log10(limit))
+    if exponent > 308:
+        use, shown = limit, f"{limit:.17g}"
+    else:
+        scale = 10.0 ** exponent
+        v = math.floor(limit * scale)
+        use = float(f"{v / scale:.6g}")
+        while use > limit:
+            v -= 1
+            use = float(f"{v / scale:.6g}")
+        shown = f"{use:.6g}"
+    ratio = dt / limit
+    times = f"{ratio:.5g}" if math.isfinite(ratio) else f"more than {sys.float_info.max:.5g}"
+    raise ConfigError(f"{head}: it is {times} times the largest stable time step; use "
+                      f"run.dt <= {shown} s")
 
 
 # ---------------------------------------------------------------------------

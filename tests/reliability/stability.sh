@@ -15,7 +15,10 @@
 #   - on a grid of cells 1e-150 m wide, where the square of the transports is
 #     beyond the doubles, superbee's limit is the same as the reference's and
 #     its suggested dt passes (every dt was refused with "inf times the
-#     largest stable time step; use run.dt <= 0 s").
+#     largest stable time step; use run.dt <= 0 s");
+#   - a limit below the smallest double (dx = 1e-300 m): no dt passes, and
+#     none is suggested; a subnormal limit (1e-155 m): "more than 1.7977e+308
+#     times", and the suggestion passes; the reference says the same.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 gyre="$src/configs/gyre_bowl.ini"
@@ -96,4 +99,37 @@ grep -q "inf times" "$work/log" && fail "dx = 1e-150: the limit overflowed"
 [ $? -eq 2 ] && [ "$(suggested)" = "$s" ] || fail "dx = 1e-150: the reference suggests '$(suggested)'"
 mmrun --dry-run "${tiny[@]}" --set run.dt="$s" "$adv" || fail "dx = 1e-150: run.dt = $s is refused"
 echo "ok: dx = 1e-150: the suggested run.dt = $s passes, as the reference's"
+# a limit below the smallest positive double (grid.dx = 1e-300 m, flat.ini: diffusion alone): no run.dt
+# passes, and none is suggested (it said "use run.dt <= 0 s", outside the
+# key's range; the reference stopped with a Python traceback)
+mmrun --dry-run --set grid.dx=1e-300 "$src/configs/flat.ini"
+[ $? -eq 2 ] || fail "dx = 1e-300: not refused"
+grep -q "no time step passes on this grid (the largest stable one is below the smallest double): make the cells larger (grid.dx = 1e-300 m, grid.dy = [0-9.e+]* m) or kappa_h smaller" \
+  "$work/log" || fail "dx = 1e-300: message"
+grep -q "use run.dt" "$work/log" && fail "dx = 1e-300: a run.dt suggested"
+"$py" "$src/scripts/reference.py" --set grid.dx=1e-300 --output "$work/tiny.nc" "$src/configs/flat.ini" \
+  >"$work/log" 2>&1
+[ $? -eq 2 ] && grep -q "no time step passes on this grid" "$work/log" ||
+  fail "dx = 1e-300: the reference"
+echo "ok: dx = 1e-300: no run.dt passes, none suggested; the reference says the same"
+# a limit among the subnormal doubles (grid.dx = 1e-155 m): the ratio beyond
+# the doubles is said as such, not "inf times"; the suggestion passes
+mmrun --dry-run --set grid.dx=1e-155 "$src/configs/flat.ini"
+[ $? -eq 2 ] || fail "dx = 1e-155: not refused"
+s=$(suggested)
+grep -q "it is more than 1.7977e+308 times the largest stable time step" "$work/log" ||
+  fail "dx = 1e-155: the ratio"
+"$py" "$src/scripts/reference.py" --set grid.dx=1e-155 --output "$work/tiny.nc" "$src/configs/flat.ini" \
+  >"$work/log" 2>&1
+[ $? -eq 2 ] && [ "$(suggested)" = "$s" ] || fail "dx = 1e-155: the reference suggests '$(suggested)'"
+mmrun --dry-run --set grid.dx=1e-155 --set run.dt="$s" "$src/configs/flat.ini" ||
+  fail "dx = 1e-155: run.dt = $s is refused"
+echo "ok: dx = 1e-155: the suggested run.dt = $s passes, as the reference's"
+# cells whose area is below the doubles: run.dt / (dx dy) is not finite,
+# said by the reference as by the model (it went on to "inf times")
+"$py" "$src/scripts/reference.py" --set grid.dx=1e-160 --set grid.dy=1e-160 \
+  --output "$work/tiny.nc" "$src/configs/flat.ini" >"$work/log" 2>&1
+[ $? -eq 2 ] && grep -q "run.dt / (dx dy) = inf s/m2 is not a finite number" "$work/log" ||
+  fail "dx = dy = 1e-160: the reference"
+echo "ok: dx = dy = 1e-160: the reference refuses run.dt / (dx dy) = inf"
 echo "ok"
