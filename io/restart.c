@@ -26,40 +26,79 @@ typedef struct {
   int temp, salt, kmt;
 } mm_state_vars;
 
-/* Each field's attribute `checksum`: the sum, modulo 2^64, of the bit
- * patterns of all its values as stored (a double's 64 bits, an int's 32 as
- * an unsigned number), as 16 hexadecimal digits. Integer sums do not
- * depend on their order, so the ranks' parts add up to the same checksum
- * on any decomposition. Written with every state file and checked when one
- * is read, so that a file changed or damaged after it was written is
- * refused, not run from; files without it (written before it) are read as
- * they are. */
-#define MM_CHECKSUM_ATT "checksum"
-static uint64_t sum_doubles(const double *x, size_t n) {
-  uint64_t s = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t u;
-    memcpy(&u, &x[i], sizeof u);
-    s += u;
-  }
-  return s;
+/* Each field's two checksums, attributes of 16 hexadecimal digits, written
+ * with every state file and checked when one is read, so that a file
+ * changed or damaged after it was written is refused, not run from:
+ *   checksum:         the sum, modulo 2^64, of the bit patterns of all its
+ *                     values as stored (a double's 64 bits, an int's 32 as
+ *                     an unsigned number): a value changed;
+ *   checksum_ordered: the sum, modulo 2^64, of each bit pattern times the
+ *                     weight of its place, mm_position_weight of its index
+ *                     in the field as stored (C order: z, y, x; y, x for
+ *                     kmt): values swapped or moved, which leave the plain
+ *                     sum as it was.
+ * Integer sums do not depend on their order, so the ranks' parts add up to
+ * the same checksums on any decomposition. A file without an attribute
+ * (written before it) is read without that check. */
+#define MM_CHECKSUM_ATT         "checksum"
+#define MM_CHECKSUM_ORDERED_ATT "checksum_ordered"
+enum { MM_NSUMS = 6 }; /* temp, salt, kmt: plain, then ordered */
+
+/* The weight of the value at index `at` of a field: SplitMix64's output
+ * (Steele, Lea and Flood 2014) for that index, made odd, so that no weight
+ * is 0 and none makes a difference of bits vanish modulo 2^64 alone. */
+static uint64_t mm_position_weight(uint64_t at) {
+  uint64_t z = at + 0x9E3779B97F4A7C15u;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return (z ^ (z >> 31)) | 1u;
 }
-static uint64_t sum_ints(const int *x, size_t n) {
-  uint64_t s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += (uint32_t)x[i];
-  return s;
+
+/* This rank's parts of a 3-D field's sums: buf is its block as stored, (z,
+ * y, x) of nz x nyl x nxl (mm_io_pack) */
+static void sum_doubles(const mm_grid *g, const double *buf, uint64_t *plain, uint64_t *ordered) {
+  uint64_t s = 0, w = 0;
+  size_t at = 0;
+  for (int k = 0; k < g->nz; k++)
+    for (int j = 0; j < g->nyl; j++) {
+      const uint64_t row =
+          ((uint64_t)k * (uint64_t)g->ny + (uint64_t)(g->j0 + j)) * (uint64_t)g->nx +
+          (uint64_t)g->i0;
+      for (int i = 0; i < g->nxl; i++, at++) {
+        uint64_t u;
+        memcpy(&u, &buf[at], sizeof u);
+        s += u;
+        w += u * mm_position_weight(row + (uint64_t)i);
+      }
+    }
+  *plain = s;
+  *ordered = w;
+}
+/* and of kmt, (y, x) of nyl x nxl */
+static void sum_ints(const mm_grid *g, const int *kmt, uint64_t *plain, uint64_t *ordered) {
+  uint64_t s = 0, w = 0;
+  size_t at = 0;
+  for (int j = 0; j < g->nyl; j++)
+    for (int i = 0; i < g->nxl; i++, at++) {
+      const uint64_t u = (uint32_t)kmt[at];
+      s += u;
+      w += u * mm_position_weight((uint64_t)(g->j0 + j) * (uint64_t)g->nx + (uint64_t)(g->i0 + i));
+    }
+  *plain = s;
+  *ordered = w;
 }
 /* The checksums of all ranks' parts (collective). */
-static MM_NODISCARD mm_err sum_ranks(MPI_Comm comm, uint64_t part[3], uint64_t all[3]) {
-  return MM_MPI_ERR(MPI_Allreduce(part, all, 3, MPI_UINT64_T, MPI_SUM, comm));
+static MM_NODISCARD mm_err sum_ranks(MPI_Comm comm, uint64_t part[MM_NSUMS],
+                                     uint64_t all[MM_NSUMS]) {
+  return MM_MPI_ERR(MPI_Allreduce(part, all, MM_NSUMS, MPI_UINT64_T, MPI_SUM, comm));
 }
 
 /* Define mode of a state file (this rank alone; the same on every rank). */
 static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid *g,
                                            const mm_config *cfg, const mm_io_origin *origin,
                                            const char *created, const char *kind, long step,
-                                           double time, const uint64_t sums[3], mm_state_vars *v) {
+                                           double time, const uint64_t sums[MM_NSUMS],
+                                           mm_state_vars *v) {
   mm_err err = MM_OK;
   int d_z = -1, d_y = -1, d_x = -1;
 #define DEF(what, call) MM_NC_LOCAL(err, MM_ERR_RUN, p, what, call)
@@ -94,6 +133,8 @@ static MM_NODISCARD mm_err mm_state_define(int nc, const char *p, const mm_grid 
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, sums[i]);
     DEF("writing attributes", nc_put_att_text(nc, vars[i], MM_CHECKSUM_ATT, 16, hex));
+    snprintf(hex, sizeof hex, "%016" PRIx64, sums[3 + i]);
+    DEF("writing attributes", nc_put_att_text(nc, vars[i], MM_CHECKSUM_ORDERED_ATT, 16, hex));
   }
   /* CF global attributes */
   char title[MM_STR_MAX + 64], source[MM_STR_MAX + 32];
@@ -201,13 +242,13 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
 
   mm_state_vars v = {-1, -1, -1};
   /* the checksums of the fields as they will be stored (temp, salt, kmt) */
-  uint64_t part[3], sums[3] = {0, 0, 0};
+  uint64_t part[MM_NSUMS], sums[MM_NSUMS] = {0};
   mm_io_pack(g, temp, 0.0, buf);
-  part[0] = sum_doubles(buf, n);
+  sum_doubles(g, buf, &part[0], &part[3]);
   mm_io_pack(g, salt, 0.0, buf);
-  part[1] = sum_doubles(buf, n);
+  sum_doubles(g, buf, &part[1], &part[4]);
   mm_io_pack_kmt(g, kmt);
-  part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
+  sum_ints(g, kmt, &part[2], &part[5]);
   err = mm_agree(comm, sum_ranks(comm, part, sums));
   if (err == MM_OK) err = mm_io_reserve(comm, &cfg->env, tmp, bytes, NULL);
   if (err == MM_OK)
@@ -436,23 +477,22 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
  * written before checksums), else its value in *want; anything but 16
  * hexadecimal digits is refused. */
 static MM_NODISCARD mm_err read_checksum(int nc, const char *p, int var, const char *name,
-                                         bool *present, uint64_t *want) {
+                                         const char *att, bool *present, uint64_t *want) {
   nc_type type;
   size_t len = 0;
   *present = false;
-  int s = nc_inq_att(nc, var, MM_CHECKSUM_ATT, &type, &len);
+  int s = nc_inq_att(nc, var, att, &type, &len);
   if (s == NC_ENOTATT) return MM_OK;
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
   char hex[17] = "";
   bool ok = type == NC_CHAR && len == 16;
   if (ok) {
-    s = nc_get_att_text(nc, var, MM_CHECKSUM_ATT, hex);
+    s = nc_get_att_text(nc, var, att, hex);
     if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
     hex[16] = '\0';
     ok = strspn(hex, "0123456789abcdef") == 16;
   }
-  MM_REQUIRE(ok, MM_ERR_INPUT, "%s: %s's attribute %s is not 16 hexadecimal digits", p, name,
-             MM_CHECKSUM_ATT);
+  MM_REQUIRE(ok, MM_ERR_INPUT, "%s: %s's attribute %s is not 16 hexadecimal digits", p, name, att);
   *want = strtoull(hex, NULL, 16);
   *present = true;
   return MM_OK;
@@ -532,15 +572,15 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     const char *names[3] = {"temp", "salt", "kmt"};
     const int ids[3] = {v.temp, v.salt, v.kmt};
     double *dst[2] = {temp, salt};
-    uint64_t part[3] = {0, 0, 0}, sums[3] = {0, 0, 0};
-    if (s_kmt == NC_NOERR) part[2] = sum_ints(kmt, (size_t)g->nyl * (size_t)g->nxl);
+    uint64_t part[MM_NSUMS] = {0}, sums[MM_NSUMS] = {0};
+    if (s_kmt == NC_NOERR) sum_ints(g, kmt, &part[2], &part[5]);
     for (int f = 0; f < 2; f++) {
       int sf = nc_get_vara_double(nc, ids[f], start, count, buf);
       if (sf != NC_NOERR && err == MM_OK)
         err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
                          f ? "reading salt (truncated?)" : "reading temp (truncated?)", sf);
       if (err != MM_OK) continue;
-      part[f] = sum_doubles(buf, n);
+      sum_doubles(g, buf, &part[f], &part[3 + f]);
       mm_io_bad bad = mm_io_unpack(g, buf, NULL, 0, dst[f]);
       if (bad.found) err = mm_bad_value(p, names[f], bad);
     }
@@ -548,16 +588,19 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     /* the fields as the file holds them against their checksums (after the
      * checks above, whose messages say more where they apply) */
     if (err == MM_OK) err = mm_agree(comm, sum_ranks(comm, part, sums));
-    for (int f = 0; f < 3 && err == MM_OK; f++) {
+    for (int c = 0; c < MM_NSUMS && err == MM_OK; c++) {
+      const int f = c % 3;
+      const char *att = c < 3 ? MM_CHECKSUM_ATT : MM_CHECKSUM_ORDERED_ATT;
       bool present = false;
       uint64_t want = 0;
-      err = read_checksum(nc, p, ids[f], names[f], &present, &want);
-      if (err == MM_OK && present && want != sums[f])
+      err = read_checksum(nc, p, ids[f], names[f], att, &present, &want);
+      if (err == MM_OK && present && want != sums[c])
         err = MM_ERROR(MM_ERR_INPUT,
-                       "%s: %s does not match its checksum (the file says %016" PRIx64
-                       ", its values give %016" PRIx64
-                       "): the file was damaged or changed after it was written",
-                       p, names[f], want, sums[f]);
+                       "%s: %s does not match its %s (the file says %016" PRIx64
+                       ", its values give %016" PRIx64 "): the file was damaged or changed after "
+                       "it was written%s",
+                       p, names[f], att, want, sums[c],
+                       c < 3 ? "" : " (values moved or swapped: their sum is as written)");
     }
     err = mm_agree(comm, err);
   }

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # checksum.sh MINIMODEL PYTHON SOURCE_DIR WORK
-# Restart files carry a checksum per field (io/restart.c: the attribute
+# Restart files carry two checksums per field (io/restart.c: the attribute
 # `checksum`, the sum modulo 2^64 of the bit patterns of the stored values,
-# 16 hexadecimal digits):
-#   - written on 3 ranks, each field's checksum equals the one NumPy
-#     computes from the file (an independent sum of the same bits), and the
-#     same file written on 1 rank has the same checksums;
+# and `checksum_ordered`, the sum of each bit pattern times a weight of its
+# place; 16 hexadecimal digits each):
+#   - written on 3 ranks, each field's checksums equal those NumPy computes
+#     from the file (checksums.py: an independent sum of the same bits), and
+#     the same file written on 1 rank has the same checksums;
 #   - a restart with one value of salt changed by one unit in the last
-#     place, its checksum not, is refused with exit 2 naming the file, the
-#     field and both checksums, before anything is written; so is one whose
-#     kmt checksum is changed, and one whose checksum is not 16 hexadecimal
-#     digits;
-#   - a restart without checksums (written before them) is read as it is,
-#     and continues to the bits of the run from the file with them.
+#     place, its checksums not, is refused with exit 2 naming the file, the
+#     field and both checksums, before anything is written; so is one with
+#     two values of temp swapped (the plain sum unchanged: it was run from,
+#     to a temperature 9 degC off), one whose kmt checksum is changed, and
+#     one whose checksum is not 16 hexadecimal digits;
+#   - a restart without checksums (written before them), or with the plain
+#     one alone, is read as it is, and continues to the bits of the run from
+#     the file with them.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
@@ -28,29 +31,13 @@ run 3 "${common[@]}" --set run.steps=4 --set grid.ranks_x=3 --set grid.ranks_y=1
   --set output.dir="$work/np3" || fail "the 3-rank run"
 run 1 "${common[@]}" --set run.steps=4 --set output.dir="$work/np1" || fail "the 1-rank run"
 restart="$work/np3/ck.restart.nc"
-"$py" - "$restart" "$work/np1/ck.restart.nc" <<'PY' || fail "the checksums are not NumPy's sums"
-import sys, netCDF4, numpy as np
-def sums(path):
-    with netCDF4.Dataset(path) as d:
-        d.set_auto_mask(False)
-        out = {}
-        for v in ("temp", "salt", "kmt"):
-            x = np.ascontiguousarray(d[v][:])
-            if x.dtype == np.float64:
-                u = x.view(np.uint64)
-            else:
-                u = x.astype(np.int32).view(np.uint32).astype(np.uint64)
-            want = format(int(u.sum(dtype=np.uint64)), "016x")
-            have = d[v].getncattr("checksum")
-            if have != want:
-                sys.exit(f"{path}: {v}: checksum {have}, NumPy's sum {want}")
-            out[v] = have
-        return out
-a, b = sums(sys.argv[1]), sums(sys.argv[2])
-if a != b:
-    sys.exit(f"3 ranks {a} against 1 rank {b}")
-print("checksums", a)
-PY
+for f in "$restart" "$work/np1/ck.restart.nc"; do
+  "$py" "$src/tests/reliability/checksums.py" "$f" >"$work/sums.${f//\//_}" ||
+    fail "$f: the checksums are not NumPy's sums"
+done
+cmp -s "$work/sums.${restart//\//_}" "$work/sums.${work//\//_}_np1_ck.restart.nc" ||
+  fail "3 ranks $(cat "$work/sums.${restart//\//_}") against 1 rank"
+cat "$work/sums.${restart//\//_}"
 echo "ok: the checksums are NumPy's sums of the stored bits, the same on 1 and 3 ranks"
 
 # the continuation from the good file, for the bits of the one without checksums
@@ -69,6 +56,13 @@ with copy("ulp") as d:
     d.set_auto_mask(False)
     s = d["salt"][3, 5, 7]
     d["salt"][3, 5, 7] = np.nextafter(s, np.inf)
+with copy("swap") as d:  # two wet values of temp, far apart
+    d.set_auto_mask(False)
+    t = d["temp"][:]
+    a, b = (0, 10, 10), (1, 12, 12)
+    assert t[a] != t[b] and d["kmt"][10, 10] > 0 and d["kmt"][12, 12] > 1
+    t[a], t[b] = t[b], t[a]
+    d["temp"][:] = t
 with copy("kmtsum") as d:
     d["kmt"].checksum = "0000000000000001"
 with copy("form") as d:
@@ -76,14 +70,19 @@ with copy("form") as d:
 with copy("old") as d:
     for v in ("temp", "salt", "kmt"):
         d[v].delncattr("checksum")
+        d[v].delncattr("checksum_ordered")
+with copy("plain") as d:
+    for v in ("temp", "salt", "kmt"):
+        d[v].delncattr("checksum_ordered")
 PY
-for name in ulp kmtsum form; do
+for name in ulp swap kmtsum form; do
   f="$work/$name.restart.nc"
   run 2 "${cont[@]}" --set output.dir="$work/empty" --set initial.restart="$f"
   rc=$?
   [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2"
   case $name in
     ulp) want="$f: salt does not match its checksum \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written" ;;
+    swap) want="$f: temp does not match its checksum_ordered \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written \(values moved or swapped: their sum is as written\)" ;;
     kmtsum) want="$f: kmt does not match its checksum \(the file says 0000000000000001, its values give [0-9a-f]{16}\)" ;;
     form) want="$f: temp's attribute checksum is not 16 hexadecimal digits" ;;
   esac
@@ -92,9 +91,11 @@ for name in ulp kmtsum form; do
 done
 [ -z "$(ls -A "$work/empty")" ] || fail "a refused restart wrote $(ls "$work/empty")"
 
-run 2 "${cont[@]}" --set output.dir="$work/old" --set initial.restart="$work/old.restart.nc" ||
-  fail "a restart without checksums was refused"
-"$py" "$src/scripts/compare.py" --quiet "$work/old/ck.nc" "$work/good/ck.nc" ||
-  fail "the run from the file without checksums is not the run from the file with them"
-echo "ok: a restart without checksums is read as it is"
+for name in old plain; do
+  run 2 "${cont[@]}" --set output.dir="$work/$name" --set initial.restart="$work/$name.restart.nc" ||
+    fail "$name: a restart without (ordered) checksums was refused"
+  "$py" "$src/scripts/compare.py" --quiet "$work/$name/ck.nc" "$work/good/ck.nc" ||
+    fail "$name: the run from the file is not the run from the file with its checksums"
+done
+echo "ok: a restart without checksums, or with the plain ones alone, is read as it is"
 echo "ok"
