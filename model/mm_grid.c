@@ -1,5 +1,7 @@
 #include "mm_grid.h"
 
+#include "mm_host_memory.h"
+
 #include <stdio.h>
 
 #include <math.h>
@@ -58,16 +60,20 @@ int mm_grid_kmt_global(const mm_config *cfg, const mm_grid *g, int ig, int jg) {
   return kmt_of_depth(g->z_t, g->nz, mm_bathymetry_depth(cfg, ig, jg));
 }
 
-/* Memory a rank may use (*out): MemAvailable shared by the ranks of this
- * node, or MINIMODEL_MEMORY_LIMIT (bytes per rank) when set; -1 when that is
- * not a number > 0. Collective: every rank takes part in the split of comm,
- * whatever its own environment or /proc/meminfo says (the variable may be set
- * on some ranks only). */
-static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out) {
+/* Memory a rank may use (*out): what this process may still take
+ * (mm_host_memory_available: MemAvailable, or a memory cgroup's limit less
+ * its use where that is less, whose directory goes to limit_of) shared by
+ * the `*local` ranks of this node, or MINIMODEL_MEMORY_LIMIT (bytes per
+ * rank) when set; -1 when that is not a number > 0. Collective: every rank
+ * takes part in the split of comm, whatever its own environment or /proc
+ * says (the variable may be set on some ranks only). */
+static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env, double *out,
+                                           int *local, char *limit_of, size_t len) {
   MPI_Comm node;
-  int local = 1;
+  *local = 1;
+  limit_of[0] = '\0';
   MM_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  const int rc = MPI_Comm_size(node, &local);
+  const int rc = MPI_Comm_size(node, local);
   MM_MPI(MPI_Comm_free(&node));
   MM_MPI(rc);
   const char *limit = env->memory_limit;
@@ -77,18 +83,7 @@ static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env
     *out = *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
     return MM_OK;
   }
-  double avail = 0.0;
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (f) {
-    char line[256];
-    while (fgets(line, sizeof line, f))
-      if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) {
-        avail *= 1024.0;
-        break;
-      }
-    fclose(f);
-  }
-  *out = avail > 0.0 ? avail / local : INFINITY;
+  *out = mm_host_memory_available(limit_of, len) / *local;
   return MM_OK;
 }
 
@@ -112,15 +107,24 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_setti
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
   const double need = mm_grid_memory_bytes(nxl, nyl, g->nz);
   double avail = 0.0;
-  MM_CHECK(available_bytes(g->cart, env, &avail));
+  int local = 1;
+  char limit_of[512];
+  MM_CHECK(available_bytes(g->cart, env, &avail, &local, limit_of, sizeof limit_of));
   MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
              "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at most "
              "about 1.8e308)",
              env->memory_limit);
+  char whose[640] = ""; /* where the figure comes from, when a cgroup's limit sets it */
+  if (!*env->memory_limit && limit_of[0])
+    snprintf(whose, sizeof whose,
+             " (the memory limit of the cgroup %s, less what it uses%s: a job's or a "
+             "container's limit, beyond which the kernel kills the run)",
+             limit_of, local > 1 ? ", shared by the node's ranks" : "");
   MM_REQUIRE(need <= avail, MM_ERR_INPUT,
              "grid %d x %d x %d on %d rank%s needs about %.3g GB per rank but %.3g GB are "
-             "available; use more ranks or a smaller grid",
-             g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s", need / 1e9, avail / 1e9);
+             "available%s; use more ranks or a smaller grid",
+             g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s", need / 1e9, avail / 1e9,
+             whose);
   return MM_OK;
 }
 

@@ -205,8 +205,9 @@ static const struct {
     {"MINIMODEL_PROGRESS", "bar, lines, off, auto",
      "progress display (default auto: a bar on a terminal, lines otherwise)"},
     {"MINIMODEL_MEMORY_LIMIT", "bytes",
-     "memory a rank may use (default: MemAvailable shared by the node's ranks); `tdma-bench` "
-     "checks its arrays against it too (default: MemAvailable)"},
+     "memory a rank may use (default: MemAvailable, or a memory cgroup's limit less its use "
+     "where that is less, shared by the node's ranks); `tdma-bench` checks its arrays against "
+     "it too (default: the same, not shared)"},
     {"MINIMODEL_READ_TIMEOUT", "seconds",
      "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
     {"MINIMODEL_PROBE_HELPER", "path",

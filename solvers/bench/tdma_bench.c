@@ -65,6 +65,7 @@
 #include <omp.h>
 #endif
 
+#include "mm_host_memory.h"
 #include "mm_tdma.h"
 #ifdef MINIMODEL_HAVE_CUDA
 #include "tdma_bench_cuda.h" /* GPU backends: timed on the device (see there) */
@@ -214,8 +215,9 @@ static size_t l3_bytes(void) {
 }
 
 /* Host memory this process may use: MINIMODEL_MEMORY_LIMIT (bytes) when set,
- * as for the model, else MemAvailable; -1 when the limit is not a number
- * > 0, INFINITY when neither is known. */
+ * as for the model, else what it may still take (mm_host_memory_available:
+ * MemAvailable, or a memory cgroup's limit less its use); -1 when the limit
+ * is not a number > 0, INFINITY when neither is known. */
 static double available_bytes(void) {
   const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
   if (limit && *limit) {
@@ -223,15 +225,7 @@ static double available_bytes(void) {
     const double v = strtod(limit, &end);
     return *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
   }
-  double avail = 0.0;
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (f) {
-    char line[256];
-    while (fgets(line, sizeof line, f))
-      if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) break;
-    fclose(f);
-  }
-  return avail > 0.0 ? avail * 1024.0 : INFINITY;
+  return mm_host_memory_available(NULL, 0);
 }
 
 /* Refuse, before allocating anything, a run whose host arrays would not fit
