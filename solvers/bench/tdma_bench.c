@@ -47,10 +47,14 @@
  * residual computed here from the solution copied back; tdma_bench_cuda.h.
  * A GPU backend named on a machine without a usable device: exit status 2.
  *
- * Bad arguments, --random-depths that leave no wet level, and sizes whose
- * arrays would not fit in the memory available (MemAvailable, or
- * MINIMODEL_MEMORY_LIMIT bytes when set; checked before allocating): a
- * message on stderr and exit status 2. A backend that fails, memory that cannot be
+ * --list: the backends, a table, or with --json one JSON line each
+ * (backend, exact, device_memory, available, auto, description).
+ *
+ * Bad arguments (also an option with a value given twice), --random-depths
+ * that leave no wet level, and sizes whose arrays would not fit in the
+ * memory available (mm_host_memory_available: MemAvailable or a memory
+ * cgroup's limit; MINIMODEL_MEMORY_LIMIT bytes when set; checked before
+ * allocating): a message on stderr and exit status 2. A backend that fails, memory that cannot be
  * had, or results that cannot be written to standard output (a full disk):
  * a message and exit status 1. */
 #include <errno.h>
@@ -111,8 +115,25 @@ static options parse(int argc, char **argv) {
                .seed = 20261121,
                .backend = "all"};
   int have_m = 0, have_n = 0;
+  /* an option with a value given twice is refused, as minimodel refuses
+   * --bandwidth twice: which one would count? */
+  static const char *const valued[] = {"--systems", "--levels",    "--precision",
+                                       "--backend", "--nrhs",      "--threads",
+                                       "--repeats", "--stream-mb", "--seed"};
+  enum { NVALUED = sizeof valued / sizeof valued[0] };
+  const char *given[NVALUED] = {NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    for (int k = 0; k < NVALUED; k++)
+      if (!strcmp(a, valued[k])) {
+        if (given[k]) {
+          char twice[512];
+          snprintf(twice, sizeof twice, "%s %.200s and %s %.200s", a, given[k], a,
+                   v ? v : "(nothing)");
+          bad_args("%s: given twice", twice);
+        }
+        given[k] = v ? v : "(nothing)";
+      }
     if (!strcmp(a, "--systems")) {
       o.systems = (size_t)parse_int(a, v, 1, 1LL << 40), have_m = 1, i++;
     } else if (!strcmp(a, "--levels")) {
@@ -494,16 +515,48 @@ typedef struct {
   int rc;
 } result;
 
-static void list_backends(void) {
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(const char *t) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)t; *c; c++)
+    if (*c == '"' || *c == '\\')
+      printf("\\%c", *c);
+    else if (*c < 0x20)
+      printf("\\u%04x", *c);
+    else
+      putchar(*c);
+  putchar('"');
+}
+
+/* The backends, a table or (json) one JSON line each: backend, exact,
+ * device_memory, available (in this build, on this machine), auto (the
+ * one "auto" picks), description. */
+static void list_backends(int json) {
+  mm_tdma *s;
+  const char *chosen = NULL;
+  if (mm_tdma_create("auto", 1, 0, &s) == 0) {
+    chosen = mm_tdma_backend_of(s)->name;
+    mm_tdma_destroy(s);
+  }
+  if (json) {
+    for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++) {
+      printf("{\"backend\": ");
+      json_string((*b)->name);
+      printf(", \"exact\": %s, \"device_memory\": %s, \"available\": %s, \"auto\": %s, "
+             "\"description\": ",
+             (*b)->exact ? "true" : "false", (*b)->device_memory ? "true" : "false",
+             !(*b)->available || (*b)->available() ? "true" : "false",
+             chosen && !strcmp(chosen, (*b)->name) ? "true" : "false");
+      json_string((*b)->description);
+      printf("}\n");
+    }
+    return;
+  }
   printf("%-10s %-5s %s\n", "backend", "exact", "description");
   for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
     printf("%-10s %-5s %s%s\n", (*b)->name, (*b)->exact ? "yes" : "no", (*b)->description,
            (*b)->device_memory ? " [GPU, device memory]" : "");
-  mm_tdma *s;
-  if (mm_tdma_create("auto", 1, 0, &s) == 0) {
-    printf("auto -> %s\n", mm_tdma_backend_of(s)->name);
-    mm_tdma_destroy(s);
-  }
+  if (chosen) printf("auto -> %s\n", chosen);
 }
 
 static double median_of(double *t, int n) {
@@ -584,8 +637,8 @@ static result bench_one(const char *name, problem *p, const options *o, stream *
 int main(int argc, char **argv) {
   options o = parse(argc, argv);
   if (o.list) {
-    list_backends();
-    return 0;
+    list_backends(o.json);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
   }
 #ifdef _OPENMP
   if (o.threads) omp_set_num_threads(o.threads);
