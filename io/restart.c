@@ -32,10 +32,11 @@ typedef struct {
  *   checksum:         the sum, modulo 2^64, of the bit patterns of all its
  *                     values as stored (a double's 64 bits, an int's 32 as
  *                     an unsigned number): a value changed;
- *   checksum_ordered: the sum, modulo 2^64, of each bit pattern times the
- *                     weight of its place, mm_position_weight of its index
- *                     in the field as stored (C order: z, y, x; y, x for
- *                     kmt): values swapped or moved, which leave the plain
+ *   checksum_ordered: the sum, modulo 2^64, of mm_mix64(bits ^
+ *                     mm_mix64(n)) over its values, n a value's index in
+ *                     the field as stored (C order: z, y, x; y, x for kmt):
+ *                     values swapped or moved, and values negated in pairs
+ *                     (each adds 2^63 to its bits), which leave the plain
  *                     sum as it was.
  * Integer sums do not depend on their order, so the ranks' parts add up to
  * the same checksums on any decomposition. A file without an attribute
@@ -44,14 +45,18 @@ typedef struct {
 #define MM_CHECKSUM_ORDERED_ATT "checksum_ordered"
 enum { MM_NSUMS = 6 }; /* temp, salt, kmt: plain, then ordered */
 
-/* The weight of the value at index `at` of a field: SplitMix64's output
- * (Steele, Lea and Flood 2014) for that index, made odd, so that no weight
- * is 0 and none makes a difference of bits vanish modulo 2^64 alone. */
-static uint64_t mm_position_weight(uint64_t at) {
-  uint64_t z = at + 0x9E3779B97F4A7C15u;
+/* SplitMix64's output function (Steele, Lea and Flood 2014) of x: each bit
+ * of x flips about half the bits of the result, not linearly */
+static uint64_t mm_mix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15u;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-  return (z ^ (z >> 31)) | 1u;
+  return z ^ (z >> 31);
+}
+
+/* A value's term in checksum_ordered: its bits mixed with its place */
+static uint64_t ordered_term(uint64_t bits, uint64_t at) {
+  return mm_mix64(bits ^ mm_mix64(at));
 }
 
 /* This rank's parts of a 3-D field's sums: buf is its block as stored, (z,
@@ -68,7 +73,7 @@ static void sum_doubles(const mm_grid *g, const double *buf, uint64_t *plain, ui
         uint64_t u;
         memcpy(&u, &buf[at], sizeof u);
         s += u;
-        w += u * mm_position_weight(row + (uint64_t)i);
+        w += ordered_term(u, row + (uint64_t)i);
       }
     }
   *plain = s;
@@ -82,7 +87,7 @@ static void sum_ints(const mm_grid *g, const int *kmt, uint64_t *plain, uint64_t
     for (int i = 0; i < g->nxl; i++, at++) {
       const uint64_t u = (uint32_t)kmt[at];
       s += u;
-      w += u * mm_position_weight((uint64_t)(g->j0 + j) * (uint64_t)g->nx + (uint64_t)(g->i0 + i));
+      w += ordered_term(u, (uint64_t)(g->j0 + j) * (uint64_t)g->nx + (uint64_t)(g->i0 + i));
     }
   *plain = s;
   *ordered = w;
@@ -588,6 +593,7 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
     /* the fields as the file holds them against their checksums (after the
      * checks above, whose messages say more where they apply) */
     if (err == MM_OK) err = mm_agree(comm, sum_ranks(comm, part, sums));
+    bool plain_checked[3] = {false, false, false}; /* the field's plain sum was there, and held */
     for (int c = 0; c < MM_NSUMS && err == MM_OK; c++) {
       const int f = c % 3;
       const char *att = c < 3 ? MM_CHECKSUM_ATT : MM_CHECKSUM_ORDERED_ATT;
@@ -600,7 +606,10 @@ mm_err mm_restart_read(const mm_grid *g, const mm_config *cfg, const char *path,
                        ", its values give %016" PRIx64 "): the file was damaged or changed after "
                        "it was written%s",
                        p, names[f], att, want, sums[c],
-                       c < 3 ? "" : " (values moved or swapped: their sum is as written)");
+                       c >= 3 && plain_checked[f]
+                           ? " (values moved, swapped or negated in pairs: their sum is as written)"
+                           : "");
+      if (c < 3) plain_checked[f] = present;
     }
     err = mm_agree(comm, err);
   }

@@ -10,8 +10,9 @@
 #   - a restart with one value of salt changed by one unit in the last
 #     place, its checksums not, is refused with exit 2 naming the file, the
 #     field and both checksums, before anything is written; so is one with
-#     two values of temp swapped (the plain sum unchanged: it was run from,
-#     to a temperature 9 degC off), one whose kmt checksum is changed, and
+#     two values of temp swapped, and one with two values negated (the
+#     plain sum unchanged: they were run from), one whose kmt checksum is
+#     changed, and
 #     one whose checksum is not 16 hexadecimal digits;
 #   - a restart without checksums (written before them), or with the plain
 #     one alone, is read as it is, and continues to the bits of the run from
@@ -63,6 +64,16 @@ with copy("swap") as d:  # two wet values of temp, far apart
     assert t[a] != t[b] and d["kmt"][10, 10] > 0 and d["kmt"][12, 12] > 1
     t[a], t[b] = t[b], t[a]
     d["temp"][:] = t
+with copy("negate") as d:  # two wet values of temp negated: each adds 2^63 to its bits
+    d.set_auto_mask(False)
+    t = d["temp"][:]
+    t[0, 10, 10], t[1, 12, 12] = -t[0, 10, 10], -t[1, 12, 12]
+    d["temp"][:] = t
+with copy("ordered_only") as d:  # no plain sum, one value changed: no word of a swap
+    d.set_auto_mask(False)
+    for v in ("temp", "salt", "kmt"):
+        d[v].delncattr("checksum")
+    d["salt"][3, 5, 7] = d["salt"][3, 5, 7] + 1.0
 with copy("kmtsum") as d:
     d["kmt"].checksum = "0000000000000001"
 with copy("form") as d:
@@ -75,14 +86,15 @@ with copy("plain") as d:
     for v in ("temp", "salt", "kmt"):
         d[v].delncattr("checksum_ordered")
 PY
-for name in ulp swap kmtsum form; do
+for name in ulp swap negate ordered_only kmtsum form; do
   f="$work/$name.restart.nc"
   run 2 "${cont[@]}" --set output.dir="$work/empty" --set initial.restart="$f"
   rc=$?
   [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2"
   case $name in
     ulp) want="$f: salt does not match its checksum \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written" ;;
-    swap) want="$f: temp does not match its checksum_ordered \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written \(values moved or swapped: their sum is as written\)" ;;
+    swap|negate) want="$f: temp does not match its checksum_ordered \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written \(values moved, swapped or negated in pairs: their sum is as written\)" ;;
+    ordered_only) want="$f: salt does not match its checksum_ordered \(the file says [0-9a-f]{16}, its values give [0-9a-f]{16}\): the file was damaged or changed after it was written$" ;;
     kmtsum) want="$f: kmt does not match its checksum \(the file says 0000000000000001, its values give [0-9a-f]{16}\)" ;;
     form) want="$f: temp's attribute checksum is not 16 hexadecimal digits" ;;
   esac

@@ -5,13 +5,14 @@ code (docs/output.md, "Restart files"):
 
   checksum          the sum modulo 2^64 of the values' bit patterns (a
                     double's 64 bits, an int's 32 as an unsigned number);
-  checksum_ordered  the sum modulo 2^64 of each bit pattern times the
-                    weight of its index in the field as stored (C order),
-                    SplitMix64 of the index with its lowest bit set.
+  checksum_ordered  the sum modulo 2^64 of mix(bits ^ mix(n)) over the
+                    values, n a value's index in the field as stored (C
+                    order) and mix SplitMix64's output function.
 
 Prints one line per field, "NAME PLAIN ORDERED", and exits 1 if a field's
-attributes are not these (0 if they are). With --write, the attributes are
-written from the values instead (a file changed on purpose)."""
+attributes are not these or are missing (0 if they are). With --write, the
+attributes are written from the values instead (a file changed on
+purpose)."""
 import sys
 
 import netCDF4
@@ -28,13 +29,13 @@ def bits(x):
     return x.astype(np.int32).view(np.uint32).astype(np.uint64).ravel()
 
 
-def weights(n):
-    """SplitMix64 of 0 .. n-1, made odd (arithmetic modulo 2^64)."""
+def mix(x):
+    """SplitMix64's output function of each element (modulo 2^64)."""
     with np.errstate(over="ignore"):
-        z = np.arange(n, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = x + np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return (z ^ (z >> np.uint64(31))) | np.uint64(1)
+        return z ^ (z >> np.uint64(31))
 
 
 def sums(x):
@@ -42,7 +43,7 @@ def sums(x):
     u = bits(x)
     with np.errstate(over="ignore"):
         plain = int(u.sum(dtype=np.uint64))
-        ordered = int((u * weights(u.size)).sum(dtype=np.uint64))
+        ordered = int(mix(u ^ mix(np.arange(u.size, dtype=np.uint64))).sum(dtype=np.uint64))
     return format(plain, "016x"), format(ordered, "016x")
 
 
@@ -56,11 +57,12 @@ def main():
             print(name, plain, ordered)
             if write:
                 d[name].checksum, d[name].checksum_ordered = plain, ordered
-            elif (d[name].getncattr("checksum"), d[name].getncattr("checksum_ordered")) != \
-                    (plain, ordered):
-                print(f"{path}: {name}: the file says {d[name].getncattr('checksum')} "
-                      f"{d[name].getncattr('checksum_ordered')}")
-                bad = 1
+            else:
+                have = tuple(d[name].getncattr(a) if a in d[name].ncattrs() else "(none)"
+                             for a in ("checksum", "checksum_ordered"))
+                if have != (plain, ordered):
+                    print(f"{path}: {name}: the file says {have[0]} {have[1]}")
+                    bad = 1
     return bad
 
 
