@@ -413,12 +413,8 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path) {
  * FIFO waits for a writer (it was the read's time limit, 10 minutes, before
  * the run ended), a device never ends. A directory and a missing file are
  * left to the checks that follow, which name them. */
-/* What a user who gave a URL as an input's name is told: inputs are files */
-static const char *url_hint(const char *path) {
-  return strstr(path, "://") ? " (an input is a file: a URL is not read; copy the file here)" : "";
-}
-
 static MM_NODISCARD mm_err mm_io_check_file_kind(const char *path) {
+  MM_REQUIRE(!strstr(path, "://"), MM_ERR_INPUT, "%s: %s", path, MM_NOT_A_URL);
   struct stat st;
   if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return MM_OK;
   const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
@@ -434,7 +430,7 @@ mm_err mm_io_check_hdf5(const char *path) {
   static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   MM_CHECK(mm_io_check_file_kind(path));
   FILE *f = fopen(path, "rb");
-  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s%s", path, strerror(errno), url_hint(path));
+  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   mm_err err = MM_OK;
   if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
@@ -546,11 +542,10 @@ static void mm_cdf_attributes(mm_cdf *c) {
 
 mm_err mm_io_check_classic(const char *path) {
   MM_CHECK(mm_io_check_file_kind(path));
-  /* a name that is no file here is refused, before netCDF would take it
-   * for a URL of its network client (http://..., which waited on a server
-   * that did not answer until the read's time limit) */
+  /* a name that is no file here is refused with the reason, before netCDF
+   * says less */
   FILE *f = fopen(path, "rb");
-  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s%s", path, strerror(errno), url_hint(path));
+  MM_REQUIRE(f, MM_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   unsigned char magic[4];
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || fread(magic, 1, 4, f) != 4 ||

@@ -214,8 +214,8 @@ MM_NODISCARD mm_err mm_io_check_hdf5(const char *path);
  * touches, what the header declares before it refuses such a file (a few
  * hundred hostile bytes took 17 GB and 40 s; found by fuzz/fuzz_initial).
  * MM_OK for a plausible header and for any file that is not classic; a
- * path that cannot be opened (also a URL, which netCDF's network client
- * would try) is refused with the reason. */
+ * path that cannot be opened is refused with the reason, and so is one with
+ * "://", which netCDF would take for a URL (MM_NOT_A_URL). */
 MM_NODISCARD mm_err mm_io_check_classic(const char *path);
 
 /* A grid of cfg's global sizes (nx, ny, nz) on comm (cart = comm, rank),

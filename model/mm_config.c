@@ -279,6 +279,14 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
       snprintf(why, n, "too long (%zu characters, at most %zu)", len, max);
       return false;
     }
+    const bool path = !strcmp(k->section, "output")
+                          ? !strcmp(k->key, "dir")
+                          : !strcmp(k->section, "initial") &&
+                                (!strcmp(k->key, "file") || !strcmp(k->key, "restart"));
+    if (path && strstr(value, "://")) {
+      snprintf(why, n, "%s", MM_NOT_A_URL);
+      return false;
+    }
     memcpy(field, value, len + 1);
     return true;
   }

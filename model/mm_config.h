@@ -14,6 +14,14 @@
 
 #define MM_STR_MAX 256
 
+/* Why a path with "://" is refused (initial.file, initial.restart,
+ * output.dir, and the inputs' names again before they are opened): the
+ * netCDF library takes such a name for a URL and asks a server, which may
+ * never answer, or refuses it, whatever file of that name is on disk */
+#define MM_NOT_A_URL                                                                               \
+  "a path with '://' is a URL to the netCDF library, which reads no URL here: give a local "       \
+  "path without '://' (copy or rename the file)"
+
 typedef enum { MM_BATHY_FLAT, MM_BATHY_BOWL, MM_BATHY_SEAMOUNT, MM_BATHY_SLOPE } mm_bathymetry;
 typedef enum { MM_ADV_NONE, MM_ADV_UPWIND, MM_ADV_SUPERBEE } mm_advection;
 typedef enum { MM_FLOW_NONE, MM_FLOW_UNIFORM, MM_FLOW_GYRE } mm_flow_kind;

@@ -145,6 +145,13 @@ def _range_text(typ, lo, hi, min_open):
     return f"must be {what} in {'(' if min_open else '['}{lo:.10g}, {hi:.10g}]"
 
 
+# the keys that name files or folders: a path with "://" is refused, as the
+# netCDF library takes it for a URL (MM_NOT_A_URL, model/mm_config.h)
+PATH_KEYS = {("initial", "file"), ("initial", "restart"), ("output", "dir")}
+NOT_A_URL = ("a path with '://' is a URL to the netCDF library, which reads no URL here: give a "
+             "local path without '://' (copy or rename the file)")
+
+
 def parse_value(section, key, text):
     """Parse one value as set_value() in model/mm_config.c does; raise
     ValueError with the reason."""
@@ -180,6 +187,8 @@ def parse_value(section, key, text):
                                                                          STR_MAX - 1)
         if size > most:
             raise ValueError(f"too long ({size} characters, at most {most})")
+        if (section, key) in PATH_KEYS and "://" in text:
+            raise ValueError(NOT_A_URL)
         return text
     if v < lo or v > hi or (min_open and v <= lo):
         raise ValueError(_range_text(typ, lo, hi, min_open))
@@ -796,12 +805,10 @@ def read_initial_file(path, grid):
     y and x increasing."""
     import netCDF4
     check_regular(path)
-    try:  # a name that is no file here, before netCDF takes it for a URL
+    try:  # a name that is no file here, with the reason
         os.stat(path)
     except OSError as e:
-        hint = " (an input is a file: a URL is not read; copy the file here)" \
-            if "://" in path else ""
-        raise ConfigError(f"{path}: cannot open: {e.strerror}{hint}") from None
+        raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
     try:
         ds = netCDF4.Dataset(path, "r")
     except (OSError, RuntimeError) as e:
