@@ -110,7 +110,7 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_setti
   int local = 1;
   char limit_of[512];
   MM_CHECK(available_bytes(g->cart, env, &avail, &local, limit_of, sizeof limit_of));
-  MM_REQUIRE(avail > 0.0, MM_ERR_INPUT,
+  MM_REQUIRE(!*env->memory_limit || avail > 0.0, MM_ERR_INPUT,
              "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at most "
              "about 1.8e308)",
              env->memory_limit);

@@ -125,7 +125,12 @@ double mm_host_memory_available_at(const char *meminfo, const char *self_cgroup,
     const double use = read_number(dir, v1 ? "memory.usage_in_bytes" : "memory.current");
     /* v1 says "no limit" with a number near 2^63 */
     if (limit >= 0.0 && isfinite(limit) && limit < 0x1p62 && use >= 0.0) {
-      const double cache = read_stat(dir, v1 ? "total_inactive_file" : "inactive_file");
+      /* the page cache of files, which the kernel takes back before it
+       * kills (its active part too: a job that has just read its input
+       * holds most of it there) */
+      const double cache =
+          v1 ? read_stat(dir, "total_inactive_file") + read_stat(dir, "total_active_file")
+             : read_stat(dir, "inactive_file") + read_stat(dir, "active_file");
       const double here = fmax(limit - use + fmin(cache, use), 0.0);
       if (here < avail) {
         avail = here;

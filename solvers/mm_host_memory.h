@@ -10,10 +10,11 @@
 /* Bytes this process may still take: the least of the node's MemAvailable
  * (/proc/meminfo) and, for each memory cgroup from this process's up to the
  * root of its hierarchy (a batch job's or a container's limit, which the
- * kernel enforces with SIGKILL), its limit less its use plus its inactive
- * file cache, which the kernel can take back (cgroup v2: memory.max,
- * memory.current, memory.stat's inactive_file; v1: memory.limit_in_bytes,
- * memory.usage_in_bytes, memory.stat's total_inactive_file). INFINITY when
+ * kernel enforces with SIGKILL), its limit less its use plus its file
+ * cache, which the kernel takes back first (cgroup v2: memory.max,
+ * memory.current, memory.stat's inactive_file and active_file; v1:
+ * memory.limit_in_bytes, memory.usage_in_bytes, memory.stat's
+ * total_inactive_file and total_active_file). INFINITY when
  * none of these is known. When a cgroup's limit is the least, its directory
  * is written to limit_of (len bytes), else "". */
 double mm_host_memory_available(char *limit_of, size_t len);

@@ -1,7 +1,7 @@
 /* mm_host_memory_available_at (solvers/mm_host_memory.h) on file trees made
  * here, laid out as the kernel lays out /proc and the cgroup file systems:
  * the least of MemAvailable and each memory cgroup's limit less its use
- * plus its inactive file cache, from the process's cgroup up to the root of
+ * plus its file cache (inactive and active), from the process's cgroup up to the root of
  * its hierarchy; v1 and v2; "no limit" in both forms; a hybrid set-up; a
  * container whose hierarchy is mounted from its own cgroup down; files
  * missing. The expected figures are worked out by hand below. */
@@ -72,7 +72,8 @@ int main(void) {
   expect("neither file", "nothing", INFINITY, NULL);
 
   /* v1: job/step under a job limit of 2 GiB using 1.5 GiB, of it 0.25 GiB
-   * inactive file cache (0.75 GiB left), the step unlimited (2^63 - 4096) */
+   * inactive and 0.125 GiB active file cache (0.875 GiB left), the step
+   * unlimited (2^63 - 4096) */
   put("v1/meminfo", meminfo);
   put("v1/self_cgroup", "5:cpu,cpuacct:/slurm/job\n4:memory:/slurm/job/step\n0::/\n");
   put("v1/sys/memory/memory.limit_in_bytes", "9223372036854771712\n");
@@ -82,10 +83,11 @@ int main(void) {
   put("v1/sys/memory/slurm/job/memory.limit_in_bytes", "2147483648\n");
   put("v1/sys/memory/slurm/job/memory.usage_in_bytes", "1610612736\n");
   put("v1/sys/memory/slurm/job/memory.stat",
-      "cache 100\nrss 1\ninactive_file 5\ntotal_inactive_file 268435456\n");
+      "cache 100\nrss 1\ninactive_file 5\nactive_file 7\ntotal_inactive_file 268435456\n"
+      "total_active_file 134217728\n");
   put("v1/sys/memory/slurm/job/step/memory.limit_in_bytes", "9223372036854771712\n");
   put("v1/sys/memory/slurm/job/step/memory.usage_in_bytes", "1610612736\n");
-  expect("v1, the job's limit above the step", "v1", 0.75 * gib, "/memory/slurm/job");
+  expect("v1, the job's limit above the step", "v1", 0.875 * gib, "/memory/slurm/job");
   /* the step limited more tightly: 1 GiB, using 0.5 GiB, no cache */
   put("v1/sys/memory/slurm/job/step/memory.limit_in_bytes", "1073741824\n");
   put("v1/sys/memory/slurm/job/step/memory.usage_in_bytes", "536870912\n");
@@ -96,16 +98,18 @@ int main(void) {
   expect("v1, limits above MemAvailable", "v1", mem, NULL);
 
   /* v2 (unified): a container's cgroup at max, its parent at 4 GiB using 3
-   * GiB with 0.5 GiB of inactive file cache (1.5 GiB left) */
+   * GiB with 0.5 GiB of inactive and 0.25 GiB of active file cache (1.75
+   * GiB left; shmem is not file cache) */
   put("v2/meminfo", meminfo);
   put("v2/self_cgroup", "0::/machine/box\n");
   put("v2/sys/cgroup.controllers", "cpu memory pids\n");
   put("v2/sys/machine/memory.max", "4294967296\n");
   put("v2/sys/machine/memory.current", "3221225472\n");
-  put("v2/sys/machine/memory.stat", "anon 1\nfile 2\ninactive_file 536870912\nactive_file 3\n");
+  put("v2/sys/machine/memory.stat",
+      "anon 1\nfile 2\nshmem 1048576\ninactive_file 536870912\nactive_file 268435456\n");
   put("v2/sys/machine/box/memory.max", "max\n");
   put("v2/sys/machine/box/memory.current", "3221225472\n");
-  expect("v2, the parent's limit", "v2", 1.5 * gib, "/machine");
+  expect("v2, the parent's limit", "v2", 1.75 * gib, "/machine");
   /* the cgroup's path is not below the mount point (a container whose
    * hierarchy is mounted from its own cgroup down): the mount point's own
    * files, 1 GiB less 0.25 GiB used, named by the mount point */
