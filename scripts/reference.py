@@ -676,7 +676,7 @@ def stable_x(cfg, grid, U, V):
         a = out + dif
     else:
         a = dif
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = 1.0 / a
         if scheme == "superbee":  # the smaller root, free of cancellation
             root = 2.0 / (a + np.sqrt(np.maximum(a * a - 4.0 * sq, 0.0)))
@@ -697,16 +697,21 @@ def stable_dt(cfg, grid, U, V):
     return float(x[grid.wet].min()) * (grid.dx * grid.dy)
 
 
-def check_stability(cfg, grid, U, V):
-    """Raise ConfigError when run.dt is beyond stable_dt (docs/physics.md,
-    "Stability of the explicit part"), naming a dt that passes."""
-    dt, limit = cfg["run.dt"], stable_dt(cfg, grid, U, V)
-    # the step multiplies its fluxes by dt / (dx dy): 0 x inf would be NaN
-    area = grid.dx * grid.dy
+def check_dt_area(cfg, grid):
+    """Raise ConfigError where dt / (dx dy), by which the step multiplies its
+    fluxes, is not finite (0 x inf would be NaN): before the flow is built,
+    which divides by the cells' sizes too, as the model refuses it first."""
+    dt, area = cfg["run.dt"], grid.dx * grid.dy
     dt_area = dt / area if area > 0.0 else math.inf
     if not math.isfinite(dt_area):
         raise ConfigError(f"grid.dx = {grid.dx:g} m, grid.dy = {grid.dy:g} m: run.dt / (dx dy) = "
                           f"{dt_area:g} s/m2 is not a finite number")
+
+
+def check_stability(cfg, grid, U, V):
+    """Raise ConfigError when run.dt is beyond stable_dt (docs/physics.md,
+    "Stability of the explicit part"), naming a dt that passes."""
+    dt, limit = cfg["run.dt"], stable_dt(cfg, grid, U, V)
     if dt <= limit:
         return
     # what sets the limit, at the cell where it is set
@@ -1079,6 +1084,7 @@ class Model:
     def __init__(self, cfg):
         self.cfg = cfg
         self.grid = Grid(cfg)
+        check_dt_area(cfg, self.grid)
         self.psi_hat = streamfunction(cfg, self.grid)
         self.U, self.V = transports(self.grid, self.psi_hat)
         check_stability(cfg, self.grid, self.U, self.V)

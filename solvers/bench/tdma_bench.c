@@ -638,7 +638,9 @@ int main(int argc, char **argv) {
   options o = parse(argc, argv);
   if (o.list) {
     list_backends(o.json);
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    fprintf(stderr, "tdma-bench: cannot write the list to standard output: %s\n", strerror(errno));
+    return 1;
   }
 #ifdef _OPENMP
   if (o.threads) omp_set_num_threads(o.threads);

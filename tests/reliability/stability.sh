@@ -132,4 +132,18 @@ echo "ok: dx = 1e-155: the suggested run.dt = $s passes, as the reference's"
 [ $? -eq 2 ] && grep -q "run.dt / (dx dy) = inf s/m2 is not a finite number" "$work/log" ||
   fail "dx = dy = 1e-160: the reference"
 echo "ok: dx = dy = 1e-160: the reference refuses run.dt / (dx dy) = inf"
+# and before its flow is built (which divided by the cells' sizes and said
+# "the prescribed flow is not divergence-free"), as the model does
+"$py" "$src/scripts/reference.py" --set grid.dx=5e-324 --set grid.dy=5e-324 \
+  --output "$work/tiny.nc" "$src/configs/flat.ini" >"$work/log" 2>&1
+[ $? -eq 2 ] && grep -q "run.dt / (dx dy) = inf s/m2 is not a finite number" "$work/log" ||
+  fail "dx = dy = 5e-324: the reference"
+echo "ok: dx = dy = 5e-324: the reference refuses run.dt / (dx dy) = inf before the flow"
+# transports whose square is beyond the doubles: the reference's message
+# alone, without NumPy's overflow warnings
+"$py" "$src/scripts/reference.py" --set grid.dx=1e-155 --output "$work/tiny.nc" "$gyre" \
+  >"$work/log" 2>&1
+[ $? -eq 2 ] && ! grep -q "Warning" "$work/log" && [ "$(wc -l <"$work/log")" -eq 1 ] ||
+  fail "dx = 1e-155, gyre: the reference's output is not its one line"
+echo "ok: dx = 1e-155, gyre: the reference says one line"
 echo "ok"
