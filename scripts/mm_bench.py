@@ -6,9 +6,47 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def stop_on_sigterm():
+    """SIGTERM to the script (kill PID, a batch system) raises
+    KeyboardInterrupt, as Ctrl-C does, so that run() ends its child first
+    (it ended the script alone, and the model ran on under init)."""
+    def interrupted(signo, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupted)
+
+
+def run(cmd, **kw):
+    """subprocess.run(cmd, capture_output=True, text=True, **kw), except that
+    an interrupt while cmd runs (Ctrl-C, or SIGTERM after stop_on_sigterm)
+    ends cmd first: SIGTERM, which mpirun passes on to its ranks so that they
+    stop after a step with their files closed and their locks released (the
+    SIGKILL of subprocess.run left the ranks running, then their lock files),
+    up to 60 s for it to end, then SIGKILL; then the interrupt goes on."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    try:
+        out, err = p.communicate()
+    except KeyboardInterrupt:
+        # a second Ctrl-C or SIGTERM must not cut the ending short
+        old = [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)]
+        try:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+            try:
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+        finally:
+            for s, h in zip((signal.SIGINT, signal.SIGTERM), old):
+                signal.signal(s, h)
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def mpi_env(threads=None):
@@ -92,7 +130,7 @@ def run_model(model, config, ranks, threads, name, out_dir, sets=(), bandwidth=N
     # would put all of a rank's threads on it
     cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), model, *args,
            config]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(threads), cwd=ROOT)
+    r = run(cmd, env=mpi_env(threads), cwd=ROOT)
     if r.returncode in (130, 143, -2, -15):
         raise KeyboardInterrupt
     if r.returncode != 0:

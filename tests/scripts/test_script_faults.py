@@ -371,6 +371,53 @@ def test_scaling_interrupt():
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err[-800:]
 
 
+def test_scaling_signal_to_scaling_alone():
+    """SIGTERM, then SIGINT, to scaling alone (kill PID, a batch system), not
+    its group: the model's run under mpirun gets SIGTERM (passed on by
+    mpirun) and ends before scaling does, within seconds, with 130 (SIGTERM
+    ended scaling alone, exit 143, and the run went on under init; SIGINT
+    had subprocess.run kill mpirun with SIGKILL, and the ranks ran on and
+    left their lock files)."""
+    for signo in (signal.SIGTERM, signal.SIGINT):
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = os.path.join(tmp, "record")
+            slow = stand_in(tmp, "slow",
+                            'case " $* " in *" --dry-run "*) exit 0 ;; esac\n'
+                            f'trap \'echo term >>"{rec}"; exit 143\' TERM\n'
+                            f'echo started >>"{rec}"\n'
+                            "sleep 60 & wait")
+            cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+            p = subprocess.Popen([sys.executable, SCALING, "--config", cfg, "--kinds", "strong",
+                                  "--max-cores", "1", "--out", os.path.join(tmp, "o"),
+                                  "--model", slow], env=ENV, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+            for _ in range(300):
+                if os.path.exists(rec) or p.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert os.path.exists(rec), f"{signo.name}: the stand-in never started"
+            t0 = time.monotonic()
+            p.send_signal(signo)
+            try:
+                err = p.communicate(timeout=30)[1]
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                raise AssertionError(f"{signo.name}: scaling still running 30 s after it")
+            took = time.monotonic() - t0
+            left = subprocess.run(["pgrep", "-f", slow], capture_output=True,
+                                  text=True).stdout.strip()
+            if left:
+                os.killpg(p.pid, signal.SIGKILL)
+            with open(rec) as f:
+                record = f.read()
+        assert p.returncode == 130 and "interrupted" in err, \
+            f"{signo.name}: exit {p.returncode}: {err[-800:]!r}"
+        assert "term" in record, f"{signo.name}: the run got no SIGTERM: {record!r}"
+        assert took < 20, f"{signo.name}: took {took:.1f} s to stop"
+        assert not left, f"{signo.name}: the model's run is left running: {left}"
+
+
 # ---------------------------------------------------------------------------
 # scripts/bench-model (only what is refused before anything is built or run)
 # ---------------------------------------------------------------------------
