@@ -52,8 +52,9 @@ MM_NODISCARD mm_err mm_run_check_model(const mm_config *cfg, MPI_Comm comm);
 /* The input files of a case, checked without reading their data (collective
  * over comm, under the read watchdog): with `file`, initial.file
  * (mm_initial_check); with `restart`, initial.restart (mm_restart_check)
- * and its step within run.steps. MM_ERR_INPUT naming the file. */
+ * and its step within run.steps, given in *restart_step (left as it is
+ * without `restart`). MM_ERR_INPUT naming the file. */
 MM_NODISCARD mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart,
-                                        MPI_Comm comm);
+                                        MPI_Comm comm, long *restart_step);
 
 #endif

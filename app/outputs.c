@@ -402,15 +402,43 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(later, 2 * n, MPI_INT, 0, comm));
   for (int c = 0; c < n; c++)
     chain[c] = err == MM_OK ? later[2 * c + 1] - 1 : -1;
+  /* the step each case starts from: 0, its restart file's, or the last
+   * restart step of the earlier case it continues from */
+  long *start = calloc((size_t)n, sizeof *start);
+  if (err == MM_OK && !start) err = mm_agree(comm, MM_ERROR(MM_ERR_RUN, "out of memory"));
   for (int c = 0; c < n && err == MM_OK; c++) {
     const bool file = cfgs[c].initial_file[0] && !later[2 * c];
     const bool restart = cfgs[c].initial_restart[0] && !later[2 * c + 1];
     if (!file && !restart) continue;
-    err = mm_agree(comm, mm_run_check_inputs(&cfgs[c], file, restart, comm));
+    err = mm_agree(comm, mm_run_check_inputs(&cfgs[c], file, restart, comm, &start[c]));
     err = mm_error_prefix(err, "%s: ", files[c]); /* name the case */
   }
+  /* a chain whose earlier case writes no restart file in the steps it runs
+   * (a continuation itself, from a step past the last multiple of its
+   * restart_interval): refused before the first case runs, not after */
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    const int e = chain[c];
+    if (e < 0) continue;
+    const long every = cfgs[e].restart_interval, last = cfgs[e].run_steps / every * every;
+    if (last <= start[e])
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: initial.restart = %s is case %d's (%s) restart file, but that case "
+                     "writes none: it runs steps %ld to %ld, and no multiple of "
+                     "output.restart_interval = %ld is among them; the file there would be an "
+                     "earlier run's",
+                     files[c], cfgs[c].initial_restart, e + 1, files[e], start[e] + 1,
+                     cfgs[e].run_steps, every);
+    else if (last > cfgs[c].run_steps)
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: initial.restart = %s is case %d's (%s) restart file, of step %ld, "
+                     "beyond this case's run.steps = %ld",
+                     files[c], cfgs[c].initial_restart, e + 1, files[e], last, cfgs[c].run_steps);
+    else
+      start[c] = last;
+  }
+  free(start);
   free(later);
-  return err;
+  return mm_agree(comm, err);
 }
 
 FILE *mm_output_tmp_open(const char *tmp) {

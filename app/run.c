@@ -211,7 +211,8 @@ static void run_watch_stop(void *ctx) {
   read_watchdog_stop(&((mm_run_watch *)ctx)->dog);
 }
 
-mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm) {
+mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Comm comm,
+                           long *restart_step) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_read_watchdog dog;
@@ -231,6 +232,7 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
     MM_REQUIRE(step <= cfg->run_steps, MM_ERR_INPUT,
                "%s: restart at step %ld is beyond run.steps = %ld", cfg->initial_restart, step,
                cfg->run_steps);
+    *restart_step = step;
   }
   return MM_OK;
 }

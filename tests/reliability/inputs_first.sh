@@ -7,7 +7,9 @@
 # and the file, and case 1 has written nothing. An input that an earlier
 # case of the same invocation writes is checked when its case reads it; such
 # a case is not run where that earlier case failed, and refused (exit 2)
-# where the earlier case writes no restart file.
+# before any case runs where the earlier case writes no restart file in the
+# steps it runs (also as a continuation, from its own restart file or an
+# earlier case's), or one beyond the later case's run.steps.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -61,19 +63,39 @@ grep -q "case 2 of 2 (next.ini): not run: initial.restart = out/good.restart.nc 
   "$work/log" || fail "case 1 failed: case 2 not refused with its reason"
 cmp -s out2/next.nc next.before || fail "case 1 failed: case 2 wrote its history"
 echo "ok: a chain from a case that failed: the later case not run"
-# ... nor from a case that ran well but wrote no restart file: mid continues
-# from step 4 to 5, and no multiple of restart_interval (2) is among its
-# steps; the mid.restart.nc there is another run's
+# ... nor from a case that writes no restart file in the steps it runs:
+# mid continues from good's restart of step 4 to step 5, and no multiple of
+# restart_interval (2) is among its steps; the mid.restart.nc there is
+# another run's. Refused before any case runs (it was found after case 2
+# had run: exit 1)
 rm -rf out out2 out3
 STEPS=5 case_ini mid.ini mid out2 '[initial]' 'restart = out/good.restart.nc'
 STEPS=8 case_ini last.ini last out3 '[initial]' 'restart = out2/mid.restart.nc'
 mkdir -p out2 && cp in/input.restart.nc out2/mid.restart.nc
 run good.ini mid.ini last.ini; rc=$?
-[ $rc = 1 ] || fail "a chain from a case without a restart of this run: exit $rc, expected 1"
-grep -q "case 3 of 3 (last.ini): not run: initial.restart = out2/mid.restart.nc is the restart file of case 2 (mid.ini), which wrote none" \
-  "$work/log" || fail "a chain from a case without a restart of this run: no message"
-[ -f out2/mid.nc ] && [ ! -e out3 ] || fail "a chain from a case without a restart of this run: outputs"
-echo "ok: a chain from a case that wrote no restart file in this run: the later case not run"
+[ $rc = 2 ] || fail "a chain from a case that writes no restart in its steps: exit $rc, expected 2"
+grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 2's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5, and no multiple of output.restart_interval = 2 is among them" \
+  "$work/log" || fail "a chain from a case that writes no restart in its steps: no message"
+[ ! -e out ] && [ "$(ls out2)" = mid.restart.nc ] && [ ! -e out3 ] ||
+  fail "a chain from a case that writes no restart in its steps: a case ran"
+echo "ok: a chain from a case that writes no restart file in its steps: refused before any case"
+# ... the same where that case continues from a file of its own (its start
+# step read from it: 4, run to 5)
+rm -rf out2 out3
+STEPS=5 case_ini mid.ini mid out2 '[initial]' 'restart = in/input.restart.nc'
+run mid.ini last.ini; rc=$?
+[ $rc = 2 ] && [ ! -e out2 ] && [ ! -e out3 ] || fail "a chain from a continuation: exit $rc"
+grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5" \
+  "$work/log" || fail "a chain from a continuation: no message"
+echo "ok: a chain from a continuation that writes no restart file: refused before any case"
+# ... and where the restart it writes is beyond the later case's run.steps
+STEPS=8 case_ini mid.ini mid out2 '[initial]' 'restart = in/input.restart.nc'
+STEPS=7 case_ini last.ini last out3 '[initial]' 'restart = out2/mid.restart.nc'
+run mid.ini last.ini; rc=$?
+[ $rc = 2 ] && [ ! -e out2 ] && [ ! -e out3 ] || fail "a chain beyond run.steps: exit $rc"
+grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, of step 8, beyond this case's run.steps = 7" \
+  "$work/log" || fail "a chain beyond run.steps: no message"
+echo "ok: a chain to a case whose run.steps ends before the restart: refused before any case"
 # ... nor from a case that writes no restart file: refused before any case
 rm -rf out out2
 run --set output.restart_interval=0 good.ini next.ini; rc=$?
