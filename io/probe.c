@@ -225,9 +225,9 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
   else
     snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
   return MM_ERROR(MM_ERR_INPUT,
-                  "%s: damaged file: the netCDF/HDF5 libraries crash reading its metadata (%s "
-                  "in a test read by %s); refused",
-                  path, how, helper);
+                  "%s: damaged file: the netCDF/HDF5 libraries %s reading its metadata (%s in a "
+                  "test read by %s); refused",
+                  path, WIFSIGNALED(status) ? "crash" : "fail", how, helper);
 }
 
 mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path) {
