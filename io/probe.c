@@ -218,7 +218,8 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
    * kernel's out-of-memory killer) says nothing of the file: the read
    * itself follows, and the run's own handlers see the stop */
   if (WIFSIGNALED(status) && !crash_signal(WTERMSIG(status))) return MM_OK;
-  /* a crash, or another exit status: a sanitizer's report, an abort */
+  /* a crash, or another exit status: a sanitizer's report (a crash it
+   * caught), an abort, a helper that fails */
   char how[64];
   if (WIFSIGNALED(status))
     snprintf(how, sizeof how, "signal %d", WTERMSIG(status));
@@ -227,7 +228,7 @@ static MM_NODISCARD mm_err probe(const mm_settings *env, const char *path) {
   return MM_ERROR(MM_ERR_INPUT,
                   "%s: damaged file: the netCDF/HDF5 libraries %s reading its metadata (%s in a "
                   "test read by %s); refused",
-                  path, WIFSIGNALED(status) ? "crash" : "fail", how, helper);
+                  path, WIFSIGNALED(status) ? "crash" : "crash or fail", how, helper);
 }
 
 mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path) {
