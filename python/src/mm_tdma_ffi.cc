@@ -142,7 +142,8 @@ ffi::Error tdma_cpu(ffi::AnyBuffer lower, ffi::AnyBuffer diag, ffi::AnyBuffer up
 // XLA's stream and may still run when the next call comes: `done` is
 // recorded after it, and the host waits for it before anything the solve
 // uses changes (the depths or the solver replaced, the solver's workspace
-// grown: more bytes of columns than any solve of this solver had) and before
+// grown: more bytes of columns than any solve of this solver in the same
+// precision had) and before
 // a solve on another stream, which would share the solver's workspace and
 // status word. Each device's lock is held while a call queues.
 //
@@ -157,7 +158,13 @@ struct DeviceDepth {
   int solver_nz = -1;
   cudaEvent_t done = nullptr; // recorded after the last solve queued
   cudaStream_t stream = nullptr;
-  size_t bytes_max = 0; // the most bytes of columns (ncol nz element) solved by this solver
+  // the most bytes of columns (ncol nz element) solved by this solver, in
+  // double [0] and in single [1]: the workspace a solve needs (ncol nz
+  // element, where its plan spills) grows only past this. Its plan depends
+  // on nz and the precision alone, so within one precision either every
+  // solve spills or none does; one maximum over both precisions would miss
+  // a spilling double solve after a larger single one that did not spill.
+  size_t bytes_max[2] = {0, 0};
 };
 DeviceDepth device_depths[64];
 
@@ -199,7 +206,7 @@ ffi::Error tdma_cuda(cudaStream_t stream, int32_t device, ffi::AnyBuffer lower, 
   const size_t bytes = sh.ncol * (size_t)sh.nz * (sh.single ? sizeof(float) : sizeof(double));
   // the last solve is done before what it uses changes, or another stream
   // takes the solver (the first call has nothing queued: the event is new)
-  if ((grows || renew || bytes > dd.bytes_max || stream != dd.stream) &&
+  if ((grows || renew || bytes > dd.bytes_max[sh.single] || stream != dd.stream) &&
       (e = cudaEventSynchronize(dd.done)) != cudaSuccess)
     return cuda_error("the previous solve", e);
   if (grows) {
@@ -221,7 +228,7 @@ ffi::Error tdma_cuda(cudaStream_t stream, int32_t device, ffi::AnyBuffer lower, 
   }
   if (renew) {
     if (dd.solver) mm_tdma_destroy(dd.solver);
-    dd.solver = nullptr, dd.bytes_max = 0;
+    dd.solver = nullptr, dd.bytes_max[0] = dd.bytes_max[1] = 0;
     const int rc = mm_tdma_create("cuda", sh.nz, 1, &dd.solver);
     if (rc) return solver_error(rc);
     dd.solver_nz = sh.nz;
@@ -236,7 +243,7 @@ ffi::Error tdma_cuda(cudaStream_t stream, int32_t device, ffi::AnyBuffer lower, 
     const cudaError_t le = cudaGetLastError();
     return rc == MM_TDMA_EDEVICE && le != cudaSuccess ? cuda_error("solve", le) : solver_error(rc);
   }
-  if (bytes > dd.bytes_max) dd.bytes_max = bytes;
+  if (bytes > dd.bytes_max[sh.single]) dd.bytes_max[sh.single] = bytes;
   return ffi::Error::Success();
 }
 #endif
