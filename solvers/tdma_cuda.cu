@@ -116,6 +116,9 @@ int launch(const Args<T> &p, const Plan &pl, cudaStream_t stream) {
   const size_t tasks = (p.ncol + mmcuda::kWarp - 1) / mmcuda::kWarp;
   const size_t blocks = (tasks + (size_t)pl.warps - 1) / (size_t)pl.warps;
   if (blocks > (size_t)INT32_MAX) return MM_TDMA_ENOTSUP;
+  /* a non-sticky error another library left in this thread's last-error
+   * slot is dropped, so that the peek below reads the launch's own */
+  (void)cudaGetLastError();
   tdma_kernel<T, NRHS, FUSED, MIX>
       <<<(unsigned)blocks, (unsigned)(pl.warps * mmcuda::kWarp), bytes, stream>>>(
           p, pl.warps, (unsigned)pl.warp_bytes);

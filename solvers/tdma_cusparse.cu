@@ -174,6 +174,7 @@ int run(void *ctx, const mm_tdma_batch *bt, const T *a, const T *b, const T *c, 
     return MM_TDMA_EDEVICE;
   if ((rc = mmcuda::devbuf_reserve(&x->buf, bytes ? bytes : 1))) return rc;
   const unsigned grid = grid_for(n);
+  (void)cudaGetLastError(); /* a stale error of another library, dropped (see tdma_cuda.cu) */
   pad_kernel<T><<<grid, 256>>>(bt->ncol, bt->nz, m, bt->depth, a, b, c, kappa, g, inv_h, dl, d, du);
   if (cudaGetLastError() != cudaSuccess) return MM_TDMA_EDEVICE;
   for (int r = 0; r < nrhs; r++) {

@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(MM_GPU_DIAG_THREADS) diag_kernel(const mm_dev_
 
 struct Ctx {
   int device;
+  size_t max_pitch; /* bytes: the longest row pitch of a 2-D copy (cudaDevAttrMaxPitch) */
   cudaStream_t stream;
   cudaEvent_t ev[MM_DEV_EVENTS];
   int capturing;
@@ -111,6 +112,13 @@ int fail(Ctx *c, cudaError_t e, const char *what) {
     const cudaError_t e_ = (call);                                                                 \
     if (e_ != cudaSuccess) return fail((c), e_, #call);                                            \
   } while (0)
+
+/* Before a launch: a non-sticky error that another library left in this
+ * thread's last-error slot (a CUDA-aware MPI's pointer query, say) is
+ * dropped, so that the check after the launch reads the launch's own. */
+void drop_stale_error(void) {
+  (void)cudaGetLastError();
+}
 
 cudaMemcpyKind kind_of(mm_dev_dir dir) {
   return dir == MM_DEV_TO_DEVICE ? cudaMemcpyHostToDevice
@@ -171,6 +179,9 @@ int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, siz
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e == cudaSuccess && n <= 0) e = cudaErrorNoDevice;
   if (e == cudaSuccess) e = cudaSetDevice(c->device = local_rank % n);
+  int max_pitch = 0;
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, c->device);
+  c->max_pitch = max_pitch > 0 ? (size_t)max_pitch : 0;
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   for (int i = 0; i < MM_DEV_EVENTS && e == cudaSuccess; i++)
     e = cudaEventCreate(&c->ev[i]);
@@ -251,6 +262,15 @@ int cu_copy(void *ctx, void *dst, const void *src, size_t bytes, mm_dev_dir dir)
 int cu_copy_2d(void *ctx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                size_t height, mm_dev_dir dir) {
   Ctx *c = (Ctx *)ctx;
+  /* a row of the block (nxh columns of nz levels) longer than the device
+   * copies in 2-D: said in words, not as cudaMemcpy2DAsync's invalid pitch */
+  if (dpitch > c->max_pitch || spitch > c->max_pitch) {
+    snprintf(c->err, sizeof c->err,
+             "a halo strip's row pitch of %zu bytes is over this device's limit for 2-D copies "
+             "(%zu bytes); more ranks in x make a rank's rows shorter",
+             dpitch > spitch ? dpitch : spitch, c->max_pitch);
+    return 1;
+  }
   CK(c, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind_of(dir), c->stream));
   return 0;
 }
@@ -260,6 +280,7 @@ int cu_horizontal(void *ctx, const mm_cell_hstep *h, const mm_cell_rects *r) {
   const long n = r->first[r->n];
   if (n == 0) return 0;
   const unsigned blocks = blocks_for(n, MM_GPU_THREADS);
+  drop_stale_error();
   switch (h->scheme) {
   case MM_CELL_ADV_NONE:
     horizontal_kernel<MM_CELL_ADV_NONE><<<blocks, MM_GPU_THREADS, 0, c->stream>>>(*h, *r);
@@ -303,6 +324,7 @@ int cu_horizontal_tiles(void *ctx, const mm_cell_hstep *h, const mm_gpu_tiles *t
   /* the instances compiled: faces 0 or 1, MM_GPU_TILE_MIN_BLOCKS or 4
    * blocks per SM (mm_gpu_tiles) */
   const bool four = t->min_blocks == 4 && MM_GPU_TILE_MIN_BLOCKS != 4;
+  drop_stale_error();
   if (t->faces)
     four ? launch_tiles<1, 4>(blocks, c->stream, h, t)
          : launch_tiles<1, MM_GPU_TILE_MIN_BLOCKS>(blocks, c->stream, h, t);
@@ -317,6 +339,7 @@ int cu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh)
   Ctx *c = (Ctx *)ctx;
   const long n = r->first[r->n];
   if (n == 0) return 0;
+  drop_stale_error();
   mixing_kernel<<<blocks_for(n, MM_GPU_THREADS), MM_GPU_THREADS, 0, c->stream>>>(*x, *r, nxh);
   CK(c, cudaGetLastError());
   return 0;
@@ -324,6 +347,7 @@ int cu_mixing(void *ctx, const mm_cell_mix *x, const mm_cell_rects *r, long nxh)
 
 int cu_diagnostics(void *ctx, const mm_dev_diag *d) {
   Ctx *c = (Ctx *)ctx;
+  drop_stale_error();
   diag_kernel<<<(unsigned)d->blocks, MM_GPU_DIAG_THREADS, 0, c->stream>>>(*d);
   CK(c, cudaGetLastError());
   return 0;

@@ -102,6 +102,7 @@ static __global__ void check_depths_kernel(const int *depth, size_t ncol, int nz
 
 /* Queues: status = 0, then the depth check. */
 inline int queue_depth_check(const Status *s, const int *depth, size_t ncol, int nz) {
+  (void)cudaGetLastError(); /* a stale error of another library, dropped (see tdma_cuda.cu) */
   if (cudaMemsetAsync(s->dev, 0, sizeof(int), 0) != cudaSuccess) return MM_TDMA_EDEVICE;
   size_t blocks = (ncol + 255) / 256;
   if (blocks > 1024) blocks = 1024;

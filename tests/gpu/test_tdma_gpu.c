@@ -14,7 +14,8 @@
  * forward difference exceeds the tolerance, its normwise backward error
  * (tu_residual) must be within it instead. Also: the chunk/slot plans that
  * spill (forced through MM_TDMA_CUDA_KT / _SLOTS / _WARPS_PER_SM), a bad
- * depth (EINVAL, nothing written), an empty batch, "auto" on the device,
+ * depth (EINVAL, nothing written), an empty batch, a stale error of another
+ * call left in the last-error slot (the solve succeeds), "auto" on the device,
  * and refusal of a device backend for host memory. And `cuda`'s solve that
  * builds kappa from its two right-hand sides (mm_tdma_fused_mixing, and
  * queued on a stream, mm_tdma_fused_mixing_async: the GPU step's), bitwise
@@ -281,6 +282,44 @@ static void check_bad_depth(const char *name, tu_rng *rng) {
   tu_batch_free(&t);
 }
 
+/* A non-sticky error that another library left in this thread's
+ * last-error slot (here: cudaSetDevice of a device that is not there) is
+ * not taken for the solve's own: the solve succeeds, with the bits of a
+ * solve made without it. */
+static void check_stale_error(const char *name, tu_rng *rng, int ndev) {
+  tu_batch t;
+  tu_batch_make(&t, rng, 70, 9, 1, NULL);
+  mm_tdma *s;
+  if (mm_tdma_create(name, t.nz, 1, &s)) {
+    TU_CHECK(0, "%s: create failed", name);
+    tu_batch_free(&t);
+    return;
+  }
+  const size_t bytes = t.ncol * (size_t)t.nz * sizeof(double);
+  double *want = tu_xmalloc(bytes), *got = tu_xmalloc(bytes);
+  for (int stale = 0; stale <= 1; stale++) {
+    dev_batch d;
+    dev_make(&d, &t, 0);
+    const mm_tdma_batch bt = {.ncol = t.ncol, .nz = t.nz, .depth = d.depth};
+    double *rhs[1] = {d.rhs[0]};
+    if (stale) {
+      (void)cudaSetDevice(ndev); /* no such device: cudaErrorInvalidDevice, not sticky */
+      TU_CHECK(cudaPeekAtLastError() == cudaErrorInvalidDevice,
+               "%s: the planted error is not in the last-error slot", name);
+    }
+    const int rc = mm_tdma_solve(s, &bt, d.a, d.b, d.c, rhs, 1);
+    TU_CHECK(rc == 0, "%s: a stale error of another call failed the solve: %s", name,
+             mm_tdma_strerror(rc));
+    (void)cudaGetLastError();
+    CK(cudaMemcpy(stale ? got : want, d.rhs[0], bytes, cudaMemcpyDeviceToHost));
+    dev_free(&d, 1);
+  }
+  TU_CHECK(!memcmp(want, got, bytes), "%s: the solve after a stale error differs", name);
+  free(want), free(got);
+  mm_tdma_destroy(s);
+  tu_batch_free(&t);
+}
+
 /* The plain solve of t by `cuda` queued on a stream of its own
  * (mm_tdma_solve_async, _f_async: the JAX handler's) against the synchronous
  * solve of another solver, bitwise. warm: the queued solver made one
@@ -444,6 +483,7 @@ int main(void) {
     printf("%s: %d cases, %d bitwise equal to reference\n", names[i], cases - before,
            bitwise_cases - before_bw);
     check_bad_depth(names[i], &rng);
+    check_stale_error(names[i], &rng, ndev);
   }
 
   /* Plans that spill c'/d' to global memory, and small chunks. */
