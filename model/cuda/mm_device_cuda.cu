@@ -36,7 +36,7 @@ namespace {
 
 template <int SCHEME>
 __global__ void __launch_bounds__(MM_GPU_THREADS)
-    horizontal_kernel(mm_cell_hstep h, const mm_cell_rects r) {
+    horizontal_kernel(mm_cell_hstep h, __grid_constant__ const mm_cell_rects r) {
   h.scheme = SCHEME; /* a constant inside mm_cell_horizontal */
   mm_gpu_horizontal_thread(&h, &r, (long)blockIdx.x * blockDim.x + threadIdx.x);
 }
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(MM_GPU_THREADS, MINB)
       (const void *)tiles_kernel<MM_CELL_ADV_SUPERBEE, 1, MINB>
 
 __global__ void __launch_bounds__(MM_GPU_THREADS)
-    mixing_kernel(const mm_cell_mix x, const mm_cell_rects r, long nxh) {
+    mixing_kernel(const mm_cell_mix x, __grid_constant__ const mm_cell_rects r, long nxh) {
   mm_gpu_mixing_thread(&x, &r, nxh, (long)blockIdx.x * blockDim.x + threadIdx.x);
 }
 
