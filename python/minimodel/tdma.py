@@ -63,6 +63,10 @@ def max_threads():
 def _check_array(name, a, dtype=None):
     if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
         raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__}")
+    if a.dtype.kind == "f" and not a.dtype.isnative:
+        raise TypeError(f"{name} has dtype {a.dtype.str}, not in this machine's byte order: "
+                        "float64 or float32 (native byte order) are supported; pass "
+                        f"{name}.astype({name}.dtype.newbyteorder('='))")
     if dtype is None:
         if a.dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise TypeError(f"{name} has dtype {a.dtype}: float64 or float32 (native byte "

@@ -57,6 +57,13 @@ def test_dtypes(sys4):
         raises(TypeError, "dtype", *a)
     big = [x.astype(">f8") for x in (lower, diag, upper, rhs)]
     raises(TypeError, "native byte order", *big)
+    # one array byte-swapped: its byte order is named, not a dtype mismatch
+    for i, name in enumerate(("lower", "diag", "upper")):
+        a = [lower, diag, upper, rhs]
+        a[i] = a[i].astype(">f8")
+        raises(TypeError, f"{name} has dtype >f8, not in this machine's byte order", *a)
+    with pytest.raises(TypeError, match="out has dtype >f8, not in this machine's byte order"):
+        tdma.solve(lower, diag, upper, rhs, out=np.empty(rhs.shape, ">f8"))
     raises(TypeError, "numpy.ndarray", lower.tolist(), diag, upper, rhs)
     raises(TypeError, "numpy.ndarray", lower, diag, upper, rhs.tolist())
     raises(TypeError, "numpy.ndarray", lower, diag, upper, None)
