@@ -24,8 +24,14 @@ one XLA FFI call (jax.ffi.ffi_call) into the project's solvers:
 - on the CPU the `auto` backend of the solvers (OpenMP threads: threads=n,
   or OMP_NUM_THREADS; one thread in a process forked after a threaded solve,
   as minimodel.tdma.solve), on a GPU the `cuda` backend when the package was
-  built with CUDA.
+  built with CUDA;
+- sharded arrays: the columns (leading axes) may be sharded, under jit and
+  called eagerly (the call is jitted inside), and with shard_map each
+  device solves its own columns; a column's levels must be on one device:
+  an array whose last axis is sharded over mesh axes of type Explicit is
+  refused (ValueError) with the reshard that fixes it.
 """
+import functools
 import numbers
 
 try:
@@ -76,6 +82,14 @@ def _shift_up(x):
     return jnp.concatenate([x[..., 1:], jnp.zeros_like(x[..., :1])], axis=-1)
 
 
+def _sharding_spec(a):
+    """The PartitionSpec of a's type (its Explicit mesh axes), else None."""
+    typeof = getattr(jax, "typeof", None)
+    spec = getattr(getattr(typeof(a), "sharding", None), "spec", None) if typeof else None
+    return tuple(spec) if spec is not None and len(spec) == a.ndim else None
+
+
+@functools.partial(jax.jit, static_argnums=4)
 def _tdma(lower, diag, upper, rhs, threads):
     # A x = rhs as a linear solve that JAX knows the derivatives of: the
     # matrix-vector product A x (differentiable in the coefficients: its
@@ -130,6 +144,14 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
             raise TypeError(f"{name} has dtype {a.dtype}, rhs {dtype}: all must have one dtype")
         if a.shape != args[3].shape:
             raise ValueError(f"{name} has shape {a.shape}, rhs {args[3].shape}: all must be equal")
+    for name, a in zip(("lower", "diag", "upper", "rhs"), args):
+        spec = _sharding_spec(a)
+        if spec and spec[-1] is not None:
+            fix = ", ".join(repr(x) for x in spec[:-1] + (None,))
+            raise ValueError(
+                f"{name} is sharded over its levels (its last axis, over mesh axes "
+                f"{spec[-1]!r}): a column's levels must be on one device; shard only the "
+                f"leading axes: jax.sharding.reshard({name}, jax.P({fix}))")
     if args[3].ndim < 1 or args[3].shape[-1] < 1:
         raise ValueError(f"rhs has shape {args[3].shape}: (..., nz) with nz >= 1 is needed")
     if args[3].shape[-1] > 2**31 - 1:

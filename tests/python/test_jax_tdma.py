@@ -4,7 +4,7 @@ become columns, no transposes) and grad (all four inputs, custom linear solve),
 float64 (jax_enable_x64) and float32, 1-D, 2-D and 3-D shapes; second
 derivatives (hessian, grad of grad), jvp and linear_transpose; a donated
 right-hand side solved in place; the bits of minimodel.tdma.solve; the
-argument errors; the memory of a large call given back."""
+argument errors; the memory of a large call given back; sharded arrays."""
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -105,12 +105,14 @@ def test_vmap(dtype):
     np.testing.assert_array_equal(np.asarray(many), np.asarray(ref))
     # batch dimensions are columns: one custom call, no transposes (the
     # jaxpr's linear solve holds the solve and, for derivatives only, the
-    # transposed solve: one FFI call each)
+    # transposed solve: one FFI call each; the linear solve sits inside the
+    # jit that minimodel.jax.tdma calls)
     jaxpr = jax.make_jaxpr(jax.vmap(jax.vmap(mjax.tdma)))(lower, diag, upper, rhs).jaxpr
     prims = list(primitives(jaxpr))
     assert not [p for p in prims if p[1] == "transpose"], prims
     calls = [where for where, name in prims if name == "ffi_call"]
-    assert sorted(calls) == [("jaxprs", "solve"), ("jaxprs", "transpose_solve")], calls
+    assert sorted(calls) == [("jaxpr", "jaxprs", "solve"),
+                             ("jaxpr", "jaxprs", "transpose_solve")], calls
     for f in (jax.vmap(mjax.tdma), jax.vmap(jax.vmap(mjax.tdma))):
         hlo = jax.jit(f).lower(lower, diag, upper, rhs).compile().as_text()
         assert "transpose(" not in hlo
@@ -277,4 +279,76 @@ def test_large_call_memory_returned():
     (4 bytes a column, per XLA thread) in memory for the life of the process.
     Measured on VmRSS in a process of its own: 80 MB of depths before."""
     r = run_script(DEPTH_CACHE_SCRIPT, timeout=240)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+SHARDED_SCRIPT = r"""
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+import minimodel.jax as mjax
+import minimodel.tdma as tdma
+
+assert len(jax.devices()) == 4, jax.devices()
+rng = np.random.default_rng(5)
+shape = (8, 12)
+l, u = rng.uniform(-1, 0, shape), rng.uniform(-1, 0, shape)
+d, b = 2.5 - l - u, rng.uniform(size=shape)
+want = tdma.solve(l, d, u, b)
+
+
+def same(x, what):
+    assert np.array_equal(np.asarray(x), want), what
+
+
+explicit = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Explicit,))
+auto = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+
+# columns sharded: jit, eager (no mesh context), donated, grad, shard_map
+cols = [jax.device_put(a, NamedSharding(explicit, P("x", None))) for a in (l, d, u, b)]
+same(jax.jit(mjax.tdma)(*cols), "jit, columns sharded")
+same(mjax.tdma(*cols), "eager, columns sharded")
+rhs = jax.device_put(b, NamedSharding(explicit, P("x", None)))
+same(jax.jit(mjax.tdma, donate_argnums=3)(*cols[:3], rhs), "donated, columns sharded")
+loss = lambda diag: jnp.sum(mjax.tdma(cols[0], diag, cols[2], cols[3]) ** 2)
+with jax.set_mesh(explicit):
+    g = jax.grad(loss)(cols[1])
+g_plain = jax.grad(lambda diag: jnp.sum(mjax.tdma(l, diag, u, b) ** 2))(d)
+assert np.array_equal(np.asarray(g), np.asarray(g_plain)), "grad, columns sharded"
+f = jax.jit(jax.shard_map(mjax.tdma, mesh=explicit, in_specs=P("x", None), out_specs=P("x", None)))
+same(f(*cols), "shard_map")
+
+# levels sharded over an Explicit axis: refused with the reshard that fixes it
+levels = [jax.device_put(a, NamedSharding(explicit, P(None, "x"))) for a in (l, d, u, b)]
+for call, what in ((jax.jit(mjax.tdma), "jit"), (mjax.tdma, "eager")):
+    try:
+        call(*levels)
+    except ValueError as e:
+        assert "lower is sharded over its levels" in str(e), e
+        assert "jax.sharding.reshard(lower, jax.P(None, None))" in str(e), e
+    else:
+        raise AssertionError(f"{what}: levels sharded were not refused")
+with jax.set_mesh(explicit):
+    fixed = [jax.sharding.reshard(a, jax.P(None, None)) for a in levels]
+    same(jax.jit(mjax.tdma)(*fixed), "levels resharded as the message says")
+
+# Auto axes: the compiler gathers a column's levels itself
+for spec in (P("x", None), P(None, "x")):
+    args = [jax.device_put(a, NamedSharding(auto, spec)) for a in (l, d, u, b)]
+    same(jax.jit(mjax.tdma)(*args), f"jit, Auto axes {spec}")
+print("ok")
+"""
+
+
+def test_sharded_arrays():
+    """Arrays sharded over 4 host devices: the columns sharded (Explicit axes)
+    under jit, eagerly, donated, under grad and shard_map, with the bits of
+    minimodel.tdma.solve; the levels sharded over an Explicit axis refused with
+    a ValueError that names the reshard, which then works; Auto axes either
+    way."""
+    r = run_script(SHARDED_SCRIPT, timeout=240)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
