@@ -481,6 +481,10 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
       else if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
         kind = mm_file_kind(st.st_mode);
     }
+    /* a file with another name (a hard link): the lock text would be
+     * written into the file that name holds */
+    if (!kind && fd >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+      kind = "a hard link (a file with another name too)";
     if (kind) {
       if (fd >= 0) close(fd);
       return MM_ERROR(MM_ERR_INPUT,

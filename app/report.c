@@ -87,6 +87,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   FILE *f = mm_output_tmp_open(path);
   if (!f)
     return MM_ERROR(MM_ERR_RUN, "%s: cannot write the timing file: %s", path, strerror(errno));
+  errno = 0; /* a write that fails inside the stream leaves its reason here */
   fputs("{\n  \"name\": ", f);
   json_string(f, cfg->run_name);
   fputs(",\n  \"version\": ", f);
@@ -170,8 +171,11 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
     fputc('}', f);
   }
   fputs(ns ? "\n  ]\n}\n" : "]\n}\n", f);
-  const bool bad = ferror(f) != 0;
-  if (fclose(f) != 0 || bad) return MM_ERROR(MM_ERR_RUN, "%s: write failed (disk full?)", path);
+  /* the reason of the first failed write (EFBIG past a file-size limit,
+   * ENOSPC, EIO), else of the flush at the close */
+  int e = ferror(f) ? (errno ? errno : EIO) : 0;
+  if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+  if (e) return MM_ERROR(MM_ERR_RUN, "%s: write failed: %s", path, strerror(e));
   return MM_OK;
 }
 

@@ -258,6 +258,12 @@ lock)
     --set output.dir="$work/linked" --set run.steps=2 "$ini"
   [ "$(cat victim.txt)" = "a file of the user's" ] || fail "the file the lock link names was written"
   [ -L linked/gyre_bowl.lock ] || fail "the lock link was removed"
+  # ... or a hard link (the same file under another name): refused, that
+  # file left as it was (the lock text was written into it)
+  mkdir hardlinked && echo "a file of the user's" >kept.txt && ln kept.txt hardlinked/gyre_bowl.lock
+  expect 2 "hardlinked/gyre_bowl.lock: the lock file's name is a hard link" \
+    --set output.dir="$work/hardlinked" --set run.steps=2 "$ini"
+  [ "$(cat kept.txt)" = "a file of the user's" ] || fail "the file the lock's hard link names was written"
   # ... or a directory, or a FIFO: refused (not "cannot create", exit 1)
   mkdir -p dirlock/gyre_bowl.lock fifolock && mkfifo fifolock/gyre_bowl.lock
   expect 2 "dirlock/gyre_bowl.lock is a directory, where the case writes its lock file" \

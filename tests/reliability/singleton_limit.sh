@@ -12,13 +12,33 @@
 # Either way the history's write is what fails: exit 1 by no signal, one
 # message of minimodel's naming the file and the error, and in the
 # singleton nothing of PMIx's or MPI_Init's.
+#   timing     a singleton under a limit of 1300 KiB that the history (250
+#              KiB, no records but the first and the last) fits in and the
+#              timing file (25000 steps, one line each: 1.6 MB) does not:
+#              exit 1, one message that names the timing file and the
+#              reason (File too large, not a guess at a full disk), no
+#              `.tmp` and no timing file left, the history in place
 set -u
 mm="$1"; src="$2"; work="$3"; mode="$4"
 rm -rf "$work"
 mkdir -p "$work"
 args=(--quiet --set output.dir="$work/out" --set run.steps=20 --set output.interval=1
       "$src/configs/flat.ini")
-if [ "$mode" = singleton ]; then
+if [ "$mode" = timing ]; then
+  (ulimit -f 1300 && exec "$mm" --quiet --set output.dir="$work/out" --set run.steps=25000 \
+    --set output.interval=0 --set output.timing_stride=1 "$src/configs/flat.ini") >"$work/log" 2>&1
+  rc=$?
+  fail() { echo "FAIL ($mode): $*"; cat "$work/log"; exit 1; }
+  [ $rc -eq 1 ] || fail "exit $rc, expected 1"
+  [ "$(grep -c "^minimodel: error" "$work/log")" -eq 1 ] || fail "not one error message"
+  grep -qE "^minimodel: error: .*/flat\.timing\.json\.tmp: write failed: File too large\$" \
+    "$work/log" || fail "the message does not name the timing file and the reason"
+  [ ! -e "$work/out/flat.timing.json.tmp" ] && [ ! -e "$work/out/flat.timing.json" ] ||
+    fail "a timing file or its .tmp is left"
+  [ -s "$work/out/flat.nc" ] || fail "no history"
+  echo "ok ($mode): exit 1: $(grep "^minimodel: error" "$work/log")"
+  exit 0
+elif [ "$mode" = singleton ]; then
   (ulimit -f 200 && exec "$mm" "${args[@]}") >"$work/log" 2>&1
 else
   timeout -k 10 120 mpirun --oversubscribe -np 2 bash -c 'ulimit -f 200 && exec "$@"' -- \
