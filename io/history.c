@@ -575,6 +575,13 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
                "%s: attribute start_step = %lld is negative: not a step of a run" MM_HISTORY_LEFT,
                p, start);
   }
+  /* the history attribute, to which the run adds a line: text (one
+   * NC_STRING as well, as netCDF4-python writes non-ASCII text) */
+  size_t n_history = 0;
+  if (nc_inq_att(nc, NC_GLOBAL, "history", &type, &n_history) == NC_NOERR)
+    MM_REQUIRE(type == NC_CHAR || (type == NC_STRING && n_history == 1), MM_ERR_INPUT,
+               "%s: attribute history is not a text (the run adds a line to it)" MM_HISTORY_LEFT,
+               p);
   const char *from = cfg->initial_restart;
   MM_REQUIRE(start <= step, MM_ERR_INPUT,
              "%s: starts at step %lld, after the restart step %ld (initial.restart = %s): the "
@@ -686,29 +693,73 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
   return err;
 }
 
+/* The history attribute of an open file as text (NUL-terminated, to free):
+ * NC_CHAR, or one NC_STRING, as netCDF4-python writes non-ASCII text; ""
+ * where there is none. NULL and a message in err for any other type (which
+ * mm_history_check refuses before the file is written). */
+static char *mm_history_text(int nc, const char *p, mm_err *err) {
+  nc_type type;
+  size_t len = 0;
+  *err = MM_OK;
+  if (nc_inq_att(nc, NC_GLOBAL, "history", &type, &len) != NC_NOERR) return calloc(1, 1);
+  if (type == NC_STRING && len == 1) {
+    char *str = NULL, *copy = NULL;
+    MM_NC_LOCAL(*err, MM_ERR_RUN, p, "reading history",
+                nc_get_att_string(nc, NC_GLOBAL, "history", &str));
+    if (*err == MM_OK) {
+      copy = strdup(str ? str : "");
+      if (!copy) *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
+    }
+    if (str) nc_free_string(1, &str);
+    return copy;
+  }
+  if (type != NC_CHAR) {
+    *err = MM_ERROR(MM_ERR_INPUT, "%s: attribute history is not a text" MM_HISTORY_LEFT, p);
+    return NULL;
+  }
+  char *text = calloc(len + 1, 1);
+  if (!text) {
+    *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, len + 1);
+    return NULL;
+  }
+  if (len > 0)
+    MM_NC_LOCAL(*err, MM_ERR_RUN, p, "reading history",
+                nc_get_att_text(nc, NC_GLOBAL, "history", text));
+  if (*err != MM_OK) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
 /* One line more in the history attribute (CF): when and from which step the
- * run continued (collective, the file open). */
+ * run continued (collective, the file open). Written back as NC_CHAR (UTF-8
+ * bytes kept), also where it was one NC_STRING. */
 static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io_origin *origin) {
   char created[32];
   MM_CHECK(mm_io_creation_time(h->comm, h->rank, created));
   const int nc = h->ncid;
-  size_t len = 0;
-  if (nc_inq_attlen(nc, NC_GLOBAL, "history", &len) != NC_NOERR) len = 0;
   char what[64];
   snprintf(what, sizeof what, "continued from step %ld by", step);
-  char *line = mm_io_history_line(created, what, origin);
-  const size_t size = len + (line ? strlen(line) : 0) + 2;
-  char *text = line ? calloc(size, 1) : NULL;
   mm_err err = MM_OK;
-  if (!text) err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, size);
-  if (err == MM_OK && len > 0)
-    MM_NC_LOCAL(err, MM_ERR_RUN, h->path, "reading history",
-                nc_get_att_text(nc, NC_GLOBAL, "history", text));
-  if (err == MM_OK) snprintf(text + len, size - len, "%s%s", len ? "\n" : "", line);
+  char *old = mm_history_text(nc, h->path, &err);
+  char *line = old ? mm_io_history_line(created, what, origin) : NULL;
+  const size_t size = (old ? strlen(old) : 0) + (line ? strlen(line) : 0) + 2;
+  char *text = line ? malloc(size) : NULL;
+  if (err == MM_OK && !text)
+    err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, size);
+  if (err == MM_OK) snprintf(text, size, "%s%s%s", old, old[0] ? "\n" : "", line);
+  free(old);
   free(line);
   err = mm_agree(h->comm, err);
   if (err == MM_OK) {
+    nc_type type = NC_CHAR;
+    size_t len = 0;
+    const bool string =
+        nc_inq_att(nc, NC_GLOBAL, "history", &type, &len) == NC_NOERR && type != NC_CHAR;
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_redef(nc));
+    if (string)
+      MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history", nc_del_att(nc, NC_GLOBAL, "history"));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history",
                nc_put_att_text(nc, NC_GLOBAL, "history", strlen(text), text));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_enddef(nc));

@@ -8,9 +8,11 @@
 #    run ends before them;
 #  - continued at its last step: that record is written once more, not twice;
 #  - without a history in output.dir, one starts at the restart step.
-# A history that does not fit (another configuration or grid, another
-# run.start_date or run.calendar, records missing
-# before the restart step, one that starts after it, a damaged file) is
+# A history attribute of one NC_STRING (netCDF4-python's non-ASCII text) is
+# continued. A history that does not fit (another configuration or grid,
+# another run.start_date or run.calendar, records missing before the
+# restart step, one that starts after it, a history attribute that is not
+# text, a damaged file) is
 # refused with exit 2 before any step, and left unchanged, with the resolved
 # configuration of the run that wrote it.
 set -u
@@ -148,6 +150,29 @@ run "${common[@]}" --set run.name=negstart --set run.steps=12 || fail "negstart 
 with netCDF4.Dataset(sys.argv[1], "a") as d: d.start_step = -5' "$work/negstart.nc" ||
   fail "negstart: cannot set start_step"
 refused negstart "attribute start_step = -5 is negative" "$work/half.restart.nc"
+# a history attribute of a number: refused before the records after the
+# restart step are removed (the run went to step 20)
+run "${common[@]}" --set run.name=numhist --set run.steps=20 || fail "numhist run"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d: d.setncattr("history", [1, 2])' "$work/numhist.nc" ||
+  fail "numhist: cannot set history"
+refused numhist "attribute history is not a text" "$work/half.restart.nc"
+# ... but one NC_STRING, as netCDF4-python writes non-ASCII text, is
+# continued, its text kept and the run's line added, the records after the
+# restart step replaced (it ended with exit 1 and those records removed)
+run "${common[@]}" --set run.name=strhist --set run.steps=20 || fail "strhist run"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d: d.history = d.history + "\nchecked by Zoë"' \
+  "$work/strhist.nc" || fail "strhist: cannot set history"
+ncdump -h "$work/strhist.nc" | grep -q 'string :history' || fail "strhist: history is not NC_STRING"
+run "${common[@]}" --set run.name=strhist --set run.steps=24 \
+  --set initial.restart="$work/half.restart.nc" || fail "strhist: continued"
+cmp_nc "$work/straight.nc" "$work/strhist.nc" || fail "strhist: records differ from 24 steps straight"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as d: h = d.history.split("\n")
+assert len(h) == 3 and h[1] == "checked by Zoë" and "continued from step 12 by" in h[2], h' \
+  "$work/strhist.nc" || fail "strhist: the history attribute"
+echo "ok: a history attribute of one NC_STRING: continued, its text kept, a line added"
 # another initial state (initial.* is not in config_hash): the history's
 # record of the restart step is not the restart's state
 run "${common[@]}" --set run.name=inits --set run.steps=20 --set initial.t_surface=25 ||
