@@ -43,6 +43,7 @@ typedef struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   bool done, running;
+  bool waiting; /* this rank waits for rank 0's read: a watch for a stop only */
   double seconds;
   const char *path;
   const char *run_name; /* the case's run.name */
@@ -131,9 +132,10 @@ static void *read_watchdog_main(void *arg) {
   pthread_mutex_unlock(&w->lock);
   if (stop) {
     fprintf(stderr,
-            "minimodel: stopped by %s (rank %d) in case %s while reading %s: the read had not "
+            "minimodel: stopped by %s (rank %d) in case %s while %s %s: the read had not "
             "ended %g s after the signal; exit status %d\n",
-            mm_signal_name(signo), w->rank, w->run_name, w->path, MM_WATCH_STOP_S,
+            mm_signal_name(signo), w->rank, w->run_name,
+            w->waiting ? "rank 0 was reading" : "reading", w->path, MM_WATCH_STOP_S,
             MM_ERR_SIGNAL + signo);
     fflush(stderr);
     remove_mpi_io_lock(w->path);
@@ -155,13 +157,15 @@ static void *read_watchdog_main(void *arg) {
 }
 
 static void read_watchdog_start(mm_read_watchdog *w, const mm_config *cfg, const char *path,
-                                int rank, mm_output_lock *lock) {
+                                int rank, mm_output_lock *lock, bool waiting) {
   memset(w, 0, sizeof *w);
   w->path = path;
   w->case_lock = lock;
   w->run_name = cfg->run_name;
   w->rank = rank;
-  w->seconds = mm_io_read_timeout(&cfg->env, path); /* 0: no limit, still a watch for a stop */
+  w->waiting = waiting;
+  /* 0: no limit, still a watch for a stop (the reading rank's watch fires) */
+  w->seconds = waiting ? 0.0 : mm_io_read_timeout(&cfg->env, path);
   pthread_mutex_init(&w->lock, NULL);
   pthread_condattr_t attr;
   w->clock = CLOCK_MONOTONIC;
@@ -202,9 +206,9 @@ typedef struct {
   mm_output_lock *lock;
 } mm_run_watch;
 
-static void run_watch_start(void *ctx, const char *path) {
+static void run_watch_start(void *ctx, const char *path, bool reads) {
   mm_run_watch *w = ctx;
-  read_watchdog_start(&w->dog, w->cfg, path, w->rank, w->lock);
+  read_watchdog_start(&w->dog, w->cfg, path, w->rank, w->lock, !reads);
 }
 
 static void run_watch_stop(void *ctx) {
@@ -218,14 +222,14 @@ mm_err mm_run_check_inputs(const mm_config *cfg, bool file, bool restart, MPI_Co
   mm_read_watchdog dog;
   mm_err err = MM_OK;
   if (file && cfg->initial_file[0]) {
-    read_watchdog_start(&dog, cfg, cfg->initial_file, rank, NULL);
+    read_watchdog_start(&dog, cfg, cfg->initial_file, rank, NULL, false);
     err = mm_initial_check(comm, cfg, cfg->initial_file);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
   }
   if (restart && cfg->initial_restart[0]) {
     long step = 0;
-    read_watchdog_start(&dog, cfg, cfg->initial_restart, rank, NULL);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, rank, NULL, false);
     err = mm_restart_check(comm, cfg, cfg->initial_restart, &step);
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -463,7 +467,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_read_watchdog dog;
   if (cfg->initial_file[0]) {
     const char *path = fault_open(cfg, "initial", g->rank, &fault_cfg)->initial_file;
-    read_watchdog_start(&dog, cfg, path, g->rank, NULL);
+    read_watchdog_start(&dog, cfg, path, g->rank, NULL, false);
     err = mm_initial_read(g, &cfg->env, path, mm_model_temp(m), mm_model_salt(m));
     read_watchdog_stop(&dog);
     MM_CHECK(err);
@@ -471,7 +475,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (cfg->initial_restart[0]) {
     long step = 0;
     double time = 0.0;
-    read_watchdog_start(&dog, cfg, cfg->initial_restart, g->rank, NULL);
+    read_watchdog_start(&dog, cfg, cfg->initial_restart, g->rank, NULL, false);
     err = mm_restart_read(g, cfg, cfg->initial_restart, mm_model_temp(m), mm_model_salt(m), &step,
                           &time);
     read_watchdog_stop(&dog);

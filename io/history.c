@@ -829,18 +829,19 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
     return mm_history_new(g, cfg, origin, step, out);
   }
 
-  /* read as an input file first: refused as it is, never written */
+  /* read as an input file first: refused as it is, never written. The test
+   * read and the check are rank 0's, under the watch (the test read also
+   * has its own time limit and watch for a stop); the other ranks wait for
+   * them under a watch for a stop signal, so that a signal to any rank ends
+   * the run, and the rank that holds the case's lock releases it */
   mm_err err = mm_agree(h->comm, mm_io_check_hdf5(p));
-  if (err == MM_OK) err = mm_io_probe(h->comm, &h->env, p);
   mm_history_found f = {0, 0, -1};
   if (err == MM_OK) {
-    mm_err checked = MM_OK;
-    if (h->rank == 0) {
-      if (watch) watch->start(watch->ctx, p);
-      checked = mm_history_check(p, g, cfg, step, at, &f);
-      if (watch) watch->stop(watch->ctx);
-    }
-    err = mm_agree(h->comm, checked);
+    if (watch) watch->start(watch->ctx, p, h->rank == 0);
+    err = mm_io_probe(h->comm, &h->env, p);
+    if (err == MM_OK)
+      err = mm_agree(h->comm, h->rank == 0 ? mm_history_check(p, g, cfg, step, at, &f) : MM_OK);
+    if (watch) watch->stop(watch->ctx);
   }
   if (err == MM_OK) err = MM_MPI_ERR(MPI_Bcast(&f, 3, MPI_LONG_LONG, 0, h->comm));
   /* a history this run may not write (its mode, a read-only file system):

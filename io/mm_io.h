@@ -48,11 +48,13 @@ MM_NODISCARD mm_err mm_history_create(const mm_grid *g, const mm_config *cfg,
                                       const mm_io_origin *origin, mm_history **out);
 
 /* A watch over a read that may never end (libhdf5 can loop on a damaged
- * file): start(ctx, path) before it, stop(ctx) after it, on the rank that
- * reads. The run's read watchdog (app/run.c) ends the rank when the read
- * takes too long or a stop signal came. The reads it watches only read. */
+ * file): start(ctx, path, reads) before it, stop(ctx) after it, on every
+ * rank: reads true on the rank that reads, false on a rank that waits for
+ * that read. The run's read watchdog (app/run.c) ends the rank when the read
+ * takes too long (the reading rank) or a stop signal came (any rank). The
+ * reads it watches only read. */
 typedef struct {
-  void (*start)(void *ctx, const char *path);
+  void (*start)(void *ctx, const char *path, bool reads);
   void (*stop)(void *ctx);
   void *ctx;
 } mm_io_read_watch;

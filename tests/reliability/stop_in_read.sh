@@ -23,7 +23,12 @@
 #     injected), at its time limit: exit 2 naming the history, which is left
 #     as it was, and the case's lock released (it hung: that read had no
 #     watchdog);
-#  8. the same read, no time limit, SIGTERM: 143.
+#  8. the same read, no time limit, SIGTERM: 143;
+#  9. mpirun -np 2, SIGTERM to rank 1 alone while rank 0 test-reads the
+#     history (the damaged file): 143, rank 1's line (it waited for rank 0,
+#     with no watch, until the read's time limit, and the signal was lost);
+# 10. mpirun -np 2, SIGTERM to rank 1 alone during rank 0's own read of the
+#     history, no time limit: 143 (it hung).
 # A read ended by the watchdog leaves no MPI-IO lock file beside the input
 # (loop.nc-<job>-<pid>.lock, Open MPI's: the rank removes its own before it
 # exits).
@@ -204,4 +209,44 @@ signal "SIGTERM during the history's own read, MINIMODEL_READ_TIMEOUT=0" TERM $j
   "stopped by SIGTERM (rank 0) in case flat while reading .*out7/flat.nc: the read had not ended" \
   out7/flat.lock
 cmp -s history.nc out7/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
+
+# 9. two ranks, the history's test read on rank 0 (the damaged file),
+# SIGTERM to rank 1 alone
+mpirun --oversubscribe -np 2 "$mm" --quiet --set run.steps=2 --set output.restart_interval=2 \
+  --set output.dir=out9 "$flat" >log 2>&1 || fail "making the restart"
+cp loop.nc out9/flat.nc
+timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" \
+  --set initial.restart="$work/out9/flat.restart.nc" --set output.dir=out9 "$flat" >log 2>&1 &
+job=$!
+settle $job "out9/flat.nc"
+ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/out9/flat.restart.nc" | sort -n)
+[ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
+signal "SIGTERM to rank 1 of 2 during the history's test read" TERM "$(echo "$ranks" | tail -1)" \
+  143 "stopped by SIGTERM (rank 1) in case flat while rank 0 was reading .*out9/flat.nc" \
+  out9/flat.lock
+for _ in $(seq 50); do pgrep -f "minimodel-probe $work/out9/flat.nc" >/dev/null || break; sleep 0.1; done
+! pgrep -f "minimodel-probe $work/out9/flat.nc" >/dev/null || fail "a test read of the history is left"
+cmp -s loop.nc out9/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
+
+# 10. two ranks, rank 0's own read of the history never ends (no time
+# limit), SIGTERM to rank 1 alone
+mpirun --oversubscribe -np 2 "$mm" --quiet --set run.steps=2 --set output.restart_interval=2 \
+  --set output.dir=out10 "$flat" >log 2>&1 || fail "making the restart"
+cp out10/flat.nc history10.nc
+: >log
+MINIMODEL_FAULT_READ_HANG=history MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
+  mpirun --oversubscribe -np 2 -x MINIMODEL_FAULT_READ_HANG -x MINIMODEL_READ_TIMEOUT "$mm" \
+  --set initial.restart="$work/out10/flat.restart.nc" --set output.dir=out10 "$flat" >log 2>&1 &
+job=$!
+for ((i = 0; i < 600; i++)); do grep -q "injected fault: the read never ends" log && break; sleep 0.1; done
+grep -q "injected fault: the read never ends" log || fail "the run did not reach the history's read within 60 s"
+settle $job
+ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/out10/flat.restart.nc" | sort -n)
+[ "$(echo "$ranks" | wc -l)" = 2 ] || fail "two ranks expected: $ranks"
+signal "SIGTERM to rank 1 of 2 during rank 0's own read of the history" TERM \
+  "$(echo "$ranks" | tail -1)" 143 \
+  "stopped by SIGTERM (rank 1) in case flat while rank 0 was reading .*out10/flat.nc" out10/flat.lock
+cmp -s history10.nc out10/flat.nc || fail "the history was changed"
 echo "ok: the history unchanged"
