@@ -198,9 +198,19 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   }
   g->py = dims[0];
   g->px = dims[1];
-  MM_REQUIRE(g->px <= g->nx && g->py <= g->ny, MM_ERR_INPUT,
-             "decomposition %d x %d ranks does not fit the grid of %d x %d columns", g->px, g->py,
-             g->nx, g->ny);
+  /* named by the key to change, so that the message says where it is set
+   * (mm_config_name_origin): ranks_x or ranks_y where the configuration
+   * fixed the one that does not fit, else nx or ny */
+  if (g->px > g->nx || g->py > g->ny) {
+    const bool x = g->px > g->nx, fixed = x ? asked[1] > 0 : asked[0] > 0;
+    return MM_ERROR(MM_ERR_INPUT,
+                    "grid.%s = %d: decomposition %d x %d ranks does not fit the grid of %d x %d "
+                    "columns (more ranks along %s than %s); %s",
+                    fixed ? (x ? "ranks_x" : "ranks_y") : (x ? "nx" : "ny"),
+                    fixed ? (x ? g->px : g->py) : (x ? g->nx : g->ny), g->px, g->py, g->nx, g->ny,
+                    x ? "x" : "y", x ? "columns" : "rows",
+                    fixed ? "use fewer ranks along it" : "run on fewer ranks");
+  }
   int periods[2] = {g->periodic_y, g->periodic_x};
   MM_MPI(MPI_Cart_create(comm, 2, dims, periods, 0, &g->cart));
   /* MPI errors on it come back as codes (MM_MPI), whatever comm had */
