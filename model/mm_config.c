@@ -40,7 +40,7 @@ typedef struct {
 
 static const mm_key mm_keys[] = {
     {"run", "name", T_STRING, OFF(run_name), "minimodel", "", 0, 0, 0, NULL, false,
-     "output file prefix (letters, digits, '-', '_', '.')"},
+     "output file prefix (letters, digits, '-', '_', '.'; not starting with '.')"},
     {"run", "steps", T_INT, OFF(run_steps), "10", "", 0, 1e9, 0, NULL, false,
      "number of time steps"},
     {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
@@ -128,7 +128,8 @@ static const mm_key mm_keys[] = {
     {"output", "deflate", T_INT, OFF(deflate), "0", "", 0, 9, 0, NULL, false,
      "deflate level of the history file; 0 = off"},
     {"output", "timing_stride", T_INT, OFF(timing_stride), "0", "steps", 0, 1e9, 0, NULL, false,
-     "every n-th step in the timing file's per_step list; 0 = every step up to 10000"},
+     "every n-th step in the timing file's per_step list; 0 = every step up to 10000 steps, "
+     "above that every ceil(steps / 10000)-th"},
     {"output", "progress_interval", T_INT, OFF(progress_interval), "0", "steps", 0, 1e9, 0, NULL,
      false, "steps between progress lines when stdout is not a terminal; 0 = about 10 lines"},
 };
