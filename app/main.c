@@ -472,7 +472,8 @@ int main(int argc, char **argv) {
   if (mm_io_files_left_open(MPI_COMM_WORLD)) {
     fflush(stdout);
     fflush(stderr);
-    (void)MPI_Barrier(MPI_COMM_WORLD); /* unchecked: ending anyway */
+    (void)MPI_Barrier(MPI_COMM_WORLD);        /* unchecked: ending anyway */
+    if (rank == 0) mm_io_remove_left_locks(); /* MPI-IO's, named by rank 0's pid */
     _exit(err != MM_OK ? (int)err : MM_ERR_RUN);
   }
   /* --help, --version, --config-reference and --dry-run make nothing but

@@ -62,49 +62,6 @@ static double clock_now(clockid_t clock) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Open MPI's MPI-IO keeps, while a file is open, a lock file
- * `<file>-<job>-<pid>.lock` beside it (the shared file pointer's component
- * `lockedfile`, main.c; pid: that of the communicator's rank 0), removed at
- * close. A rank that the watchdog ends in the middle of a read never closes
- * the file: before it exits, it removes the lock file with its own pid, so
- * that nothing is left beside the user's input. Names are compared, not
- * matched as a pattern (a path may hold '*' or '['). */
-static void remove_mpi_io_lock(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
-  char dir[PATH_MAX];
-  if (slash) {
-    const size_t n = (size_t)(slash - path);
-    if (n + 1 >= sizeof dir) return;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    if (n == 0) snprintf(dir, sizeof dir, "/");
-  } else {
-    snprintf(dir, sizeof dir, ".");
-  }
-  char tail[64]; /* "-<pid>.lock" */
-  snprintf(tail, sizeof tail, "-%ld.lock", (long)getpid());
-  const size_t base_len = strlen(base), tail_len = strlen(tail);
-  DIR *d = opendir(dir);
-  if (!d) return;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    const char *name = e->d_name;
-    const size_t len = strlen(name);
-    if (len <= base_len + 1 + tail_len || strncmp(name, base, base_len) != 0 ||
-        name[base_len] != '-' || strcmp(name + len - tail_len, tail) != 0)
-      continue;
-    bool job = true; /* the job id between: digits */
-    for (const char *c = name + base_len + 1; c < name + len - tail_len; c++)
-      job = job && *c >= '0' && *c <= '9';
-    char lock[PATH_MAX];
-    struct stat st;
-    if (job && mm_dir_file(lock, sizeof lock, dir, name, "") < (int)sizeof lock &&
-        lstat(lock, &st) == 0 && S_ISREG(st.st_mode))
-      unlink(lock); /* unchecked: the process is ending; at worst the file stays */
-  }
-  closedir(d);
-}
-
 static void *read_watchdog_main(void *arg) {
   mm_read_watchdog *w = arg;
   const double t0 = clock_now(w->clock);
@@ -138,7 +95,7 @@ static void *read_watchdog_main(void *arg) {
             w->waiting ? "rank 0 was reading" : "reading", w->path, MM_WATCH_STOP_S,
             MM_ERR_SIGNAL + signo);
     fflush(stderr);
-    remove_mpi_io_lock(w->path);
+    mm_io_remove_mpi_lock(w->path);
     if (w->case_lock) mm_output_lock_destroy(w->case_lock);
     _exit(MM_ERR_SIGNAL + signo);
   }
@@ -149,7 +106,7 @@ static void *read_watchdog_main(void *arg) {
             "limit in seconds\n",
             w->rank, w->path, w->seconds);
     fflush(stderr);
-    remove_mpi_io_lock(w->path);
+    mm_io_remove_mpi_lock(w->path);
     if (w->case_lock) mm_output_lock_destroy(w->case_lock);
     _exit(MM_ERR_INPUT);
   }

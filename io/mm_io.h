@@ -145,6 +145,18 @@ MM_NODISCARD mm_err mm_crash_write(const mm_grid *g, const mm_config *cfg,
  * of a file whose close failed. */
 bool mm_io_files_left_open(MPI_Comm comm);
 
+/* Open MPI's MPI-IO keeps, while a file is open, a lock file
+ * `<file>-<job>-<pid>.lock` beside it, removed at close. A process that
+ * ends without closing the file (a read the watchdog ends, a file left open
+ * above) removes the one of path with its own pid (that of the
+ * communicator's rank 0 names it), so that nothing is left beside the
+ * user's files. */
+void mm_io_remove_mpi_lock(const char *path);
+
+/* mm_io_remove_mpi_lock for every file the libraries still hold (rank 0 of
+ * the files' communicator, as the run ends without closing them). */
+void mm_io_remove_left_locks(void);
+
 /* ------------------------------------------------------------- initial */
 
 /* Seconds an input file (initial.file, initial.restart) may take to read:

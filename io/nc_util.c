@@ -1,5 +1,6 @@
 #include "nc_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -318,6 +320,61 @@ char *mm_io_history_line(const char *created, const char *what, const mm_io_orig
 
 void mm_io_hash_text(const mm_config *cfg, char text[17]) {
   snprintf(text, 17, "%016" PRIx64, mm_config_solution_hash(cfg));
+}
+
+/* Open MPI's MPI-IO keeps, while a file is open, a lock file
+ * `<file>-<job>-<pid>.lock` beside it (the shared file pointer's component
+ * `lockedfile`, main.c; pid: that of the communicator's rank 0), removed at
+ * close (mm_io.h). Names are compared, not matched as a pattern (a path may
+ * hold '*' or '['). */
+void mm_io_remove_mpi_lock(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  char dir[PATH_MAX];
+  if (slash) {
+    const size_t n = (size_t)(slash - path);
+    if (n + 1 >= sizeof dir) return;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    if (n == 0) snprintf(dir, sizeof dir, "/");
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  char tail[64]; /* "-<pid>.lock" */
+  snprintf(tail, sizeof tail, "-%ld.lock", (long)getpid());
+  const size_t base_len = strlen(base), tail_len = strlen(tail);
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const char *name = e->d_name;
+    const size_t len = strlen(name);
+    if (len <= base_len + 1 + tail_len || strncmp(name, base, base_len) != 0 ||
+        name[base_len] != '-' || strcmp(name + len - tail_len, tail) != 0)
+      continue;
+    bool job = true; /* the job id between: digits */
+    for (const char *c = name + base_len + 1; c < name + len - tail_len; c++)
+      job = job && *c >= '0' && *c <= '9';
+    char lock[PATH_MAX];
+    struct stat st;
+    if (job && mm_dir_file(lock, sizeof lock, dir, name, "") < (int)sizeof lock &&
+        lstat(lock, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(lock); /* unchecked: the process is ending; at worst the file stays */
+  }
+  closedir(d);
+}
+
+void mm_io_remove_left_locks(void) {
+  const ssize_t n = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_FILE);
+  if (n <= 0) return;
+  hid_t *ids = malloc((size_t)n * sizeof *ids);
+  if (!ids) return;
+  const ssize_t got = H5Fget_obj_ids((hid_t)H5F_OBJ_ALL, H5F_OBJ_FILE, (size_t)n, ids);
+  for (ssize_t i = 0; i < got; i++) {
+    char name[PATH_MAX];
+    const ssize_t len = H5Fget_name(ids[i], name, sizeof name);
+    if (len > 0 && (size_t)len < sizeof name) mm_io_remove_mpi_lock(name);
+  }
+  free(ids);
 }
 
 bool mm_io_files_left_open(MPI_Comm comm) {

@@ -75,6 +75,14 @@ ended() {
   grep -qE "^minimodel: error: .*$1: .*$2" "$work/log" || fail "the message does not name $1 and $2"
   echo "ok: exit 1 after $took s: $(grep "^minimodel: error" "$work/log")"
 }
+# no_mpi_lock DIR: no lock file of Open MPI's MPI-IO (<file>-<job>-<pid>.lock)
+# left beside the files, though the run ended without closing a file that
+# failed inside HDF5 (it was left)
+no_mpi_lock() {
+  local left
+  left=$(ls "$1" | grep -E -- '-[0-9]+-[0-9]+\.lock$')
+  [ -z "$left" ] || fail "left beside the outputs: $left"
+}
 step_of() { ncdump -h "$1" | sed -n 's/^[[:space:]]*:step = \([0-9]*\)LL ;/\1/p'; }
 # records FILE REFERENCE: FILE reads; its records are the first ones of
 # REFERENCE, bit for bit; prints their steps
@@ -138,6 +146,7 @@ history | in_library | disk_full)
   last=${steps##* }
   [ -n "$steps" ] && [ "$last" -lt 100 ] || fail "history: records of steps '$steps'"
   echo "ok: the history holds the records of steps $steps, readable, bit for bit"
+  no_mpi_lock "$out"
   # the restart file in place: complete, the state of a run of as many steps,
   # of the last record's step (of an earlier one on a full disk, where the
   # record was written and the restart file of its step was not)
@@ -176,6 +185,7 @@ restart | in_library_restart)
     fail "the restart file in place is not the complete one of the earlier run"
   [ ! -e "$work/case.restart.nc.tmp" ] || fail "a .tmp restart file is left"
   echo "ok: the restart file in place is the earlier one, unchanged; no .tmp left"
+  no_mpi_lock "$work"
   steps=$(ncdump -v step "$work/case.nc" 2>&1) || fail "the history does not read: $steps"
   echo "ok: the history reads (no record was due)"
   ;;
