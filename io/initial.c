@@ -75,6 +75,48 @@ static int mm_att_text(int nc, int var, const char *att, char *buf, size_t size)
   return got;
 }
 
+/* CF's valid range of var: valid_range (two numbers), or valid_min and
+ * valid_max (one number each; either may be absent). Into valid[2] (the
+ * infinities where absent) and text (what names it in a message, "" for
+ * none). A malformed one (text, a wrong count, a range whose ends are out
+ * of order or not finite, valid_range beside valid_min or valid_max) is
+ * refused: the field's missing data could not be told. */
+static MM_NODISCARD mm_err mm_initial_valid_range(int nc, const char *p, int var, const char *name,
+                                                  double valid[2], char *text, size_t size) {
+  static const char *const atts[3] = {"valid_range", "valid_min", "valid_max"};
+  bool has[3];
+  for (int a = 0; a < 3; a++) {
+    nc_type type;
+    size_t len = 0;
+    has[a] = nc_inq_att(nc, var, atts[a], &type, &len) == NC_NOERR;
+    if (!has[a]) continue;
+    const size_t want = a == 0 ? 2 : 1;
+    double v[2] = {0.0, 0.0};
+    MM_REQUIRE(len == want && type != NC_CHAR && type != NC_STRING && type <= NC_UINT64 &&
+                   nc_get_att_double(nc, var, atts[a], v) == NC_NOERR && isfinite(v[0]) &&
+                   isfinite(v[a == 0 ? 1 : 0]),
+               MM_ERR_INPUT, "%s: %s: attribute %s is not %s", p, name, atts[a],
+               a == 0 ? "two finite numbers" : "one finite number");
+    if (a == 0) valid[0] = v[0], valid[1] = v[1];
+    if (a == 1) valid[0] = v[0];
+    if (a == 2) valid[1] = v[0];
+  }
+  MM_REQUIRE(!has[0] || (!has[1] && !has[2]), MM_ERR_INPUT,
+             "%s: %s: attribute valid_range beside valid_min or valid_max (CF: one or the other)",
+             p, name);
+  MM_REQUIRE(valid[0] <= valid[1], MM_ERR_INPUT,
+             "%s: %s: its valid range [%g, %g] is empty: every value would be missing data", p,
+             name, valid[0], valid[1]);
+  if (has[0])
+    snprintf(text, size, "valid_range = [%g, %g]", valid[0], valid[1]);
+  else if (has[1] && has[2])
+    snprintf(text, size, "valid_min = %g, valid_max = %g", valid[0], valid[1]);
+  else if (has[1] || has[2])
+    snprintf(text, size, "%s = %g", has[1] ? "valid_min" : "valid_max",
+             has[1] ? valid[0] : valid[1]);
+  return MM_OK;
+}
+
 /* temp in degrees Celsius, salt in g/kg or on the practical salinity scale:
  * a field in other units (K, degF, kg/kg) is refused, not read as if it
  * were in these (the values are not converted). */
@@ -252,6 +294,12 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
       reject_name[n_reject++] = "the missing_value";
   }
 
+  /* CF: a value outside valid_min, valid_max or valid_range is missing
+   * data too (values as stored: the field is not packed) */
+  double valid[2] = {-INFINITY, INFINITY};
+  char valid_text[96] = "";
+  MM_CHECK(mm_initial_valid_range(nc, p, var, name, valid, valid_text, sizeof valid_text));
+
   if (!dst) return MM_OK; /* metadata only (mm_initial_check) */
   const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};
   const size_t count[3] = {(size_t)g->nz, (size_t)g->nyl, (size_t)g->nxl};
@@ -264,6 +312,17 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
              bad.value, bad.i, bad.j, bad.k,
              bad.found == 1 ? "not finite" : reject_name[bad.found >= 2 ? bad.found - 2 : 0],
              bad.found == 1 ? "" : " (missing data)");
+  if (valid_text[0])
+    for (int j = 0; j < g->nyl; j++)
+      for (int i = 0; i < g->nxl; i++) {
+        const size_t c = mm_col(g, i, j);
+        for (int k = 0; k < g->kmt[c]; k++) {
+          const double v = dst[c * (size_t)g->nz + (size_t)k];
+          MM_REQUIRE(v >= valid[0] && v <= valid[1], MM_ERR_INPUT,
+                     "%s: %s = %g at wet cell (i=%d, j=%d, k=%d): outside %s (missing data)", p,
+                     name, v, g->i0 + i, g->j0 + j, k, valid_text);
+        }
+      }
   return MM_OK;
 }
 

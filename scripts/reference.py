@@ -798,6 +798,41 @@ SALT_UNITS = {"g/kg", "gkg-1", "gperkg", "psu", "pss-78", "pss78", "1e-3", "1", 
               "practicalsalinityunit", "practicalsalinityunits"}
 
 
+def valid_range(path, name, var):
+    """CF's valid range of an initial field, as io/initial.c reads it:
+    valid_range (two numbers), or valid_min and valid_max (one each, either
+    may be absent); ((lo, hi), text naming it), text "" for none. A
+    malformed one is refused: the field's missing data could not be told."""
+    lo, hi, has = -np.inf, np.inf, {}
+    for att, count in (("valid_range", 2), ("valid_min", 1), ("valid_max", 1)):
+        if att not in var.ncattrs():
+            continue
+        v = np.ravel(var.getncattr(att))
+        if v.size != count or v.dtype.kind not in "iuf" or not np.all(np.isfinite(v)):
+            raise ConfigError(f"{path}: {name}: attribute {att} is not "
+                              f"{'two finite numbers' if count == 2 else 'one finite number'}")
+        has[att] = v.astype(np.float64)
+    if "valid_range" in has and ("valid_min" in has or "valid_max" in has):
+        raise ConfigError(f"{path}: {name}: attribute valid_range beside valid_min or valid_max "
+                          "(CF: one or the other)")
+    if "valid_range" in has:
+        lo, hi = has["valid_range"]
+    lo = has["valid_min"][0] if "valid_min" in has else lo
+    hi = has["valid_max"][0] if "valid_max" in has else hi
+    if lo > hi:
+        raise ConfigError(f"{path}: {name}: its valid range [{lo:g}, {hi:g}] is empty: every "
+                          "value would be missing data")
+    if "valid_range" in has:
+        text = f"valid_range = [{lo:g}, {hi:g}]"
+    elif "valid_min" in has and "valid_max" in has:
+        text = f"valid_min = {lo:g}, valid_max = {hi:g}"
+    elif has:
+        text = f"valid_min = {lo:g}" if "valid_min" in has else f"valid_max = {hi:g}"
+    else:
+        text = ""
+    return (lo, hi), text
+
+
 def read_initial_file(path, grid):
     """initial.file (docs/output.md): numeric temp and salt on dimensions named
     (z, y, x), in this order, of shape exactly (nz, ny, nx); land ignored (0);
@@ -898,6 +933,10 @@ def read_initial_file(path, grid):
                 if np.any(np.isin(wet, mv.astype(np.float64))):
                     raise ConfigError(f"{path}: {name} has the missing_value (missing data) at "
                                       "wet cells")
+            valid, valid_text = valid_range(path, name, var)
+            if valid_text and np.any((wet < valid[0]) | (wet > valid[1])):
+                raise ConfigError(f"{path}: {name} has values outside its {valid_text} (missing "
+                                  "data) at wet cells")
             lo, hi = TEMP_RANGE if name == "temp" else SALT_RANGE
             if np.any((wet < lo) | (wet > hi)):
                 raise ConfigError(f"{path}: {name} has values outside the physically possible "

@@ -2,7 +2,8 @@
  * set to 0), refused with MM_ERR_INPUT on every rank for other dimensions,
  * dimensions not named (z, y, x) in this order (on a cubic grid, (x, y, z)
  * would otherwise be read transposed), a missing variable, a non-finite or
- * missing (fill, missing_value) wet value, values packed with scale_factor /
+ * missing (fill, missing_value, outside valid_min, valid_max or valid_range:
+ * CF) wet value, a valid range that is malformed, values packed with scale_factor /
  * add_offset, units other than degrees Celsius and g/kg (or practical
  * salinity; "1" with another standard_name is a mass fraction), coordinate
  * variables z, y, x that are not the model's levels (positive down) and
@@ -39,6 +40,9 @@ typedef enum {
   Y_FLIPPED,     /* y decreasing (rows north to south) */
   X_REPEATED,    /* x not increasing: x[2] = x[1] */
   SALT_FRACTION, /* salt in "1" with standard_name sea_water_salinity: kg/kg */
+  VALID_IN,      /* temp's valid_min -1, valid_max 20000: every value inside */
+  VALID_OUT,     /* temp's valid_range [-1, 20000], one wet cell 20001 (CF: missing) */
+  VALID_BOTH,    /* temp's valid_range beside valid_max */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -88,6 +92,15 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
     IO_NC(nc_put_att_double(nc, vt, "missing_value", NC_DOUBLE, 1, &missing));
   if (kind == MISSING_TWO)
     IO_NC(nc_put_att_double(nc, vt, "missing_value", NC_DOUBLE, 2, missing_two));
+  const double valid_range[2] = {-1.0, 20000.0};
+  if (kind == VALID_IN) {
+    IO_NC(nc_put_att_double(nc, vt, "valid_min", NC_DOUBLE, 1, &valid_range[0]));
+    IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &valid_range[1]));
+  }
+  if (kind == VALID_OUT || kind == VALID_BOTH)
+    IO_NC(nc_put_att_double(nc, vt, "valid_range", NC_DOUBLE, 2, valid_range));
+  if (kind == VALID_BOTH)
+    IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &valid_range[1]));
   if (kind == UNITS_STR) {
     const char *celsius = "\xc2\xb0"
                           "C";
@@ -145,6 +158,7 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   if (kind == FILL_WET) t[bad] = NC_FILL_DOUBLE;
   if (kind == MISSING_WET) t[bad] = missing;
   if (kind == MISSING_TWO) t[bad] = missing_two[1];
+  if (kind == VALID_OUT) t[bad] = valid_range[1] + 1.0;
   if (kind == PACKED) /* what a packing writer stores; land 0 */
     for (size_t e = 0; e < (size_t)nz * ny * nx; e++)
       s[e] = isnan(s[e]) ? 0.0 : round((s[e] - offset) / scale);
@@ -218,6 +232,9 @@ int main(int argc, char **argv) {
       {"y_flipped.nc", NC_NETCDF4, Y_FLIPPED},
       {"x_repeated.nc", NC_NETCDF4, X_REPEATED},
       {"salt_fraction.nc", NC_NETCDF4, SALT_FRACTION},
+      {"valid_in.nc", NC_NETCDF4, VALID_IN},
+      {"valid_out.nc", NC_64BIT_OFFSET, VALID_OUT},
+      {"valid_both.nc", NC_NETCDF4, VALID_BOTH},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -287,6 +304,14 @@ int main(int argc, char **argv) {
                  (const char *const[]){"salt_fraction.nc", "units = '1'",
                                        "standard_name = 'sea_water_salinity'", "mass fraction",
                                        NULL});
+  /* CF: a value outside valid_min, valid_max or valid_range is missing data */
+  expect_read(&cfg, &g, path[24]);
+  expect_refused(&g, path[25],
+                 (const char *const[]){"valid_out.nc", "temp = 20001", "(i=6, j=4, k=1)",
+                                       "outside valid_range = [-1, 20000] (missing data)", NULL});
+  expect_refused(&g, path[26],
+                 (const char *const[]){
+                     "valid_both.nc", "attribute valid_range beside valid_min or valid_max", NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */

@@ -757,7 +757,9 @@ def test_dz_surface_one_level():
 def test_initial_units_missing():
     """initial.file's fields in other units (temp in degF, salt in kg kg-1)
     are refused with exit 2, as the model does (io.initial); a wet value equal
-    to the missing_value is missing data; the model's units are read."""
+    to the missing_value, or outside valid_min, valid_max or valid_range, is
+    missing data, and a malformed valid range is refused; the model's units
+    are read."""
     with tempfile.TemporaryDirectory() as tmp:
         ini = write_ini(tmp, f"[run]\nname = u\nsteps = 2\n[grid]\nnx = 4\nny = 3\nnz = 6\n"
                              f"[output]\ndir = {tmp}/out\n")
@@ -772,7 +774,22 @@ def test_initial_units_missing():
                  ("temp", {"missing_value": np.array([-99.0, -98.0])}, -98.0,
                   "temp has the missing_value"),
                  ("temp", {"missing_value": "-99"}, None,
-                  "temp: attribute missing_value is not 1 to 8 numbers"))
+                  "temp: attribute missing_value is not 1 to 8 numbers"),
+                 # CF: a value outside the valid range is missing data
+                 ("temp", {"valid_max": 5.0}, None,
+                  "temp has values outside its valid_max = 5 (missing data)"),
+                 ("temp", {"valid_range": np.array([-2.0, 30.0])}, 31.0,
+                  "temp has values outside its valid_range = [-2, 30] (missing data)"),
+                 ("temp", {"valid_min": 0.0, "valid_max": 30.0}, -1.0,
+                  "temp has values outside its valid_min = 0, valid_max = 30 (missing data)"),
+                 ("temp", {"valid_range": np.array([-2.0, 30.0])}, 30.0, None),
+                 ("salt", {"valid_min": 0.0}, None, None),
+                 ("temp", {"valid_range": np.array([0.0, 30.0]), "valid_min": 0.0}, None,
+                  "temp: attribute valid_range beside valid_min or valid_max"),
+                 ("temp", {"valid_max": "5"}, None,
+                  "temp: attribute valid_max is not one finite number"),
+                 ("temp", {"valid_min": 20.0, "valid_max": 5.0}, None,
+                  "temp: its valid range [20, 5] is empty"))
         for n, (var, atts, value, want) in enumerate(cases):
             path = os.path.join(tmp, f"in{n}.nc")
             write_initial(path, (6, 3, 4), var, atts, value, (1, 1, 1))
