@@ -481,10 +481,6 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
       else if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
         kind = mm_file_kind(st.st_mode);
     }
-    /* a file with another name (a hard link): the lock text would be
-     * written into the file that name holds */
-    if (!kind && fd >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
-      kind = "a hard link (a file with another name too)";
     if (kind) {
       if (fd >= 0) close(fd);
       return MM_ERROR(MM_ERR_INPUT,
@@ -534,6 +530,19 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
               "time would not be noticed\n",
               path, strerror(e));
       return MM_OK;
+    }
+    /* a file with another name (a hard link) that no run holds: the lock
+     * text would be written into the file that name holds. Checked once the
+     * lock is held, so that a link to a running case's lock (a snapshot of
+     * the folder, say) gets the usual refusal above, not advice to remove
+     * that run's lock */
+    if (fstat(fd, &st) == 0 && st.st_nlink > 1) {
+      close(fd);
+      return MM_ERROR(MM_ERR_INPUT,
+                      "%s: the lock file's name is a hard link (a file with another name too); "
+                      "minimodel writes the lock into a file of its own, not through or into "
+                      "it: remove it",
+                      path);
     }
     /* The previous holder removes the file before it lets go: when the
      * path no longer names the file locked here, lock the new one. */

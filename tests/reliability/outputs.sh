@@ -216,9 +216,12 @@ lock)
   held=$(ranks $first)
   kill -STOP $held
   pid=$(sed -n 's/^pid \([0-9]*\) on host .*/\1/p' out/gyre_bowl.lock 2>/dev/null)
-  # the second run of the same case
+  # the second run of the same case, the held lock with another name too (a
+  # snapshot of the folder): refused as in use, not as a hard link to remove
+  ln out/gyre_bowl.lock "$work/snapshot.lock" || fail "cannot link the lock"
   expect 2 "$work/out/gyre_bowl.lock: the outputs of this case are in use by another run \(pid $pid on host [^)]*\)" \
     --set output.dir="$work/out" "${case_args[@]}"
+  rm -f "$work/snapshot.lock"
   kill -CONT $held
   [ -n "$pid" ] || fail "no pid in the lock file"
   wait $first || { cat first.log; fail "the first run failed"; }
