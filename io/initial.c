@@ -299,6 +299,16 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
   double valid[2] = {-INFINITY, INFINITY};
   char valid_text[96] = "";
   MM_CHECK(mm_initial_valid_range(nc, p, var, name, valid, valid_text, sizeof valid_text));
+  /* the marks as values of the field's own type: a float field's values
+   * are floats, and a double attribute (netCDF4-python writes a Python
+   * float so) that is not one would never equal its mark, or would put
+   * the field's own maximum outside its valid_max (CF: of the field's type) */
+  if (type == NC_FLOAT) {
+    for (int r = 0; r < n_reject; r++)
+      reject[r] = (double)(float)reject[r];
+    for (int e = 0; e < 2; e++)
+      if (isfinite(valid[e])) valid[e] = (double)(float)valid[e];
+  }
 
   if (!dst) return MM_OK; /* metadata only (mm_initial_check) */
   const size_t start[3] = {0, (size_t)g->j0, (size_t)g->i0};

@@ -930,10 +930,15 @@ def read_initial_file(path, grid):
                 if not 1 <= mv.size <= MISSING_MAX or mv.dtype.kind not in "iuf":
                     raise ConfigError(f"{path}: {name}: attribute missing_value is not 1 to "
                                       f"{MISSING_MAX} numbers")
+                with np.errstate(over="ignore"):  # a mark beyond the floats: inf, never met
+                    mv = mv.astype(np.float32) if var.dtype == np.float32 else mv
                 if np.any(np.isin(wet, mv.astype(np.float64))):
                     raise ConfigError(f"{path}: {name} has the missing_value (missing data) at "
                                       "wet cells")
             valid, valid_text = valid_range(path, name, var)
+            if var.dtype == np.float32:  # the bounds as the field's floats (io/initial.c)
+                with np.errstate(over="ignore"):
+                    valid = tuple(float(np.float32(v)) for v in valid)
             if valid_text and np.any((wet < valid[0]) | (wet > valid[1])):
                 raise ConfigError(f"{path}: {name} has values outside its {valid_text} (missing "
                                   "data) at wet cells")

@@ -43,6 +43,8 @@ typedef enum {
   VALID_IN,      /* temp's valid_min -1, valid_max 20000: every value inside */
   VALID_OUT,     /* temp's valid_range [-1, 20000], one wet cell 20001 (CF: missing) */
   VALID_BOTH,    /* temp's valid_range beside valid_max */
+  VALID_F32,     /* temp as float, its valid_max 20000.3 a double, one wet cell the
+                    float nearest it (20000.30078): at the bound, read */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -66,8 +68,9 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   IO_NC(nc_def_dim(nc, name[1], (size_t)ny, &dy));
   IO_NC(nc_def_dim(nc, name[2], (size_t)nx, &dx));
   const int dims[3] = {dz, dy, dx};
-  IO_NC(kind == FLAT ? nc_def_var(nc, "temp", NC_DOUBLE, 2, dims + 1, &vt)
-                     : nc_def_var(nc, "temp", NC_DOUBLE, 3, dims, &vt));
+  IO_NC(kind == FLAT
+            ? nc_def_var(nc, "temp", NC_DOUBLE, 2, dims + 1, &vt)
+            : nc_def_var(nc, "temp", kind == VALID_F32 ? NC_FLOAT : NC_DOUBLE, 3, dims, &vt));
   if (kind != NO_SALT)
     IO_NC(nc_def_var(nc, "salt", kind == PACKED ? NC_SHORT : NC_DOUBLE, 3, dims, &vs));
   const double scale = 0.001, offset = 35.0; /* salt = 35 + 0.001 * stored */
@@ -101,6 +104,8 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
     IO_NC(nc_put_att_double(nc, vt, "valid_range", NC_DOUBLE, 2, valid_range));
   if (kind == VALID_BOTH)
     IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &valid_range[1]));
+  const double f32_max = 20000.3; /* (float)20000.3 = 20000.30078 > 20000.3 */
+  if (kind == VALID_F32) IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &f32_max));
   if (kind == UNITS_STR) {
     const char *celsius = "\xc2\xb0"
                           "C";
@@ -159,6 +164,7 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
   if (kind == MISSING_WET) t[bad] = missing;
   if (kind == MISSING_TWO) t[bad] = missing_two[1];
   if (kind == VALID_OUT) t[bad] = valid_range[1] + 1.0;
+  if (kind == VALID_F32) t[bad] = f32_max;
   if (kind == PACKED) /* what a packing writer stores; land 0 */
     for (size_t e = 0; e < (size_t)nz * ny * nx; e++)
       s[e] = isnan(s[e]) ? 0.0 : round((s[e] - offset) / scale);
@@ -235,6 +241,7 @@ int main(int argc, char **argv) {
       {"valid_in.nc", NC_NETCDF4, VALID_IN},
       {"valid_out.nc", NC_64BIT_OFFSET, VALID_OUT},
       {"valid_both.nc", NC_NETCDF4, VALID_BOTH},
+      {"valid_f32.nc", NC_NETCDF4, VALID_F32},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -312,6 +319,15 @@ int main(int argc, char **argv) {
   expect_refused(&g, path[26],
                  (const char *const[]){
                      "valid_both.nc", "attribute valid_range beside valid_min or valid_max", NULL});
+  /* ... compared as values of the field's type: a float field's value at its
+   * double valid_max (the float nearest it) is inside (it was refused) */
+  {
+    double *t = io_test_field(&g, 0.0, 99.0), *s = io_test_field(&g, 0.0, 99.0);
+    const mm_err err = mm_initial_read(&g, &(mm_settings){0}, path[27], t, s);
+    TEST_CHECK(err == MM_OK, "%s: %s", path[27], mm_error_message());
+    free(t);
+    free(s);
+  }
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */

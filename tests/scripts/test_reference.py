@@ -706,15 +706,15 @@ def test_stretched_levels():
 # ---------------------------------------------------------------------------
 # The physically possible range
 # ---------------------------------------------------------------------------
-def write_initial(path, shape, var, atts, value, cell):
-    """An initial.file of temp 10 and salt 35 on (z, y, x) of shape; var gets
-    the attributes atts and, unless value is None, value at cell."""
+def write_initial(path, shape, var, atts, value, cell, dtype="f8"):
+    """An initial.file of temp 10 and salt 35 on (z, y, x) of shape, of dtype;
+    var gets the attributes atts and, unless value is None, value at cell."""
     with netCDF4.Dataset(path, "w") as ds:
         for dim, size in zip(("z", "y", "x"), shape):
             ds.createDimension(dim, size)
         for v, base in (("temp", 10.0), ("salt", 35.0)):
             a = np.full(shape, base)
-            x = ds.createVariable(v, "f8", ("z", "y", "x"))
+            x = ds.createVariable(v, dtype, ("z", "y", "x"))
             if v == var:
                 x.setncatts(atts)
                 if value is not None:
@@ -790,9 +790,16 @@ def test_initial_units_missing():
                   "temp: attribute valid_max is not one finite number"),
                  ("temp", {"valid_min": 20.0, "valid_max": 5.0}, None,
                   "temp: its valid range [20, 5] is empty"))
-        for n, (var, atts, value, want) in enumerate(cases):
+        # a float field against double marks (netCDF4-python writes a Python
+        # float so): compared as floats, as io/initial.c does; the field's
+        # value at its valid_max was refused, its missing_value missed
+        cases += (("temp", {"valid_max": 30.1}, 30.1, None, "f4"),
+                  ("temp", {"valid_max": 30.1}, 30.2, "temp has values outside its valid_max",
+                   "f4"),
+                  ("temp", {"missing_value": -9.9}, -9.9, "temp has the missing_value", "f4"))
+        for n, (var, atts, value, want, *dtype) in enumerate(cases):
             path = os.path.join(tmp, f"in{n}.nc")
-            write_initial(path, (6, 3, 4), var, atts, value, (1, 1, 1))
+            write_initial(path, (6, 3, 4), var, atts, value, (1, 1, 1), *dtype)
             rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"initial.file={path}")
             if want:
                 assert rc == 2 and want in err, f"{atts}: exit {rc}, {err!r}"
