@@ -693,14 +693,16 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
   return err;
 }
 
-/* The history attribute of an open file as text (NUL-terminated, to free):
- * NC_CHAR, or one NC_STRING, as netCDF4-python writes non-ASCII text; ""
- * where there is none. NULL and a message in err for any other type (which
+/* The history attribute of an open file as text (to free; *n bytes, NULs
+ * inside kept, those at its end dropped, then a NUL): NC_CHAR, or one
+ * NC_STRING, as netCDF4-python writes non-ASCII text; "" where there is
+ * none. NULL and a message in err for any other type (which
  * mm_history_check refuses before the file is written). */
-static char *mm_history_text(int nc, const char *p, mm_err *err) {
+static char *mm_history_text(int nc, const char *p, size_t *n, mm_err *err) {
   nc_type type;
   size_t len = 0;
   *err = MM_OK;
+  *n = 0;
   if (nc_inq_att(nc, NC_GLOBAL, "history", &type, &len) != NC_NOERR) return calloc(1, 1);
   if (type == NC_STRING && len == 1) {
     char *str = NULL, *copy = NULL;
@@ -709,6 +711,7 @@ static char *mm_history_text(int nc, const char *p, mm_err *err) {
     if (*err == MM_OK) {
       copy = strdup(str ? str : "");
       if (!copy) *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
+      if (copy) *n = strlen(copy);
     }
     if (str) nc_free_string(1, &str);
     return copy;
@@ -729,6 +732,9 @@ static char *mm_history_text(int nc, const char *p, mm_err *err) {
     free(text);
     return NULL;
   }
+  while (len > 0 && text[len - 1] == '\0')
+    len--;
+  *n = len;
   return text;
 }
 
@@ -742,13 +748,21 @@ static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io
   char what[64];
   snprintf(what, sizeof what, "continued from step %ld by", step);
   mm_err err = MM_OK;
-  char *old = mm_history_text(nc, h->path, &err);
+  size_t n_old = 0;
+  char *old = mm_history_text(nc, h->path, &n_old, &err);
   char *line = old ? mm_io_history_line(created, what, origin) : NULL;
-  const size_t size = (old ? strlen(old) : 0) + (line ? strlen(line) : 0) + 2;
+  const size_t n_line = line ? strlen(line) : 0, size = n_old + n_line + 2;
   char *text = line ? malloc(size) : NULL;
   if (err == MM_OK && !text)
     err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", h->path, size);
-  if (err == MM_OK) snprintf(text, size, "%s%s%s", old, old[0] ? "\n" : "", line);
+  size_t n_text = 0; /* old, a newline where there is one, the line */
+  if (err == MM_OK) {
+    memcpy(text, old, n_old);
+    n_text = n_old;
+    if (n_old) text[n_text++] = '\n';
+    memcpy(text + n_text, line, n_line + 1);
+    n_text += n_line;
+  }
   free(old);
   free(line);
   err = mm_agree(h->comm, err);
@@ -761,7 +775,7 @@ static MM_NODISCARD mm_err mm_history_note(mm_history *h, long step, const mm_io
     if (string)
       MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history", nc_del_att(nc, NC_GLOBAL, "history"));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "writing history",
-               nc_put_att_text(nc, NC_GLOBAL, "history", strlen(text), text));
+               nc_put_att_text(nc, NC_GLOBAL, "history", n_text, text));
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot write the header", nc_enddef(nc));
     err = mm_agree(h->comm, err);
   }

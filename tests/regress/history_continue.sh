@@ -173,6 +173,17 @@ with netCDF4.Dataset(sys.argv[1]) as d: h = d.history.split("\n")
 assert len(h) == 3 and h[1] == "checked by Zoë" and "continued from step 12 by" in h[2], h' \
   "$work/strhist.nc" || fail "strhist: the history attribute"
 echo "ok: a history attribute of one NC_STRING: continued, its text kept, a line added"
+# ... and one of NC_CHAR with a NUL inside: its bytes kept whole (the text
+# after the NUL was lost)
+run "${common[@]}" --set run.name=nulhist --set run.steps=20 || fail "nulhist run"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d: d.setncattr("history", b"before\x00after")' \
+  "$work/nulhist.nc" || fail "nulhist: cannot set history"
+run "${common[@]}" --set run.name=nulhist --set run.steps=24 \
+  --set initial.restart="$work/half.restart.nc" || fail "nulhist: continued"
+ncdump -h "$work/nulhist.nc" | grep -q ':history = "before\\000after\\n.*continued from step 12 by' ||
+  fail "nulhist: the history attribute: $(ncdump -h "$work/nulhist.nc" | grep :history)"
+echo "ok: a history attribute with a NUL inside: its bytes kept, a line added"
 # another initial state (initial.* is not in config_hash): the history's
 # record of the restart step is not the restart's state
 run "${common[@]}" --set run.name=inits --set run.steps=20 --set initial.t_surface=25 ||
