@@ -63,10 +63,11 @@ def max_threads():
 def _check_array(name, a, dtype=None):
     if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
         raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__}")
-    if a.dtype.kind == "f" and not a.dtype.isnative:
+    if a.dtype.kind == "f" and a.dtype.itemsize in (4, 8) and not a.dtype.isnative:
+        fix = ("pass an array in native byte order to take the result" if name == "out" else
+               f"pass {name}.astype({name}.dtype.newbyteorder('='))")
         raise TypeError(f"{name} has dtype {a.dtype.str}, not in this machine's byte order: "
-                        "float64 or float32 (native byte order) are supported; pass "
-                        f"{name}.astype({name}.dtype.newbyteorder('='))")
+                        f"float64 or float32 (native byte order) are supported; {fix}")
     if dtype is None:
         if a.dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise TypeError(f"{name} has dtype {a.dtype}: float64 or float32 (native byte "

@@ -62,8 +62,11 @@ def test_dtypes(sys4):
         a = [lower, diag, upper, rhs]
         a[i] = a[i].astype(">f8")
         raises(TypeError, f"{name} has dtype >f8, not in this machine's byte order", *a)
-    with pytest.raises(TypeError, match="out has dtype >f8, not in this machine's byte order"):
+    with pytest.raises(TypeError, match="out has dtype >f8, not in this machine's byte order: "
+                       ".*pass an array in native byte order to take the result"):
         tdma.solve(lower, diag, upper, rhs, out=np.empty(rhs.shape, ">f8"))
+    # a byte-swapped float16 is named for its dtype: swapping it would not help
+    raises(TypeError, "lower has dtype >f2, rhs float64", lower.astype(">f2"), diag, upper, rhs)
     raises(TypeError, "numpy.ndarray", lower.tolist(), diag, upper, rhs)
     raises(TypeError, "numpy.ndarray", lower, diag, upper, rhs.tolist())
     raises(TypeError, "numpy.ndarray", lower, diag, upper, None)
