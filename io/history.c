@@ -442,19 +442,22 @@ static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33])
 }
 
 /* The text attribute name of the time variable var into att (size bytes,
- * NUL-terminated): true when it is there as text that fits. A calendar that
+ * NUL-terminated): true when it is there as text (mm_nc_att_text) that fits,
+ * with no NUL inside. A calendar that
  * is not there reads as CF's default, "standard" (histories of older
  * versions). */
 static bool mm_history_time_att(int nc, int var, const char *name, char *att, size_t size) {
-  size_t len = 0;
-  nc_type type;
+  char *text = NULL;
+  size_t n = 0;
+  int status;
   memset(att, 0, size);
-  if (nc_inq_att(nc, var, name, &type, &len) != NC_NOERR) {
-    if (strcmp(name, "calendar") != 0) return false;
-    snprintf(att, size, "standard");
-    return true;
-  }
-  return type == NC_CHAR && len < size && nc_get_att_text(nc, var, name, att) == NC_NOERR;
+  const mm_nc_text got = mm_nc_att_text(nc, var, name, &text, &n, &status);
+  const bool fits = got == MM_NC_TEXT_READ && n < size && strlen(text) == n;
+  const bool standard = got == MM_NC_TEXT_ABSENT && strcmp(name, "calendar") == 0;
+  if (fits) memcpy(att, text, n);
+  if (standard) snprintf(att, size, "standard");
+  free(text);
+  return fits || standard;
 }
 
 /* date (a run.start_date's form) into out with its time: a date with no
@@ -699,43 +702,20 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
  * none. NULL and a message in err for any other type (which
  * mm_history_check refuses before the file is written). */
 static char *mm_history_text(int nc, const char *p, size_t *n, mm_err *err) {
-  nc_type type;
-  size_t len = 0;
+  char *text = NULL;
+  int status = NC_NOERR;
   *err = MM_OK;
-  *n = 0;
-  if (nc_inq_att(nc, NC_GLOBAL, "history", &type, &len) != NC_NOERR) return calloc(1, 1);
-  if (type == NC_STRING && len == 1) {
-    char *str = NULL, *copy = NULL;
-    MM_NC_LOCAL(*err, MM_ERR_RUN, p, "reading history",
-                nc_get_att_string(nc, NC_GLOBAL, "history", &str));
-    if (*err == MM_OK) {
-      copy = strdup(str ? str : "");
-      if (!copy) *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p);
-      if (copy) *n = strlen(copy);
-    }
-    if (str) nc_free_string(1, &str);
-    return copy;
-  }
-  if (type != NC_CHAR) {
+  switch (mm_nc_att_text(nc, NC_GLOBAL, "history", &text, n, &status)) {
+  case MM_NC_TEXT_READ: return text;
+  case MM_NC_TEXT_ABSENT: return calloc(1, 1);
+  case MM_NC_TEXT_NOT_TEXT:
     *err = MM_ERROR(MM_ERR_INPUT, "%s: attribute history is not a text" MM_HISTORY_LEFT, p);
     return NULL;
+  case MM_NC_TEXT_NO_MEMORY: *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory", p); return NULL;
+  case MM_NC_TEXT_FAILED: break;
   }
-  char *text = calloc(len + 1, 1);
-  if (!text) {
-    *err = MM_ERROR(MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, len + 1);
-    return NULL;
-  }
-  if (len > 0)
-    MM_NC_LOCAL(*err, MM_ERR_RUN, p, "reading history",
-                nc_get_att_text(nc, NC_GLOBAL, "history", text));
-  if (*err != MM_OK) {
-    free(text);
-    return NULL;
-  }
-  while (len > 0 && text[len - 1] == '\0')
-    len--;
-  *n = len;
-  return text;
+  *err = mm_nc_fail(MM_ERR_RUN, __FILE__, __LINE__, p, "reading history", status);
+  return NULL;
 }
 
 /* One line more in the history attribute (CF): when and from which step the

@@ -52,27 +52,18 @@ static const char *const mm_salt_units[] = {"g/kg",
 
 /* Attribute `att` of var as text into buf (size bytes, NUL-terminated):
  * NC_CHAR, or one NC_STRING as netCDF4-python writes non-ASCII text. 0:
- * read; 1: absent; -1: present but not such a text, or too long. */
+ * read; 1: absent; -1: present but not such a text, too long, or with a NUL
+ * inside (NULs at its end are dropped). */
 static int mm_att_text(int nc, int var, const char *att, char *buf, size_t size) {
-  nc_type type;
-  size_t len = 0;
+  char *text = NULL;
+  size_t n = 0;
+  int status;
   buf[0] = '\0';
-  if (nc_inq_att(nc, var, att, &type, &len) != NC_NOERR) return 1;
-  if (type == NC_CHAR && len < size) {
-    if (nc_get_att_text(nc, var, att, buf) != NC_NOERR) return -1;
-    buf[len] = '\0';
-    return 0;
-  }
-  int got = -1;
-  if (type == NC_STRING && len == 1) {
-    char *str = NULL;
-    if (nc_get_att_string(nc, var, att, &str) == NC_NOERR && str && strlen(str) < size) {
-      snprintf(buf, size, "%s", str);
-      got = 0;
-    }
-    if (str) nc_free_string(1, &str);
-  }
-  return got;
+  const mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, &status);
+  const bool fits = got == MM_NC_TEXT_READ && n < size && strlen(text) == n;
+  if (fits) snprintf(buf, size, "%s", text);
+  free(text);
+  return fits ? 0 : got == MM_NC_TEXT_ABSENT ? 1 : -1;
 }
 
 /* CF's valid range of var: valid_range (two numbers), or valid_min and
@@ -125,7 +116,8 @@ static MM_NODISCARD mm_err mm_initial_units(int nc, const char *p, int var, cons
   const int got = mm_att_text(nc, var, "units", units, sizeof units);
   if (got == 1) return MM_OK;
   const bool text = got == 0;
-  MM_REQUIRE(text, MM_ERR_INPUT, "%s: %s: attribute units is not a text of under 128 characters", p,
+  MM_REQUIRE(text, MM_ERR_INPUT,
+             "%s: %s: attribute units is not a text (of under 128 characters, no NUL inside)", p,
              name);
   size_t k = 0;
   for (const unsigned char *c = (const unsigned char *)units; *c; c++)

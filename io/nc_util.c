@@ -108,6 +108,42 @@ mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name)
   return MM_OK;
 }
 
+mm_nc_text mm_nc_att_text(int nc, int var, const char *att, char **text, size_t *n, int *status) {
+  nc_type type;
+  size_t len = 0;
+  *text = NULL;
+  *n = 0;
+  *status = nc_inq_att(nc, var, att, &type, &len);
+  if (*status == NC_ENOTATT) {
+    *status = NC_NOERR;
+    return MM_NC_TEXT_ABSENT;
+  }
+  if (*status != NC_NOERR) return MM_NC_TEXT_FAILED;
+  if (type == NC_STRING && len == 1) {
+    char *str = NULL;
+    *status = nc_get_att_string(nc, var, att, &str);
+    if (*status == NC_NOERR) {
+      *text = strdup(str ? str : "");
+      *n = *text ? strlen(*text) : 0;
+    }
+    if (str) nc_free_string(1, &str);
+    return *status != NC_NOERR ? MM_NC_TEXT_FAILED : *text ? MM_NC_TEXT_READ : MM_NC_TEXT_NO_MEMORY;
+  }
+  if (type != NC_CHAR) return MM_NC_TEXT_NOT_TEXT;
+  char *buf = calloc(len + 1, 1);
+  if (!buf) return MM_NC_TEXT_NO_MEMORY;
+  if (len > 0) *status = nc_get_att_text(nc, var, att, buf);
+  if (*status != NC_NOERR) {
+    free(buf);
+    return MM_NC_TEXT_FAILED;
+  }
+  while (len > 0 && buf[len - 1] == '\0')
+    len--;
+  *text = buf;
+  *n = len;
+  return MM_NC_TEXT_READ;
+}
+
 mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
                         const char *what, int status) {
   char why[256] = "";

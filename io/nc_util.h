@@ -52,6 +52,22 @@ MM_NODISCARD mm_err mm_io_check_dim_names(int nc, const char *path, int var, con
  * nothing and pass. MM_ERR_INPUT naming the attribute. */
 MM_NODISCARD mm_err mm_io_check_unpacked(int nc, const char *path, int var, const char *name);
 
+/* What mm_nc_att_text found. */
+typedef enum {
+  MM_NC_TEXT_READ = 0,  /* read */
+  MM_NC_TEXT_ABSENT,    /* no such attribute */
+  MM_NC_TEXT_NOT_TEXT,  /* another type, or several strings */
+  MM_NC_TEXT_NO_MEMORY, /* its copy could not be allocated */
+  MM_NC_TEXT_FAILED     /* the library failed to read it: *status */
+} mm_nc_text;
+
+/* Attribute att of variable var (NC_GLOBAL for the file) of an open file as
+ * text: NC_CHAR, or one NC_STRING as netCDF4-python writes text that is not
+ * ASCII. *text (to free) holds *n bytes, NULs inside kept and those at its
+ * end dropped, then a NUL; NULL unless MM_NC_TEXT_READ. *status: the
+ * library's status of a failed read, NC_NOERR otherwise. */
+mm_nc_text mm_nc_att_text(int nc, int var, const char *att, char **text, size_t *n, int *status);
+
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
  * "<path>: <what>: <nc_strerror>" recorded at this file and line. */

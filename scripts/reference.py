@@ -896,8 +896,11 @@ def read_initial_file(path, grid):
                                   f"{var.shape}")
             units = var.getncattr("units") if "units" in var.ncattrs() else ""
             if not isinstance(units, str) or len(units.encode()) >= 128:
-                raise ConfigError(f"{path}: {name}: attribute units is not a text of under 128 "
-                                  "characters")
+                # (netCDF4-python drops the NULs of a text: one padded with
+                # them reads as the model reads it, one with a NUL inside as
+                # the texts joined, which no unit matches)
+                raise ConfigError(f"{path}: {name}: attribute units is not a text (of under "
+                                  "128 characters, no NUL inside)")
             key = "".join(c for c in units if c not in " _.^")
             key = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in key)
             standard = (var.getncattr("standard_name") if "standard_name" in var.ncattrs()

@@ -45,6 +45,9 @@ typedef enum {
   VALID_BOTH,    /* temp's valid_range beside valid_max */
   VALID_F32,     /* temp as float, its valid_max 20000.3 a double, one wet cell the
                     float nearest it (20000.30078): at the bound, read */
+  UNITS_PADDED,  /* temp's units "degC" padded with NULs to 200 bytes (a fixed-length
+                    string of a Fortran writer): read */
+  UNITS_NUL,     /* temp's units "degC", a NUL, "degF": not one text */
 } file_kind;
 
 /* The wet cell made bad by NAN_WET and FILL_WET: the middle column, level 1. */
@@ -106,6 +109,11 @@ static void make_file(const char *path, int cmode, file_kind kind, const mm_conf
     IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &valid_range[1]));
   const double f32_max = 20000.3; /* (float)20000.3 = 20000.30078 > 20000.3 */
   if (kind == VALID_F32) IO_NC(nc_put_att_double(nc, vt, "valid_max", NC_DOUBLE, 1, &f32_max));
+  if (kind == UNITS_PADDED || kind == UNITS_NUL) {
+    char units[200] = "degC";
+    if (kind == UNITS_NUL) memcpy(units + 5, "degF", 4);
+    IO_NC(nc_put_att_text(nc, vt, "units", kind == UNITS_NUL ? 9 : sizeof units, units));
+  }
   if (kind == UNITS_STR) {
     const char *celsius = "\xc2\xb0"
                           "C";
@@ -242,6 +250,8 @@ int main(int argc, char **argv) {
       {"valid_out.nc", NC_64BIT_OFFSET, VALID_OUT},
       {"valid_both.nc", NC_NETCDF4, VALID_BOTH},
       {"valid_f32.nc", NC_NETCDF4, VALID_F32},
+      {"units_padded.nc", NC_NETCDF4, UNITS_PADDED},
+      {"units_nul.nc", NC_64BIT_OFFSET, UNITS_NUL},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -328,6 +338,12 @@ int main(int argc, char **argv) {
     free(t);
     free(s);
   }
+  /* a text attribute padded with NULs is the text before them; one with a
+   * NUL inside is not one text */
+  expect_read(&cfg, &g, path[28]);
+  expect_refused(&g, path[29],
+                 (const char *const[]){"units_nul.nc", "temp: attribute units is not a text",
+                                       "no NUL inside", NULL});
 
   /* on a cubic grid, a file in another order has the right lengths: only the
    * names tell that it would be read transposed */
