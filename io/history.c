@@ -409,28 +409,30 @@ typedef struct {
  * config_hash, or for a history written before it carried one, the hash of
  * its configuration text. */
 static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33]) {
-  nc_type type;
-  size_t len = 0;
-  if (nc_inq_att(nc, NC_GLOBAL, "config_hash", &type, &len) == NC_NOERR) {
-    MM_REQUIRE(type == NC_CHAR && len >= 1 && len <= 32, MM_ERR_INPUT,
-               "%s: attribute config_hash is not a string" MM_HISTORY_LEFT, p);
-    int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
-    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
-    have[len] = '\0';
+  char *text = NULL;
+  size_t n = 0;
+  int status;
+  mm_nc_text got = mm_nc_att_text(nc, NC_GLOBAL, "config_hash", &text, &n, &status);
+  if (got != MM_NC_TEXT_ABSENT) {
+    const bool hash = got == MM_NC_TEXT_READ && n >= 1 && n <= 32 && strlen(text) == n;
+    if (hash) memcpy(have, text, n + 1);
+    free(text);
+    if (got == MM_NC_TEXT_FAILED)
+      return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", status);
+    MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
+    MM_REQUIRE(hash, MM_ERR_INPUT, "%s: attribute config_hash is not a string" MM_HISTORY_LEFT, p);
     return MM_OK;
   }
-  MM_REQUIRE(nc_inq_att(nc, NC_GLOBAL, "configuration", &type, &len) == NC_NOERR && type == NC_CHAR,
-             MM_ERR_INPUT,
+  got = mm_nc_att_text(nc, NC_GLOBAL, "configuration", &text, &n, &status);
+  if (got == MM_NC_TEXT_FAILED)
+    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "configuration", status);
+  MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
+  MM_REQUIRE(got == MM_NC_TEXT_READ, MM_ERR_INPUT,
              "%s: not a minimodel history: neither config_hash nor configuration" MM_HISTORY_LEFT,
              p);
-  char *text = malloc(len + 1);
-  MM_REQUIRE(text, MM_ERR_RUN, "%s: out of memory (%zu bytes)", p, len + 1);
-  int s = nc_get_att_text(nc, NC_GLOBAL, "configuration", text);
-  text[s == NC_NOERR ? len : 0] = '\0';
   mm_config c;
   mm_err err = mm_config_load_string(&c, p, text, NULL, 0);
   free(text);
-  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "configuration", s);
   if (err != MM_OK) {
     mm_error_clear();
     return MM_ERROR(

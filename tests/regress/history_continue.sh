@@ -184,19 +184,23 @@ run "${common[@]}" --set run.name=nulhist --set run.steps=24 \
 ncdump -h "$work/nulhist.nc" | grep -q ':history = "before\\000after\\n.*continued from step 12 by' ||
   fail "nulhist: the history attribute: $(ncdump -h "$work/nulhist.nc" | grep :history)"
 echo "ok: a history attribute with a NUL inside: its bytes kept, a line added"
-# time's units and calendar as NC_STRING (setncattr_string, a tool that
-# writes every text so): read as text (they were "not the run's")
+# every text attribute as NC_STRING (setncattr_string, as a tool may write
+# every text): read as text (time's units were "(none)", config_hash "not a
+# string")
 run "${common[@]}" --set run.name=strtime --set run.steps=20 || fail "strtime run"
 "$py" -c 'import sys, netCDF4
 with netCDF4.Dataset(sys.argv[1], "a") as d:
-    t = d["time"]
-    for a in ("units", "calendar"): t.setncattr_string(a, t.getncattr(a))' \
+    for o in [d] + list(d.variables.values()):
+        for a in o.ncattrs():
+            if isinstance(o.getncattr(a), str): o.setncattr_string(a, o.getncattr(a))' \
   "$work/strtime.nc" || fail "strtime: cannot set the attributes"
-ncdump -h "$work/strtime.nc" | grep -q 'string time:units' || fail "strtime: units is not NC_STRING"
+for a in 'string time:units' 'string :config_hash' 'string time:calendar'; do
+  ncdump -h "$work/strtime.nc" | grep -q "$a" || fail "strtime: not NC_STRING: $a"
+done
 run "${common[@]}" --set run.name=strtime --set run.steps=24 \
   --set initial.restart="$work/half.restart.nc" || fail "strtime: continued"
 cmp_nc "$work/straight.nc" "$work/strtime.nc" || fail "strtime: records differ from 24 steps straight"
-echo "ok: time's units and calendar of NC_STRING: continued"
+echo "ok: every text attribute of NC_STRING: continued"
 # another initial state (initial.* is not in config_hash): the history's
 # record of the restart step is not the restart's state
 run "${common[@]}" --set run.name=inits --set run.steps=20 --set initial.t_surface=25 ||
