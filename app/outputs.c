@@ -132,6 +132,41 @@ static void mm_output_path(const char *dir, const mm_config *cfg, int which,
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
  * and later[2c + 1] (initial.restart) are set to 1 + e for an input that an
  * earlier case e writes. */
+/* File `which` is written in place (the history, the lock file), not made
+ * anew (a .tmp: a file or link at its name removed first) or renamed into
+ * place. */
+static bool mm_output_in_place(int which) {
+  const char *suffix = mm_output_files[which].suffix;
+  const size_t len = strlen(suffix);
+  return !mm_output_files[which].renamed && (len < 4 || strcmp(suffix + len - 4, ".tmp") != 0);
+}
+
+/* The file that case cfg's file `which` in the resolved directory dir
+ * reaches, into out: its name, or for the history, written in place through
+ * a symbolic link at its name, the file the links lead to (resolved, also
+ * where it does not exist yet). */
+static void mm_output_target(const char *dir, const mm_config *cfg, int which,
+                             char out[MM_PATH_TEXT]) {
+  char at[MM_PATH_TEXT];
+  mm_output_path(dir, cfg, which, at);
+  if (strcmp(mm_output_files[which].suffix, ".nc") != 0) {
+    snprintf(out, MM_PATH_TEXT, "%s", at);
+    return;
+  }
+  struct stat st;
+  for (int hop = 0; hop < 40 && lstat(at, &st) == 0 && S_ISLNK(st.st_mode); hop++) {
+    char target[PATH_MAX], next[MM_PATH_TEXT];
+    const ssize_t len = readlink(at, target, sizeof target - 1);
+    if (len <= 0) break;
+    target[len] = '\0';
+    char *slash = strrchr(at, '/'); /* at is absolute */
+    if (slash) slash[1] = '\0';
+    snprintf(next, sizeof next, "%s%s", target[0] == '/' ? "" : at, target);
+    snprintf(at, sizeof at, "%s", next);
+  }
+  mm_resolve(at, out);
+}
+
 static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n,
                                             int *later) {
   char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
@@ -183,26 +218,57 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                        files[c], pa, mm_output_files[i].what);
     }
 
-  /* two cases, one file: in one directory, the same name; in two, files
-   * written in place that exist already and are one (a symbolic or hard
-   * link between them; a file renamed into place replaces the link) */
+  /* two cases, one file: in one directory, the same name; a history whose
+   * name is a symbolic link (written through it) to another case's file, or
+   * to one of its own case's, also where that does not exist yet; files
+   * written in place that exist already and are one (a hard link). A file
+   * renamed into place replaces a link at its name. */
+  char ta[MM_PATH_TEXT], tb[MM_PATH_TEXT];
   for (int a = 0; a < n && err == MM_OK; a++)
-    for (int b = a + 1; b < n && err == MM_OK; b++) {
-      const bool same_dir = mm_same_file(dirs[a], dirs[b]);
+    for (int b = a; b < n && err == MM_OK; b++) {
+      const bool same_dir = a == b || mm_same_file(dirs[a], dirs[b]);
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++)
-        for (int j = 0; j < MM_NOUTPUT && err == MM_OK; j++) {
-          if (!same_dir && (mm_output_files[i].renamed || mm_output_files[j].renamed)) continue;
+        for (int j = a == b ? i + 1 : 0; j < MM_NOUTPUT && err == MM_OK; j++) {
           mm_output_path(dirs[a], &cfgs[a], i, pa);
           mm_output_path(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, pb);
-          if (same_dir ? strcmp(pa, pb) != 0 : !mm_same_file(pa, pb)) continue;
-          err = MM_ERROR(MM_ERR_INPUT,
-                         "cases %d (%s) and %d (%s) would both write %s (output.dir = %s, "
+          mm_output_target(dirs[a], &cfgs[a], i, ta);
+          mm_output_target(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, tb);
+          const bool in_place = mm_output_in_place(i) && mm_output_in_place(j);
+          if (strcmp(ta, tb) != 0 && !(in_place && mm_same_file(pa, pb))) continue;
+          char via[MM_PATH_TEXT + 64] = ""; /* the link that leads there */
+          const char *link = strcmp(pa, ta) ? pa : strcmp(pb, tb) ? pb : NULL;
+          if (link) snprintf(via, sizeof via, " (through the symbolic link %s)", link);
+          if (a == b)
+            err = MM_ERROR(MM_ERR_INPUT,
+                           "%s: its %s and its %s would be one file, %s%s: remove the link, or "
+                           "give the case another run.name or output.dir",
+                           files[a], mm_output_files[i].what, mm_output_files[j].what, ta, via);
+          else
+            err =
+                MM_ERROR(MM_ERR_INPUT,
+                         "cases %d (%s) and %d (%s) would both write %s%s (output.dir = %s, "
                          "run.name = %s; output.dir = %s, run.name = %s): give one of them "
                          "another run.name or output.dir",
-                         a + 1, files[a], b + 1, files[b], pa, cfgs[a].output_dir, cfgs[a].run_name,
-                         cfgs[b].output_dir, cfgs[b].run_name);
+                         a + 1, files[a], b + 1, files[b], link ? ta : pa, via, cfgs[a].output_dir,
+                         cfgs[a].run_name, cfgs[b].output_dir, cfgs[b].run_name);
         }
     }
+
+  /* a case's output.dir that is (or is under) a file another case writes:
+   * the one fails when it comes to make it, after the other has run */
+  for (int c = 0; c < n && err == MM_OK; c++)
+    for (int e = 0; e < n && err == MM_OK; e++)
+      for (int i = 0; i < MM_NOUTPUT && err == MM_OK && e != c; i++) {
+        mm_output_path(dirs[e], &cfgs[e], i, pa);
+        const size_t len = strlen(pa);
+        if (strncmp(dirs[c], pa, len) != 0 || (dirs[c][len] != '\0' && dirs[c][len] != '/'))
+          continue;
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: output.dir = %s is %scase %d's (%s) %s (%s): give one of the cases "
+                       "another run.name or output.dir",
+                       files[c], cfgs[c].output_dir, dirs[c][len] ? "under " : "", e + 1, files[e],
+                       mm_output_files[i].what, pa);
+      }
 
   /* an input that is one of the case's own outputs, or another case's */
   for (int c = 0; c < n && err == MM_OK; c++) {

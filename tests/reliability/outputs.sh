@@ -65,8 +65,39 @@ duplicate)
   case_ini e.ini flat out2
   mkdir out2 && ln -s ../out/other.nc out2/flat.nc
   before=$(sums)
-  expect 2 "cases 1 \(e.ini\) and 2 \(d.ini\) would both write $work/out2/flat.nc" e.ini d.ini
+  expect 2 "cases 1 \(e.ini\) and 2 \(d.ini\) would both write $work/out/other.nc \(through the symbolic link $work/out2/flat.nc\)" e.ini d.ini
   [ "$(sums)" = "$before" ] || fail "e.ini d.ini: the refused run changed the files in out/"
+  # a history's name that is a link, in one directory, to another case's
+  # history (it was written through, exit 0: case 1's history held case 2's
+  # records), to another case's restart file, or to its own case's; in two
+  # directories, to a history not made yet (a dangling link)
+  case_ini h.ini linked out
+  ln -s other.nc out/linked.nc
+  before=$(sums)
+  expect 2 "cases 1 \(d.ini\) and 2 \(h.ini\) would both write $work/out/other.nc \(through the symbolic link $work/out/linked.nc\)" d.ini h.ini
+  [ "$(sums)" = "$before" ] || fail "d.ini h.ini: the refused run changed the files in out/"
+  ln -sf flat.restart.nc out/linked.nc
+  before=$(sums)
+  expect 2 "would both write $work/out/flat.restart.nc \(through the symbolic link $work/out/linked.nc\)" h.ini a.ini
+  [ "$(sums)" = "$before" ] || fail "h.ini a.ini: the refused run changed the files in out/"
+  ln -sf linked.restart.nc out/linked.nc
+  before=$(sums)
+  expect 2 "h.ini: its history file and its restart file would be one file, $work/out/linked.restart.nc \(through the symbolic link $work/out/linked.nc\)" h.ini
+  [ "$(sums)" = "$before" ] || fail "h.ini: the refused runs changed the files in out/"
+  case_ini i.ini fresh out5
+  case_ini j.ini late out6
+  mkdir out6 && ln -s ../out5/fresh.nc out6/late.nc
+  expect 2 "cases 1 \(i.ini\) and 2 \(j.ini\) would both write $work/out5/fresh.nc \(through the symbolic link $work/out6/late.nc\)" i.ini j.ini
+  [ ! -e out5 ] || fail "i.ini j.ini: something was written before the refusal"
+  rm out/linked.nc
+  before=$(sums)
+  # a case's output.dir that is another case's file, or under it (it failed
+  # with exit 1 after the other case had run)
+  case_ini k.ini k out/other.nc
+  expect 2 "k.ini: output.dir = out/other.nc is case 1's \(d.ini\) history file \($work/out/other.nc\)" d.ini k.ini
+  case_ini l.ini l out/other.timing.json/sub
+  expect 2 "l.ini: output.dir = out/other.timing.json/sub is under case 1's \(d.ini\) timing file" d.ini l.ini
+  [ "$(sums)" = "$before" ] || fail "k.ini, l.ini: the refused runs changed the files in out/"
   # a link at the name of a file renamed into place is no clash: the rename
   # replaces the link
   case_ini f.ini other2 out3
