@@ -401,6 +401,37 @@ static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *cons
   return err;
 }
 
+/* The files a case names (output.dir, initial.file, initial.restart) must
+ * be the same on every rank, which opens them together: a relative path
+ * names another file on a rank in another working directory (mpirun's
+ * -wdir, a launcher that starts ranks elsewhere), and the ranks then waited
+ * for each other for ever in MPI-IO's collective open. Each rank's resolved
+ * path is compared with rank 0's. Collective. */
+static MM_NODISCARD mm_err mm_cases_paths_same(const mm_config *cfgs, const char *const *files,
+                                               int n, MPI_Comm comm) {
+  mm_err err = MM_OK;
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    const char *const keys[3] = {"output.dir", "initial.file", "initial.restart"};
+    const char *const paths[3] = {cfgs[c].output_dir, cfgs[c].initial_file,
+                                  cfgs[c].initial_restart};
+    for (int k = 0; k < 3 && err == MM_OK; k++) {
+      if (!paths[k][0]) continue;             /* (the same on every rank: mm_cases_same) */
+      char mine[MM_PATH_TEXT], *first = NULL; /* first: rank 0's */
+      size_t len = 0;
+      mm_resolve(paths[k], mine);
+      err = mm_bcast_text(comm, mine, strlen(mine), &first, &len);
+      if (err == MM_OK && strcmp(mine, first) != 0)
+        err = MM_ERROR(MM_ERR_INPUT,
+                       "%s: %s = %s is %s here and %s on rank 0: the ranks run in other "
+                       "working directories; give an absolute path",
+                       files[c], keys[k], paths[k], mine, first);
+      free(first);
+      err = mm_agree(comm, err);
+    }
+  }
+  return err;
+}
+
 /* Rank 0's part of mm_streams_check. */
 static MM_NODISCARD mm_err mm_streams_rank0(const mm_config *cfgs, const char *const *files,
                                             int n) {
@@ -461,6 +492,7 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   MM_CHECK(mm_cases_same(cfgs, files, n, comm));
+  MM_CHECK(mm_cases_paths_same(cfgs, files, n, comm));
   int *later = calloc(2 * (size_t)n, sizeof *later);
   mm_err err = later ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
   if (err == MM_OK && rank == 0) err = mm_outputs_rank0(cfgs, files, n, later);

@@ -9,7 +9,10 @@
 #     0's command in the files (ranks of another version are refused too);
 #  2. one command, but a configuration file that reads otherwise on rank 1
 #     (here: each rank in a directory of its own, as after a file replaced
-#     while the run started): the first line that differs is named.
+#     while the run started): the first line that differs is named;
+#  3. the same file on each rank in a directory of its own, with a relative
+#     output.dir or initial.restart: the ranks would open other files
+#     together (they hung in MPI-IO's collective open).
 set -u
 mm="$1"; src="$2"; work="$3"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -61,4 +64,23 @@ cp A/c.ini B/c.ini
   >log 2>&1 || fail "the same file in two directories: exit $?"
 [ -f out/c.nc ] || fail "the same file in two directories: no history"
 echo "ok: the same file in two directories runs"
+
+# 3. a relative output.dir, or a relative initial.restart, in ranks' own
+# directories: other files on each rank
+sed "s|^dir = .*|dir = out|" A/c.ini >B/c.ini
+cp B/c.ini A/c.ini
+mkdir -p A/out B/out
+expect "minimodel: error: rank 1: c.ini: output.dir = out is $work/B/out here and $work/A/out on rank 0: the ranks run in other working directories; give an absolute path" \
+  -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini
+[ -z "$(find A/out B/out -mindepth 1)" ] || fail "a relative output.dir: something was written"
+"${mpi[@]}" -np 1 "$mm" --quiet --set output.dir="$work/r" --set output.restart_interval=4 \
+  A/c.ini >log 2>&1 || fail "a restart file: exit $?"
+cp r/c.restart.nc A/r.nc && cp r/c.restart.nc B/r.nc || fail "no restart file"
+sed -i "s|^dir = .*|dir = $work/rel|" A/c.ini
+printf '[initial]\nrestart = r.nc\n' >>A/c.ini
+cp A/c.ini B/c.ini
+expect "rank 1: c.ini: initial.restart = r.nc is $work/B/r.nc here and $work/A/r.nc on rank 0" \
+  -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini
+[ ! -e rel ] || fail "a relative initial.restart: something was written"
+echo "ok: a relative output.dir or initial.restart in ranks' own directories refused"
 echo ok
