@@ -27,7 +27,10 @@ and where the largest relative difference occurs, as named indices
 - Numbers of different types are compared by value, exactly (an integer
   against a float64 too: 2**53 + 1 is not 2**53), and the line names both
   types.
-- Variable-length and compound variables are compared for equality.
+- Variable-length and compound variables are compared for equality: of
+  the same type (a compound's fields of the same names, types and order),
+  a zero of one sign against one of the other a difference, NaN equal to
+  NaN.
 - String and character variables are compared for equality.
 - Integers are compared exactly, whatever their width and sign (an int64
   with a uint64 too: no difference is lost to an overflow or a rounding to
@@ -57,7 +60,10 @@ and where the largest relative difference occurs, as named indices
   too (a baseline that lost its fields would pass anything), and, with
   --records-of-b, so is a record of A from B's first step on whose step B
   lacks (a baseline cut short, or written at another interval, would pass
-  a run whose later records differ).
+  a run whose later records differ). With --records-of-b, a step that is
+  not a whole number, a record without a step (the fill value) and a step
+  that two records of one file hold (runs joined with the step they share
+  twice) are a usage error: a record could go uncompared.
 - Only the root group's variables are compared; a file with groups gets a
   warning (on standard error) that names them.
 
@@ -68,11 +74,13 @@ numpy and netCDF4 (run it with .venv/bin/python), 130 interrupted (Ctrl-C).
 """
 
 import argparse
+import math
 import os
 import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_nc_guard  # noqa: E402
 import mm_stdout  # noqa: E402
 
 try:
@@ -252,17 +260,25 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
 
 def plain(x):
     """x as nested lists and tuples of plain values (an element of a
-    variable-length variable is an array; a compound one a tuple)."""
+    variable-length variable is an array; a compound one a tuple); a float as
+    its value and sign, so that -0.0 and 0.0 differ, or "nan"."""
     if isinstance(x, np.ndarray):
         return [plain(e) for e in x.tolist()] if x.dtype == object else plain(x.tolist())
     if isinstance(x, (list, tuple)):
         return type(x)(plain(e) for e in x)
-    return x.item() if isinstance(x, np.generic) else x
+    x = x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, float):
+        return "nan" if x != x else (x, math.copysign(1.0, x))
+    return x
 
 
 def compare_other(name, va, vb, rows=None):
-    """Compare a variable-length or compound variable for equality; returns
-    (ok, line)."""
+    """Compare a variable-length or compound variable for equality (the same
+    type: a compound's fields of the same names, types and order; zeros of
+    each sign differ, NaN equals NaN); returns (ok, line)."""
+    ta, tb = va.datatype.dtype, vb.datatype.dtype
+    if ta != tb:
+        return False, f"{name}: FAIL: types differ: {type(va.datatype).__name__} of {ta} vs {tb}"
     a, b = np.asarray(va[...]), np.asarray(vb[...])
     if rows is not None:
         a = a[rows]
@@ -296,6 +312,32 @@ def compare_attributes(name, va, vb, line):
     if diffs:
         return False, f"{line}  FAIL: attributes differ: {'; '.join(diffs)}"
     return True, line
+
+
+def record_steps(path, var):
+    """The steps of a file's records (its step variable) as ints: each a
+    whole number, none missing (masked) and none twice; ValueError naming the
+    record otherwise."""
+    values = var[...]
+    mask = np.ma.getmaskarray(values).reshape(-1)
+    flat = np.ma.getdata(values).reshape(-1)
+    steps, seen = [], {}
+    for r, (v, masked) in enumerate(zip(flat, mask)):
+        if masked:
+            raise ValueError(f"{path}: record {r} has no step (its step is the fill value)")
+        try:
+            n = int(v)
+        except (TypeError, ValueError, OverflowError):
+            n = None
+        if n is None or n != v:
+            raise ValueError(f"{path}: record {r}: step = {v} is not a whole number")
+        if n in seen:
+            raise ValueError(f"{path}: records {seen[n]} and {r} both hold step {n} (runs "
+                             "joined with the step they share twice?): each step must be one "
+                             "record")
+        seen[n] = r
+        steps.append(n)
+    return steps
 
 
 def main(argv=None):
@@ -340,6 +382,9 @@ def main(argv=None):
             if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
                 raise OSError(f"not a regular file ({file_kind(path)})")
             datasets.append(netCDF4.Dataset(path, "r"))
+            problem = mm_nc_guard.read_problem(path)
+            if problem:
+                raise OSError(problem)
         except (OSError, RuntimeError, ValueError) as e:
             print(f"compare.py: {path}: cannot read: {e}", file=sys.stderr)
             return 2
@@ -360,11 +405,10 @@ def main(argv=None):
                       file=sys.stderr)
                 return 2
             try:
-                a_steps = [int(v) for v in np.asarray(va_all["step"][...])]
-                b_steps = [int(v) for v in np.asarray(vb_all["step"][...])]
-            except (TypeError, ValueError, OverflowError) as e:
-                print(f"compare.py: --records-of-b: a step is not a whole number: {e}",
-                      file=sys.stderr)
+                a_steps = record_steps(args.a, va_all["step"])
+                b_steps = record_steps(args.b, vb_all["step"])
+            except ValueError as e:
+                print(f"compare.py: --records-of-b: {e}", file=sys.stderr)
                 return 2
             rec_dim = va_all["step"].dimensions[0] if va_all["step"].dimensions else None
             if not b_steps:

@@ -42,6 +42,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_nc_guard  # noqa: E402
 import mm_stdout  # noqa: E402
 
 
@@ -135,6 +136,10 @@ def plot(argv=None):
         return 1
     if not (magic.startswith(b"CDF") or magic.startswith(b"\x89HDF")):
         print(f"plot_fields: {args.history}: not a NetCDF file", file=sys.stderr)
+        return 1
+    problem = mm_nc_guard.read_problem(args.history)  # xarray reads them as it opens
+    if problem:
+        print(f"plot_fields: {args.history}: cannot be read: {problem}", file=sys.stderr)
         return 1
     try:
         ds = xr.open_dataset(args.history)

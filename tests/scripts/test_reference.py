@@ -612,6 +612,26 @@ def test_compare_verdicts():
         rc, out, _ = verdict(f("h4"), f("nofields"), "--records-of-b", "--baseline")
         assert rc == 1 and "temp: FAIL: only in" in out and "the baseline" in out, \
             f"a baseline without temp: exit {rc}\n{out}"
+        # a step twice (runs joined: the second record went uncompared, exit
+        # 0), a record without a step (the fill value, compared as step
+        # -2147483647) and a step of 5.5 (read as 5) are refused
+        history(f("twice"), [0, 10, 20, 30, 30])
+        for a, b in ((f("twice"), f("b3")), (f("b3"), f("twice"))):
+            rc, out, err = verdict(a, b, "--records-of-b", "--baseline")
+            assert rc == 2 and "records 3 and 4 both hold step 30" in err, \
+                f"a step twice: exit {rc}\n{out}{err}"
+        with netCDF4.Dataset(f("nostep"), "w") as ds:
+            ds.createDimension("time", None)
+            ds.createVariable("step", "i4", ("time",))[0:2] = np.array([10, 20], "i4")
+            ds.createVariable("temp", "f8", ("time",))[0:4] = np.arange(4.0)
+        rc, out, err = verdict(f("nostep"), f("b3"), "--records-of-b")
+        assert rc == 2 and "record 2 has no step" in err, f"no step: exit {rc}\n{out}{err}"
+        with netCDF4.Dataset(f("half"), "w") as ds:
+            ds.createDimension("time", None)
+            ds.createVariable("step", "f8", ("time",))[:] = np.array([10.0, 20.5])
+        rc, out, err = verdict(f("half"), f("b3"), "--records-of-b")
+        assert rc == 2 and "record 1: step = 20.5 is not a whole number" in err, \
+            f"step 20.5: exit {rc}\n{out}{err}"
 
         # variable-length and compound variables; groups
         def vlen(path, rows):
@@ -632,6 +652,22 @@ def test_compare_verdicts():
             f"vlen and compound, the same file: exit {rc}\n{out}"
         rc, out, _ = verdict(f("vl"), f("vl2"))
         assert rc == 1 and "values differ, first at n=1" in out, f"vlen: exit {rc}\n{out}"
+        # a compound of its fields swapped, a vlen of 0.0 against -0.0 (both
+        # were "equal")
+        def typed(path, pair, zero):
+            with netCDF4.Dataset(path, "w") as ds:
+                ds.createDimension("n", 1)
+                ct = ds.createCompoundType(np.dtype(pair), "pair")
+                ds.createVariable("c", ct, ("n",))[:] = np.array([(1.0, 2.0)], dtype=pair)
+                vt = ds.createVLType(np.float64, "ragged")
+                ds.createVariable("v", vt, ("n",))[0] = np.array([zero, np.nan])
+            return path
+        typed(f("ts"), [("temp", "f8"), ("salt", "f8")], 0.0)
+        typed(f("st"), [("salt", "f8"), ("temp", "f8")], -0.0)
+        rc, out, _ = verdict(f("ts"), f("st"))
+        assert rc == 1 and "c: FAIL: types differ" in out and "v: FAIL: VLType values differ" in out, \
+            f"compound fields swapped, vlen -0.0: exit {rc}\n{out}"
+        assert verdict(f("st"), f("st"))[0] == 0, "NaN in a vlen against itself"
         one(f("grp"), [1.0, 2.0], extra=lambda ds: ds.createGroup("extra"))
         rc, out, err = verdict(f("one"), f("grp"))
         assert rc == 0 and "group(s) extra not compared" in err, f"groups: {rc}\n{err}"

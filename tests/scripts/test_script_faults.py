@@ -466,6 +466,25 @@ def test_bench_model_dry_run_creates_nothing():
 PLOT_FIELDS = os.path.join(SCRIPTS, "plot_fields.py")
 
 
+def test_crashing_variable():
+    """An HDF5 dataset of float16 (h5py), which the netCDF library presents
+    as strings and crashes on when it reads them (xarray does as it opens
+    the file): plot_fields.py exits 1 and compare.py 2, each with one line
+    naming the variable (both died with SIGSEGV)."""
+    import h5py
+    import numpy as np
+    with tempfile.TemporaryDirectory() as tmp:
+        half = os.path.join(tmp, "half.nc")
+        with h5py.File(half, "w") as f:
+            f["temp"] = np.full(3, 1.0, np.float16)
+        rc, out, err = py(PLOT_FIELDS, half, "-o", tmp)
+        assert rc == 1 and "the netCDF library crashed (signal 11, SIGSEGV) reading variable " \
+            "temp" in err and "Traceback" not in err, f"plot_fields: exit {rc}, {err[-800:]!r}"
+        rc, out, err = py(os.path.join(SCRIPTS, "compare.py"), half, half)
+        assert rc == 2 and f"compare.py: {half}: cannot read: the netCDF library crashed" in err \
+            and "Traceback" not in err, f"compare.py: exit {rc}, {err[-800:]!r}"
+
+
 def test_plot_fields_thin_grids():
     """Grids of one column, row or level (and 1x1x1) are valid histories:
     three PNGs, exit 0."""
