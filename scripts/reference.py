@@ -341,6 +341,7 @@ def load_config(path=None, overrides=(), text=None):
     if text is None:
         text = read_config_file(path)
     apply_file(cfg, text, name)
+    set_by = {}  # "section.key": the --set that gave it
     for ov in overrides:
         dot, eq = ov.find("."), ov.find("=")
         if dot < 0 or eq < 0 or dot > eq:
@@ -355,6 +356,10 @@ def load_config(path=None, overrides=(), text=None):
             raise ConfigError(f"--set {ov}: [{section}]: unknown section")
         if (section, key) not in KEY_TABLE:
             raise ConfigError(f"--set {ov}: {section}.{key}: unknown key")
+        if f"{section}.{key}" in set_by:
+            raise ConfigError(f"--set {set_by[f'{section}.{key}']} and --set {ov}: "
+                              f"{section}.{key} given twice")
+        set_by[f"{section}.{key}"] = ov
         if _NOT_TEXT_RE.search(value):
             raise ConfigError(f"--set: {section}.{key}: not valid UTF-8 text, or a control "
                               "character")
@@ -422,6 +427,35 @@ def validate_config(cfg, name):
         raise ConfigError(f"{name}: grid.{key} = {cfg['grid.' + key]:g}: the thinnest level "
                           f"({thinnest:g} m) must be >= {sys.float_info.min!r}, the smallest "
                           "normal double")
+    # each level thick enough for the vertical diffusion, and the top level's
+    # heating per step finite (the rest of check_levels() in mm_config.c)
+    key = "dz_surface" if cfg["grid.dz_surface"] > 0 else "depth"
+    h, _, _, dzw = levels(cfg)
+    kappa = np.float64(cfg["physics.kappa_v"]) + cfg["physics.kappa_convect"]  # m2/s
+    dt = np.float64(cfg["run.dt"])  # s
+    with np.errstate(all="ignore"):
+        for k in range(cfg["grid.nz"] - 1):
+            g_dt = dt / dzw[k]  # s/m
+            upper, lower = kappa * g_dt * (1.0 / h[k]), kappa * g_dt * (1.0 / h[k + 1])
+            if not (dzw[k] > 0 and np.isfinite([g_dt, upper, lower]).all()):
+                raise ConfigError(
+                    f"{name}: grid.{key} = {cfg['grid.' + key]:g}: level {k} too thin for the "
+                    "vertical diffusion: (physics.kappa_v + physics.kappa_convect) run.dt / (dz "
+                    f"h) = {lower if np.isfinite(upper) else upper:g}; use thicker levels")
+        q_top = dt * cfg["forcing.heat_flux"] / (cfg["physics.rho0"] * cfg["physics.cp"] * h[0])
+    if cfg["forcing.heat_flux"] != 0 and not np.isfinite(q_top):
+        raise ConfigError(f"{name}: forcing.heat_flux = {cfg['forcing.heat_flux']:g}: the heating "
+                          f"per step of the top level ({h[0]:g} m thick, physics.rho0 = "
+                          f"{cfg['physics.rho0']:g}, physics.cp = {cfg['physics.cp']:g}) is not "
+                          "finite")
+    # a periodic direction of fewer cells than the halo wraps onto the block
+    # itself (mm_grid_create() in model/mm_grid.c, on one rank as here)
+    for axis, cells, what in (("x", "nx", "columns"), ("y", "ny", "rows")):
+        if cfg[f"grid.periodic_{axis}"] and cfg[f"grid.{cells}"] < HALO:
+            raise ConfigError(f"grid.{cells} = {cfg[f'grid.{cells}']} with grid.periodic_{axis} "
+                              f"= true: the halo of {HALO} {what} wraps around onto the block "
+                              f"itself, which needs at least {HALO} {what}; use grid.{cells} >= "
+                              f"{HALO} or grid.periodic_{axis} = false")
     if cfg["initial.pattern"] == "mode" and cfg["initial.mode"] < 1:
         raise ConfigError(f"{name}: initial.mode = {cfg['initial.mode']}: must be >= 1 for the "
                           "mode pattern")

@@ -4,10 +4,13 @@ configuration file as the model does. Each file of test_reference.py's
 CONFIG_FILES (byte-order mark, CR, CR LF and mixed line ends, indented keys
 and headers, a section given twice, ...) resolves to the text that
 `minimodel --dry-run` prints, and each of REFUSED_FILES is refused by both
-with exit 2 and the same message. So the values test_reference.py states are
-the model's. Exit 0 or 1; 77 (skip) without numpy and netCDF4."""
+with exit 2 and the same message, and each of VALIDATED_FILES (keys that
+do not make a configuration together) with the same message but for the
+file's name and line. So the values test_reference.py states are the
+model's. Exit 0 or 1; 77 (skip) without numpy and netCDF4."""
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -76,10 +79,20 @@ def main():
             if m != r:
                 bad.append(f"{name}: minimodel exit {m[0]}:\n{m[1]}\nreference.py exit {r[0]}:\n"
                            f"{r[1]}")
+        for name, data, _want in cases.VALIDATED_FILES:
+            path = os.path.join(tmp, name + ".ini")
+            with open(path, "wb") as f:
+                f.write(data)
+            m, r = dry_run(model, path), reference(ref, path)
+            # the message without "FILE:LINE: " (the model) or "FILE: "
+            unplaced = [re.sub(r"^" + re.escape(path) + r"(:[0-9]+)?: ", "", x[1]) for x in (m, r)]
+            if m[0] != 2 or r[0] != 2 or unplaced[0] != unplaced[1]:
+                bad.append(f"{name}: minimodel exit {m[0]}:\n{m[1]}\nreference.py exit {r[0]}:\n"
+                           f"{r[1]}")
         bad += tdma_names(model, ref, tmp)
     for b in bad:
         print(b)
-    n = len(cases.CONFIG_FILES) + len(cases.REFUSED_FILES)
+    n = len(cases.CONFIG_FILES) + len(cases.REFUSED_FILES) + len(cases.VALIDATED_FILES)
     print(f"ok: reference.py reads {n} files as minimodel does" if not bad
           else f"{len(bad)} of {n} files read otherwise")
     return 1 if bad else 0

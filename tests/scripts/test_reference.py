@@ -942,6 +942,51 @@ CONFIG_FILES = [
     ("output_dir_blank_slash", b"[output]\ndir = x //\n", {"output.dir": "x /"}),
 ]
 # (name, file bytes, the model's message after "FILE")
+# Files whose keys each read but do not make a configuration together (the
+# checks across keys): refused by both with exit 2 and the same message, the
+# file's name and line (the model's origin of the key) aside. They were
+# read by reference.py, which ran them or blew up at step 1.
+VALIDATED_FILES = [
+    ("periodic_one_column", b"[grid]\nnx = 1\nperiodic_x = true\n",
+     "grid.nx = 1 with grid.periodic_x = true: the halo of 2 columns wraps around onto the "
+     "block itself"),
+    ("periodic_one_row", b"[grid]\nny = 1\nperiodic_y = true\n",
+     "grid.ny = 1 with grid.periodic_y = true: the halo of 2 rows wraps around"),
+    ("depth_too_thin", b"[grid]\nnx = 4\nny = 4\ndepth = 1e-300\n",
+     "grid.depth = 1e-300: level 0 too thin for the vertical diffusion"),
+    ("dz_surface_too_thin",
+     b"[grid]\nnx = 4\nny = 4\nnz = 4\ndz_surface = 1e-300\ndepth = 1e-290\n",
+     "grid.dz_surface = 1e-300: level 0 too thin for the vertical diffusion"),
+]
+
+
+def test_validated_files():
+    """VALIDATED_FILES are refused with their message (test_config_reader.py:
+    the model's too)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data, want in VALIDATED_FILES:
+            path = os.path.join(tmp, name + ".ini")
+            with open(path, "wb") as f:
+                f.write(data)
+            try:
+                ref.load_config(path)
+            except ref.ConfigError as e:
+                assert want in str(e), f"{name}: {e}"
+            else:
+                raise AssertionError(f"{name}: accepted")
+
+
+def test_set_twice():
+    """A key given twice with --set is refused, whatever the values, as the
+    model does (cli.set_twice); the last one was taken."""
+    try:
+        config("grid.nx=1", "grid.nx=8")
+    except ref.ConfigError as e:
+        assert "--set grid.nx=1 and --set grid.nx=8: grid.nx given twice" in str(e), str(e)
+    else:
+        raise AssertionError("grid.nx given twice: accepted")
+
+
 REFUSED_FILES = [
     ("repeated_section_same_key", b"[grid]\nnx = 5\n[grid]\nnx = 6\n",
      ":4: grid.nx: duplicate key (first set on line 2)"),
