@@ -109,6 +109,50 @@ static char *printable(const char *text) {
   return out;
 }
 
+/* The command line argv[0..argc) as a shell reads it back (malloc'd, NULL
+ * when out of memory): an argument of letters, digits and _@%+=:,./- as it
+ * is; one with a control character in bash's $'...' (\n, \t, \xNN); any
+ * other (blanks, quotes, $, *, an empty one) in '...', a ' in it as '\''.
+ * So the files' history attribute can be pasted into a shell, and stays one
+ * line. */
+static char *shell_words(int argc, char **argv) {
+  size_t n = 1;
+  for (int a = 0; a < argc; a++)
+    n += 4 * strlen(argv[a]) + 4; /* \xNN per byte at most, quotes, a blank */
+  char *out = malloc(n), *o = out;
+  for (int a = 0; a < argc && out; a++) {
+    const unsigned char *w = (const unsigned char *)argv[a];
+    bool plain = *w != '\0', control = false;
+    for (const unsigned char *c = w; *c; c++) {
+      plain = plain && (isalnum(*c) || strchr("_@%+=:,./-", *c));
+      control = control || *c < ' ' || *c == 0x7f;
+    }
+    if (a) *o++ = ' ';
+    if (plain) {
+      o += sprintf(o, "%s", (const char *)w);
+      continue;
+    }
+    o += sprintf(o, control ? "$'" : "'");
+    for (const unsigned char *c = w; *c; c++) {
+      if (!control && *c == '\'')
+        o += sprintf(o, "'\\''");
+      else if (control && (*c == '\'' || *c == '\\'))
+        o += sprintf(o, "\\%c", *c);
+      else if (control && *c == '\n')
+        o += sprintf(o, "\\n");
+      else if (control && *c == '\t')
+        o += sprintf(o, "\\t");
+      else if (control && (*c < ' ' || *c == 0x7f))
+        o += sprintf(o, "\\x%02x", *c);
+      else
+        *o++ = (char)*c;
+    }
+    *o++ = '\'';
+  }
+  if (out) *o = '\0';
+  return out;
+}
+
 /* Report the recorded error once, on rank 0 (the ranks have agreed on it,
  * mm_agree, so every rank holds the same message), on one line: its control
  * characters (from a file name or a value) written as printable() does, so
@@ -251,16 +295,7 @@ int main(int argc, char **argv) {
 
   mm_run_options opt = {.version = MINIMODEL_VERSION};
   /* the command line, as the files' history attribute gives it */
-  size_t command_len = 1;
-  for (int a = 0; a < argc; a++)
-    command_len += strlen(argv[a]) + 1;
-  char *joined = calloc(command_len, 1);
-  for (int a = 0; a < argc && joined; a++) {
-    if (a) strcat(joined, " ");
-    strcat(joined, argv[a]);
-  }
-  char *command = joined ? printable(joined) : NULL;
-  free(joined);
+  char *command = shell_words(argc, argv);
   /* rank 0's on every rank: the ranks write it together into the files'
    * history attribute, and the program's name may differ between them (a
    * link, a relative path) */

@@ -5,7 +5,8 @@
 #   - <name>.resolved.ini holds every key (as many as --config-reference
 #     lists); running it, on another rank count and into another output.dir,
 #     gives the same history, records and bits;
-#   - the history's `history` attribute holds the command line;
+#   - the history's `history` attribute holds the command line, quoted so
+#     that a shell reads back the same words (a blank, a quote, a newline);
 #   - a restart refused for another configuration names every key that
 #     differs, with both values;
 #   - a continuation with other initial.* keys (which a restart replaces) is
@@ -32,6 +33,24 @@ echo "ok: resolved.ini ($keys keys) reproduces the case on another rank count"
 ncdump -h "$work/a/gyre_bowl.nc" | grep -q ':history = ".*: created by minimodel .*: .*--set physics.kappa_h=30' ||
   fail "the history attribute lacks the command line"
 echo "ok: the command line is in the history attribute"
+# words with a blank, a quote and a newline read back by bash as they were
+# given (they were joined with blanks: the date and time two words)
+odd="$work/it's here" ini_odd="$work/it's here/f"$'\n'"l.ini" # (output.dir refuses a newline)
+mkdir -p "$odd" && cp "$src/configs/flat.ini" "$ini_odd" || fail "cannot make $ini_odd"
+run 1 --set output.dir="$odd" --set "run.start_date=2001-02-28 06:00:00" --set run.steps=2 \
+  --set grid.nx=8 --set grid.ny=8 "$ini_odd" || fail "the run with odd words"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as d: print(d.history.split(": ", 2)[2])' "$odd/flat.nc" \
+  >"$work/command" || fail "cannot read the history attribute"
+[ "$(wc -l <"$work/command")" = 1 ] || fail "the command is not one line: $(cat "$work/command")"
+eval "words=($(cat "$work/command"))"
+want=("$mm" --quiet --set output.dir="$odd" --set "run.start_date=2001-02-28 06:00:00" --set \
+  run.steps=2 --set grid.nx=8 --set grid.ny=8 "$ini_odd")
+[ "${#words[@]}" = "${#want[@]}" ] || fail "${#words[@]} words read back, ${#want[@]} given: $(cat "$work/command")"
+for i in "${!want[@]}"; do
+  [ "${words[$i]}" = "${want[$i]}" ] || fail "word $i read back as '${words[$i]}', given '${want[$i]}'"
+done
+echo "ok: the command line reads back in a shell: $(cat "$work/command")"
 
 # another configuration: every differing key named, with both values
 run 1 --set output.dir="$work/c" --set physics.kappa_h=40 --set grid.dz_surface=100 \
