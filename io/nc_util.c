@@ -361,8 +361,11 @@ void mm_io_hash_text(const mm_config *cfg, char text[17]) {
 /* Open MPI's MPI-IO keeps, while a file is open, a lock file
  * `<file>-<job>-<pid>.lock` beside it (the shared file pointer's component
  * `lockedfile`, main.c; pid: that of the communicator's rank 0), removed at
- * close (mm_io.h). Names are compared, not matched as a pattern (a path may
- * hold '*' or '['). */
+ * close (mm_io.h). Under mpirun the job is the one mpirun gives in
+ * OMPI_MCA_ess_base_jobid, so that the lock of another job whose rank had
+ * this pid (on another node, beside a file of the same name) is left; a
+ * singleton's job is not told, and any is taken. Names are compared, not
+ * matched as a pattern (a path may hold '*' or '['). */
 void mm_io_remove_mpi_lock(const char *path) {
   const char *slash = strrchr(path, '/');
   const char *base = slash ? slash + 1 : path;
@@ -379,6 +382,7 @@ void mm_io_remove_mpi_lock(const char *path) {
   char tail[64]; /* "-<pid>.lock" */
   snprintf(tail, sizeof tail, "-%ld.lock", (long)getpid());
   const size_t base_len = strlen(base), tail_len = strlen(tail);
+  const char *our_job = getenv("OMPI_MCA_ess_base_jobid"); /* NULL: a singleton */
   DIR *d = opendir(dir);
   if (!d) return;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
@@ -388,8 +392,12 @@ void mm_io_remove_mpi_lock(const char *path) {
         name[base_len] != '-' || strcmp(name + len - tail_len, tail) != 0)
       continue;
     bool job = true; /* the job id between: digits */
-    for (const char *c = name + base_len + 1; c < name + len - tail_len; c++)
+    const char *job_from = name + base_len + 1;
+    const size_t job_len = len - tail_len - base_len - 1;
+    for (const char *c = job_from; c < job_from + job_len; c++)
       job = job && *c >= '0' && *c <= '9';
+    if (our_job && *our_job)
+      job = job && strlen(our_job) == job_len && strncmp(job_from, our_job, job_len) == 0;
     char lock[PATH_MAX];
     struct stat st;
     if (job && mm_dir_file(lock, sizeof lock, dir, name, "") < (int)sizeof lock &&

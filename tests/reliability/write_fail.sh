@@ -54,6 +54,9 @@ limited() {
   timeout -k 10 $((usual + 120)) "${mpi[@]}" "$py" -c '
 import os, resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+plant = os.environ.get("PLANT_MPI_LOCK")  # a lock of another job, with the pid of this rank
+if plant:
+    open(plant + "-1-" + str(os.getpid()) + ".lock", "w").close()
 if sys.argv[1] != "unlimited":
     limit = int(sys.argv[1]) * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -77,11 +80,16 @@ ended() {
 }
 # no_mpi_lock DIR: no lock file of Open MPI's MPI-IO (<file>-<job>-<pid>.lock)
 # left beside the files, though the run ended without closing a file that
-# failed inside HDF5 (it was left)
+# failed inside HDF5 (it was left); those of another job (job 1, planted
+# with the ranks' pids by `limited` where PLANT_MPI_LOCK names the file)
+# left as they were
 no_mpi_lock() {
-  local left
-  left=$(ls "$1" | grep -E -- '-[0-9]+-[0-9]+\.lock$')
+  local left planted
+  left=$(ls "$1" | grep -E -- '-[0-9]+-[0-9]+\.lock$' | grep -vE -- '-1-[0-9]+\.lock$')
   [ -z "$left" ] || fail "left beside the outputs: $left"
+  planted=$(ls "$1" | grep -cE -- '-1-[0-9]+\.lock$')
+  [ -z "${PLANT_MPI_LOCK:-}" ] || [ "$planted" = "$np" ] ||
+    fail "$planted of the $np locks of another job left (removed with the run's own)"
 }
 step_of() { ncdump -h "$1" | sed -n 's/^[[:space:]]*:step = \([0-9]*\)LL ;/\1/p'; }
 # records FILE REFERENCE: FILE reads; its records are the first ones of
@@ -139,6 +147,7 @@ history | in_library | disk_full)
     limited 1400 "${set_[@]}" --set run.name=flat "$ini"
     ended "$work/flat.nc" "cannot reserve [0-9.]+ MiB for the next write: File too large"
   else
+    export PLANT_MPI_LOCK="$out/flat.nc"
     MINIMODEL_FAULT_NO_RESERVE=1 limited 200 "${set_[@]}" --set run.name=flat "$ini"
     ended "$work/flat.nc" "NetCDF: HDF error \(file-size limit [0-9]+ bytes, the file has [0-9]+\)"
   fi
