@@ -28,7 +28,10 @@
 #     history (the damaged file): 143, rank 1's line (it waited for rank 0,
 #     with no watch, until the read's time limit, and the signal was lost);
 # 10. mpirun -np 2, SIGTERM to rank 1 alone during rank 0's own read of the
-#     history, no time limit: 143 (it hung).
+#     history, no time limit: 143 (it hung);
+# 11. no signal: the test read of the history (the damaged file) at its
+#     time limit: exit 2 naming the history, which is left as it was, the
+#     lock released, no test read left running.
 # A read ended by the watchdog leaves no MPI-IO lock file beside the input
 # (loop.nc-<job>-<pid>.lock, Open MPI's: the rank removes its own before it
 # exits).
@@ -249,4 +252,19 @@ signal "SIGTERM to rank 1 of 2 during rank 0's own read of the history" TERM \
   "$(echo "$ranks" | tail -1)" 143 \
   "stopped by SIGTERM (rank 1) in case flat while rank 0 was reading .*out10/flat.nc" out10/flat.lock
 cmp -s history10.nc out10/flat.nc || fail "the history was changed"
+echo "ok: the history unchanged"
+
+# 11. the history's test read (the damaged file) at its time limit, no signal
+"$mm" --quiet --set run.steps=2 --set output.restart_interval=2 --set output.dir=out11 "$flat" \
+  >log 2>&1 || fail "making the restart"
+cp loop.nc out11/flat.nc
+t0=$(date +%s)
+MINIMODEL_READ_TIMEOUT=2 timeout -k 5 120 "$mm" --set initial.restart="$work/out11/flat.restart.nc" \
+  --set output.dir=out11 "$flat" >log 2>&1
+rc=$?
+judge "the history's test read at its time limit" $rc 2 \
+  "error (rank 0): .*out11/flat.nc: still not read after 2 s" $(($(date +%s) - t0)) out11/flat.lock
+for _ in $(seq 50); do pgrep -f "minimodel-probe $work/out11/flat.nc" >/dev/null || break; sleep 0.1; done
+! pgrep -f "minimodel-probe $work/out11/flat.nc" >/dev/null || fail "a test read of the history is left"
+cmp -s loop.nc out11/flat.nc || fail "the history was changed"
 echo "ok: the history unchanged"
