@@ -202,13 +202,14 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
    * (mm_config_name_origin): ranks_x or ranks_y where the configuration
    * fixed the one that does not fit, else nx or ny */
   if (g->px > g->nx || g->py > g->ny) {
-    const bool x = g->px > g->nx, fixed = x ? asked[1] > 0 : asked[0] > 0;
+    const bool x = g->px > g->nx;                       /* else y */
+    const bool fixed = x ? asked[1] > 0 : asked[0] > 0; /* by grid.ranks_x or _y */
+    const char *key = x ? (fixed ? "ranks_x" : "nx") : (fixed ? "ranks_y" : "ny");
+    const int value = x ? (fixed ? g->px : g->nx) : (fixed ? g->py : g->ny);
     return MM_ERROR(MM_ERR_INPUT,
                     "grid.%s = %d: decomposition %d x %d ranks does not fit the grid of %d x %d "
                     "columns (more ranks along %s than %s); %s",
-                    fixed ? (x ? "ranks_x" : "ranks_y") : (x ? "nx" : "ny"),
-                    fixed ? (x ? g->px : g->py) : (x ? g->nx : g->ny), g->px, g->py, g->nx, g->ny,
-                    x ? "x" : "y", x ? "columns" : "rows",
+                    key, value, g->px, g->py, g->nx, g->ny, x ? "x" : "y", x ? "columns" : "rows",
                     fixed ? "use fewer ranks along it" : "run on fewer ranks");
   }
   int periods[2] = {g->periodic_y, g->periodic_x};
