@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mm_bandwidth.h"
@@ -153,6 +154,45 @@ static char *shell_words(int argc, char **argv) {
   return out;
 }
 
+/* A process started without a launcher (a singleton) has Open MPI make its
+ * session directory in MPI_Init, under orte_tmpdir_base, else TMPDIR, TEMP,
+ * TMP, /tmp (the first set): one that cannot be made there (the variable
+ * names a file, a path under a file, or a place not writable) ended
+ * MPI_Init with pages of Open MPI's errors and exit 1. The message for such
+ * a directory into buf, or NULL where it is, or can be made. */
+static const char *tmpdir_problem(char *buf, size_t size) {
+  static const char *const vars[] = {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"};
+  const char *var = NULL, *dir = NULL;
+  for (size_t v = 0; v < sizeof vars / sizeof vars[0] && !dir; v++)
+    if (getenv(vars[v]) && getenv(vars[v])[0]) var = vars[v], dir = getenv(vars[v]);
+  if (!dir) return NULL; /* /tmp */
+  char at[4096];         /* dir, or the part of it that exists */
+  snprintf(at, sizeof at, "%s", dir);
+  struct stat st;
+  int got;
+  while ((got = stat(at, &st)) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    char *slash = strrchr(at, '/');
+    if (!slash && !strcmp(at, ".")) break; /* the working directory removed */
+    if (!slash)
+      snprintf(at, sizeof at, "."); /* a relative name: made in the working directory */
+    else if (slash == at)
+      slash[1] = '\0'; /* "/" */
+    else
+      *slash = '\0';
+  }
+  if (got != 0) {
+    snprintf(buf, size, "%s = %s: %s: %s", var, dir, at, strerror(errno));
+    return buf;
+  }
+  if (!S_ISDIR(st.st_mode))
+    snprintf(buf, size, "%s = %s: %s is not a directory", var, dir, at);
+  else if (access(at, W_OK | X_OK) != 0)
+    snprintf(buf, size, "%s = %s: %s is not writable (%s)", var, dir, at, strerror(errno));
+  else
+    return NULL;
+  return buf;
+}
+
 /* Report the recorded error once, on rank 0 (the ranks have agreed on it,
  * mm_agree, so every rank holds the same message), on one line: its control
  * characters (from a file name or a value) written as printable() does, so
@@ -254,6 +294,15 @@ int main(int argc, char **argv) {
    * user's (docs/reliability.md). */
   const bool launched = mm_under_launcher(); /* before MPI_Init sets its variables */
   if (!launched) setenv("PMIX_MCA_gds", "hash", 0);
+  char tmp_why[4096 + 256];
+  const char *tmp_bad = launched ? NULL : tmpdir_problem(tmp_why, sizeof tmp_why);
+  if (tmp_bad) {
+    fprintf(stderr,
+            "minimodel: error: %s: MPI keeps its session files there; set it to a writable "
+            "directory\n",
+            tmp_bad);
+    return MM_ERR_INPUT;
+  }
   mm_signal_defer(); /* until mm_signal_install, after MPI_Init */
   /* the one fault hook read before MPI_Init (the others: mm_settings.h): a
    * stop signal that arrives now, held back while MPI starts */
