@@ -1,5 +1,6 @@
-/* The stop signals, SIGTERM, SIGINT, SIGHUP, SIGQUIT, and those batch
- * systems send before a kill (SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM): a
+/* The stop signals, SIGTERM, SIGINT, SIGHUP, SIGQUIT, those batch systems
+ * send before a kill (SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM) and a failing
+ * power supply's (SIGPWR): a
  * handler records the signal, and the time
  * loop (app/run.c) stops every rank at the next step boundary, closes the
  * files and ends with exit status 128 + N (docs/reliability.md, "Signals"). */

@@ -15,11 +15,16 @@ static void mm_signal_handler(int signo) {
   if (mm_signal_first == 0) mm_signal_first = signo;
 }
 
-/* The stop signals: those of a user and a terminal, and those a batch
- * system sends before it kills a job (SGE's notification, SIGUSR1 and
- * SIGUSR2; a soft CPU-time limit, SIGXCPU; an alarm). */
-static const int mm_stop_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,
-                                      SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM};
+/* The stop signals: those of a user and a terminal, those a batch system
+ * sends before it kills a job (SGE's notification, SIGUSR1 and SIGUSR2; a
+ * soft CPU-time limit, SIGXCPU; an alarm), and a failing power supply's
+ * (SIGPWR, from a UPS daemon through init, where the system has it). */
+static const int mm_stop_signals[] = {
+    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM,
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+};
 #define MM_N_STOP_SIGNALS (sizeof mm_stop_signals / sizeof mm_stop_signals[0])
 
 static void mm_stop_signal_set(sigset_t *set) {
@@ -79,6 +84,9 @@ const char *mm_signal_name(int signo) {
   case SIGUSR2: return "SIGUSR2";
   case SIGXCPU: return "SIGXCPU";
   case SIGALRM: return "SIGALRM";
+#ifdef SIGPWR
+  case SIGPWR: return "SIGPWR";
+#endif
   default: return "a signal";
   }
 }

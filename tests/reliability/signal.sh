@@ -7,8 +7,9 @@
 # the bits of an uninterrupted run; the lock file is gone.
 #  1. one process without mpirun: SIGTERM, SIGINT, SIGHUP (143, 130, 129),
 #     SIGQUIT and the signals of batch systems before a kill: SIGUSR1,
-#     SIGUSR2, SIGXCPU, SIGALRM (131, 138, 140, 152, 142: they killed the
-#     process with no word, leaving the lock and no restart of the stop);
+#     SIGUSR2, SIGXCPU, SIGALRM, and a failing power supply's SIGPWR (131,
+#     138, 140, 152, 142, 158: they killed the process with no word,
+#     leaving the lock and no restart of the stop);
 #  2. mpirun -np 1 and -np 2, SIGTERM and SIGINT to mpirun (Open MPI sends
 #     its ranks SIGTERM: 143 on every rank);
 #  3. mpirun -np 2, SIGTERM to rank 1 alone: both ranks stop after the same
@@ -84,7 +85,7 @@ statuses() {
 }
 
 # 1. one process, no launcher
-for sig in TERM INT HUP QUIT USR1 USR2 XCPU ALRM; do
+for sig in TERM INT HUP QUIT USR1 USR2 XCPU ALRM PWR; do
   code=$((128 + $(kill -l $sig)))
   name=direct_$sig
   timeout -k 5 120 "$mm" "${common[@]}" "${endless[@]}" --set run.name=$name "$ini" >"$work/log" 2>&1 &
