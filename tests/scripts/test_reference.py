@@ -127,7 +127,8 @@ def test_heat_flux():
     steps, dt = 60, 4000.0
     for Q in (-400.0, 250.0):
         cfg = config(*CONSERVING, f"forcing.heat_flux={Q}", f"run.steps={steps}",
-                     f"run.dt={dt}", "output.interval=20")
+                     "output.interval=20")
+        assert cfg["run.dt"] == dt, cfg["run.dt"]  # CONSERVING's
         grid = ref.Grid(cfg)
         area = np.count_nonzero(grid.kmt) * cfg["grid.dx"] * cfg["grid.dy"]
         d0 = initial_diagnostics(cfg)
