@@ -10,15 +10,31 @@ count in the data) and a dot at 1 thread; a black tick marks the bandwidth
 floor (bytes / STREAM triad of the same run, at the same thread count as the
 bars). Log scale: the backends span three orders of magnitude. Lines that are
 not JSON objects are ignored, so raw benchmark logs can be passed as they are.
+JSON objects that are not timing results are skipped, with a note on standard
+error (per file: how many, and the first one's line): a result has backend,
+mode (solve or fused), precision (double or single), systems, levels and
+threads (whole numbers >= 1), and ms or median_ms (a number > 0); floor_ms,
+stream_gbps and paired_floor_ratio, where present, are numbers >= 0 (0: not
+measured). So the
+lines of `tdma-bench --list --json` and of scripts/bench_peers.py
+(docs/bench_peers.jsonl: peers, not backends and modes) are not results.
 Lines may carry a "run" label (docs/tdma_bench.jsonl holds two runs): --run
 keeps one run (default: the last label in the input); where a result occurs
 twice the later line wins.
 With --markdown it also prints the tables of docs/performance.md: per shape,
 median time and its ratio to the paired bandwidth floor for every backend,
 thread count, precision and mode.
+Exit status: 0 written, 2 usage or input (one line: an input that cannot be
+read, no result in the input, or none for --run; an -o that cannot be
+written, which is then removed, not left half-written; the tables or the
+name of the picture that cannot be printed, standard output on a full disk;
+a reader that went away, as `| head` does, is no fault), 130 interrupted
+(Ctrl-C).
 """
 import argparse
 import json
+import math
+import os
 import sys
 
 import matplotlib
@@ -26,24 +42,67 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_stdout  # noqa: E402
+
 ORDER = ["simd", "omp", "reference", "lapack", "numpy"]
 COLORS = {"simd": "#1b9e77", "omp": "#7570b3", "reference": "#d95f02", "lapack": "#e7298a",
           "numpy": "#666666"}
 
 
+def is_number(v, whole=False, zero=False):
+    """A finite JSON number > 0 (not true/false); with whole, an integer;
+    with zero, 0 too."""
+    if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v)) and (v > 0 or (zero and v == 0))
+    except OverflowError:
+        return False
+
+
+def is_result(r):
+    """Whether r (a parsed JSON object) is a timing result this script can
+    plot (the keys in the docstring)."""
+    return (isinstance(r.get("backend"), str) and r.get("mode") in ("solve", "fused")
+            and r.get("precision") in ("double", "single")
+            and all(is_number(r.get(k), whole=True) for k in ("systems", "levels", "threads"))
+            and is_number(r.get("median_ms", r.get("ms")))
+            and all(is_number(r[k], zero=True) for k in ("floor_ms", "stream_gbps",
+                                                          "paired_floor_ratio") if k in r))
+
+
 def load(paths):
-    rows = []
+    """The results of the files, and (path, count, first line) of the JSON
+    objects skipped in each; SystemExit(2) with one line when a file cannot
+    be read."""
+    rows, notes = [], []
     for path in paths:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-    return rows
+        skipped = []
+        try:
+            # errors="replace": a raw log's stray bytes are on lines that are skipped anyway
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    line = line.strip()
+                    if not line.startswith("{"):
+                        continue
+                    try:
+                        r = json.loads(line)
+                    except (ValueError, RecursionError):
+                        continue
+                    if not isinstance(r, dict):
+                        continue
+                    if is_result(r):
+                        rows.append(r)
+                    else:
+                        skipped.append(number)
+        except OSError as e:
+            print(f"plot_tdma_bench.py: {path}: cannot be read: {e.strerror or e}",
+                  file=sys.stderr)
+            sys.exit(2)
+        if skipped:
+            notes.append((path, len(skipped), skipped[0]))
+    return rows, notes
 
 
 def median_ms(r):
@@ -100,22 +159,36 @@ def main(argv=None):
     p.add_argument("--markdown", action="store_true", help="also print the tables")
     p.add_argument("--run", help='keep only lines with this "run" label')
     args = p.parse_args(argv)
-    rows = load(args.results)
+    rows, notes = load(args.results)
     labels = [r["run"] for r in rows if "run" in r]
     run = args.run or (labels[-1] if labels else None)
     if run is not None:
         rows = [r for r in rows if r.get("run", run) == run]
-    if not rows:
-        p.error("no JSON lines in the input" + (f" for run {run}" if run else ""))
+    skipped = sum(n for _, n, _ in notes)
+    if not rows:  # one line, which counts the lines skipped
+        print("plot_tdma_bench.py: no tdma-bench results in the input"
+              + (f" for run {run}" if run else "")
+              + (f" ({skipped} JSON line(s) skipped: not results, without backend, mode, "
+                 "precision, systems, levels, threads or ms)" if skipped else ""),
+              file=sys.stderr)
+        return 2
+    for path, n, first in notes:
+        print(f"plot_tdma_bench.py: {path}: skipped {n} JSON line(s) that are not tdma-bench "
+              f"results (the first: line {first})", file=sys.stderr)
+    # the reader going away (| head) is no fault; tables that cannot be
+    # written (a full disk) are exit 2
     if args.markdown:
-        print(markdown(rows))
+        problem = mm_stdout.print_lines([markdown(rows)])
+        if problem:
+            print(f"plot_tdma_bench.py: cannot write the tables: {problem}", file=sys.stderr)
+            return 2
 
     precisions = [x for x in ("double", "single") if any(r["precision"] == x for r in rows)]
     modes = [x for x in ("solve", "fused") if any(r["mode"] == x for r in rows)]
     shapes = sorted({(r["systems"], r["levels"]) for r in rows}, key=lambda s: s[0] * s[1])
     backends = [b for b in ORDER if any(r["backend"] == b for r in rows)]
     backends += sorted({r["backend"] for r in rows} - set(backends))
-    tmax = max(r["threads"] for r in rows if r["backend"] != "numpy")
+    tmax = max((r["threads"] for r in rows if r["backend"] != "numpy"), default=1)
 
     fig, axes = plt.subplots(len(precisions), len(modes), figsize=(6.5 * len(modes), 4.2 * len(precisions)),
                              squeeze=False)
@@ -155,10 +228,28 @@ def main(argv=None):
         title += f"; run {run}"
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(args.output, dpi=110)
-    print(f"wrote {args.output} ({len(rows)} results)")
+    try:
+        fig.savefig(args.output, dpi=110)
+    except OSError as e:  # no such folder, a full disk: no half-written picture left behind
+        try:
+            if os.path.isfile(args.output):
+                os.remove(args.output)
+        except OSError:
+            pass
+        print(f"plot_tdma_bench.py: {args.output}: cannot be written: {e.strerror or e}",
+              file=sys.stderr)
+        return 2
+    problem = mm_stdout.print_lines([f"wrote {args.output} ({len(rows)} results)"])
+    if problem:
+        print(f"plot_tdma_bench.py: cannot print the name of the picture: {problem}",
+              file=sys.stderr)
+        return 2
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("plot_tdma_bench.py: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -21,7 +21,9 @@ Exit status: 0 written (also when the reader of the name printed went
 away, as `| head` does), 1 an input cannot be read or lacks the keys used
 (also: valid JSON that is not a timing file, or whose times, GB/s or
 ratios are not finite numbers >= 0: NaN, Infinity, a negative time, a
-string, an integer too large for a float, nesting too deep to read), 2
+string, an integer too large for a float, nesting too deep to read; and a
+timing file with no steps timed, no per_step record with step_s > 0, as a
+run of 0 steps writes: its panels would be empty), 2
 usage error (also: an -o format matplotlib does not write, or an -o that is
 a folder: an existing one, or a name ending in /; and an output that cannot
 be written, such as on a full disk, which is then removed, not left
@@ -109,6 +111,9 @@ def load(path):
     problem = timing_problem(d)
     if problem:
         sys.exit(f"plot_timing: {path}: not a minimodel timing file ({problem})")
+    if not any(r["step_s"] > 0 for r in d["per_step"]):
+        sys.exit(f"plot_timing: {path}: no steps timed (no per_step record with step_s > 0; "
+                 "a run of 0 steps?): nothing to plot")
     return d
 
 

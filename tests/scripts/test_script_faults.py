@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Faults of the user-facing scripts (scripts/regress, scripts/scaling,
-scripts/bench-model, scripts/plot_fields.py, scripts/plot_timing.py,
+scripts/run, scripts/bench-model, scripts/plot_fields.py,
+scripts/plot_timing.py, scripts/plot_tdma_bench.py,
 tests/profiling/check_timing.py): bad input and faults are one line and the
 documented exit status (2 usage or input, 1 a failed run, 130 interrupted),
 never a traceback, a hang or a silently wrong result.
@@ -298,6 +299,61 @@ def test_regress_generate_keeps_baseline():
         assert rc == 0 and os.path.getsize(old) == 1 << 20, f"exit {rc}: {(out + err)[-800:]!r}"
 
 
+def test_regress_run_name_not_config_name():
+    """A config whose run.name is not its file's name (configs/small.ini,
+    name = tiny): --generate stores the run's history as small.nc, and
+    --compare finds the run's history (it looked for small.nc while the run
+    wrote tiny.nc, and said "the run wrote no history"). In a copy of the
+    scripts, so that the repository's configs and baselines are not
+    touched."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(SCRIPTS, os.path.join(tmp, "scripts"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        os.makedirs(os.path.join(tmp, "configs"))
+        write(os.path.join(tmp, "configs", "small.ini"), TINY_INI)
+        regress_copy = os.path.join(tmp, "scripts", "regress")
+        rc, out, err = run(["bash", regress_copy, "--generate", "--configs", "small",
+                            "--minimodel", MODEL], timeout=120)
+        assert rc == 0 and os.path.isfile(os.path.join(tmp, "tests", "baselines", "small.nc")), \
+            f"--generate: exit {rc}: {(out + err)[-800:]!r}"
+        rc, out, err = run(["bash", regress_copy, "--compare", "--configs", "small", "--ranks", "1",
+                            "--minimodel", MODEL, "--python", sys.executable], timeout=120)
+        assert rc == 0 and "small on 1 ranks: matches the baseline" in out, \
+            f"--compare: exit {rc}: {(out + err)[-800:]!r}"
+
+
+def test_regress_no_temporary_folder():
+    """A TMPDIR where no folder can be made: one line and exit 2 (it was
+    mktemp's message and exit 1, which says "a difference"); the model is
+    not run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = os.path.join(tmp, "ran")
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"')
+        # /proc refuses new files even to root
+        result = regress("--configs", "flat", "--ranks", "1", "--minimodel", model,
+                         env=dict(ENV, TMPDIR="/proc/nope"), timeout=60)
+        one_line("TMPDIR=/proc/nope", result, 2, "TMPDIR")
+        assert not os.path.exists(record), "the model was run"
+
+
+def test_regress_rtol_not_finite():
+    """An --rtol too large for a double (1e400, which is infinity: every
+    difference would pass) is refused as "inf" is: one line, exit 2, before
+    any run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = os.path.join(tmp, "ran")
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"')
+        for rtol in ("1e400", "1.8e308", "inf"):
+            one_line(f"--rtol {rtol}", regress("--configs", "flat", "--ranks", "1", "--rtol", rtol,
+                                               "--minimodel", model, timeout=60), 2, "--rtol")
+        assert not os.path.exists(record), "the model was run"
+        # the largest double is a tolerance still
+        rc, out, err = regress("--configs", "flat", "--ranks", "1", "--rtol",
+                               "1.7976931348623157e308", "--minimodel", model, timeout=60)
+        assert "--rtol" not in err and os.path.exists(record), f"exit {rc}: {err[-800:]!r}"
+
+
 # ---------------------------------------------------------------------------
 # scripts/scaling
 # ---------------------------------------------------------------------------
@@ -418,6 +474,83 @@ def test_scaling_signal_to_scaling_alone():
         assert not left, f"{signo.name}: the model's run is left running: {left}"
 
 
+def scaling_tiny(tmp, out, **kw):
+    """scripts/scaling on an 8x6x4 grid, 1 core, 2 steps, strong runs only."""
+    cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+    return [sys.executable, SCALING, "--config", cfg, "--kinds", "strong", "--max-cores", "1",
+            "--steps", "2", "--out", out, "--model", MODEL]
+
+
+def test_scaling_stdout_fails():
+    """A table that cannot be printed (standard output on a full disk,
+    > /dev/full): its one line and exit 2 (it was an OSError traceback and
+    exit 1, "a run failed"); scaling.json is written."""
+    need_model()
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "o")
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(scaling_tiny(tmp, out), stdout=full, stderr=subprocess.PIPE,
+                               text=True, env=ENV, timeout=120)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and "Traceback" not in p.stderr and lines and \
+            "cannot write the table" in lines[-1], \
+            f"> /dev/full: exit {p.returncode}, want 2: {p.stderr[-800:]!r}"
+        assert os.path.isfile(os.path.join(out, "scaling.json")), "no scaling.json"
+
+
+def test_scaling_picture_not_written():
+    """A scaling.png that cannot be written (a folder of that name): one
+    line naming it, exit 2, no traceback; the folder left as it was and the
+    table still printed."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "o")
+        png = os.path.join(out, "scaling.png")
+        os.makedirs(png)
+        rc, stdout, err = run(scaling_tiny(tmp, out), timeout=120)
+        said = [ln for ln in err.splitlines() if "scaling.png" in ln]
+        assert rc == 2 and "Traceback" not in err and len(said) == 1 and \
+            "cannot be written" in said[0], f"exit {rc}, want 2: {err[-800:]!r}"
+        assert os.path.isdir(png) and not os.listdir(png), "scaling.png/ was changed"
+        assert "strong" in stdout and "scaling.json" in stdout, f"no table: {stdout!r}"
+
+
+# ---------------------------------------------------------------------------
+# scripts/run (MINIMODEL_RUN_PROGRAM: no set-up or build)
+# ---------------------------------------------------------------------------
+RUN = os.path.join(SCRIPTS, "run")
+
+
+def test_run_bad_ranks():
+    """MINIMODEL_RANKS that is not a whole number >= 1 (0 ran on every slot
+    of the machine, abc ended in mpirun's own words): one line, exit 2, and
+    nothing run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = os.path.join(tmp, "ran")
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"')
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        for ranks in ("0", "abc", "-1", "1.5", "2 3"):
+            env = dict(ENV, MINIMODEL_RUN_PROGRAM=model, MINIMODEL_RANKS=ranks)
+            one_line(f"MINIMODEL_RANKS={ranks}", run(["bash", RUN, cfg], env=env, timeout=60), 2,
+                     "MINIMODEL_RANKS")
+            assert not os.path.exists(record), f"MINIMODEL_RANKS={ranks}: the model was run"
+
+
+def test_run_dry_run_names_no_outputs():
+    """run --dry-run names no outputs ("output of ..."): it writes none."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        env = dict(ENV, MINIMODEL_RUN_PROGRAM=MODEL, MINIMODEL_RANKS="1")
+        rc, out, err = run(["bash", RUN, "--dry-run", "--set", "output.dir=out", cfg], cwd=tmp,
+                           env=env, timeout=60)
+        assert rc == 0 and "configuration valid" in out, f"exit {rc}: {(out + err)[-800:]!r}"
+        assert "output of" not in out + err, f"names outputs it never wrote: {out[-800:]!r}"
+        assert not os.path.exists(os.path.join(tmp, "out")), "--dry-run wrote out/"
+
+
 # ---------------------------------------------------------------------------
 # scripts/bench-model (only what is refused before anything is built or run)
 # ---------------------------------------------------------------------------
@@ -441,6 +574,23 @@ def test_bench_model_refusals():
                 ("--bandwidth fast", ["--configs", good, "--tdma", "reference",
                                       "--bandwidth", "fast"], "--bandwidth"),
                 ("--configs ''", ["--configs", ""], "--configs")):
+            one_line(f"bench-model {what}", py(BENCH, *base, *args), 2, message)
+
+
+def test_bench_model_empty_lists():
+    """--layouts "", --ranks "", --threads "" and --repeat 0 (or less) are
+    refused, one line and exit 2 (they fell back to the defaults)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        base = ["--dry-run", "--no-reference", "--tdma", "reference", "--configs", good]
+        for what, args, message in (("--layouts ''", ["--layouts", ""], "--layouts"),
+                                    ("--ranks ''", ["--ranks", ""], "--ranks"),
+                                    ("--threads ''", ["--ranks", "1", "--threads", ""],
+                                     "--threads"),
+                                    ("--repeat 0", ["--layouts", "1x1", "--repeat", "0"],
+                                     "--repeat"),
+                                    ("--repeat -1", ["--layouts", "1x1", "--repeat", "-1"],
+                                     "--repeat")):
             one_line(f"bench-model {what}", py(BENCH, *base, *args), 2, message)
 
 
@@ -614,6 +764,61 @@ def test_plot_timing_bad_values():
                      path)
         deep = write(os.path.join(tmp, "deep.timing.json"), "[" * 100000 + "]" * 100000)
         one_line("deep", py(PLOT_TIMING, deep, "-o", os.path.join(tmp, "deep.png")), 1, deep)
+
+
+def test_plot_timing_no_steps():
+    """A timing file with no step timed (per_step empty, as a run of 0
+    steps writes, or no step_s > 0) is refused: one line "no steps timed",
+    exit 1, no picture (it drew empty panels, exit 0)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, changes in (("empty", {"per_step": []}),
+                              ("zeros", {"per_step.0.step_s": 0, "per_step.1.step_s": 0})):
+            path = timing(os.path.join(tmp, f"{name}.timing.json"), **changes)
+            png = os.path.join(tmp, f"{name}.png")
+            one_line(name, py(PLOT_TIMING, path, "-o", png), 1, "no steps timed")
+            assert not os.path.exists(png), f"{name}: a picture was written"
+
+
+# ---------------------------------------------------------------------------
+# scripts/plot_tdma_bench.py
+# ---------------------------------------------------------------------------
+PLOT_TDMA = os.path.join(SCRIPTS, "plot_tdma_bench.py")
+# a line of `tdma-bench --list --json`: a backend, not a result
+TDMA_LIST_LINE = ('{"backend": "simd", "exact": true, "device_memory": false, "available": true, '
+                  '"auto": true, "description": "vectorised Thomas across columns"}')
+TDMA_RESULT = {"backend": "simd", "mode": "solve", "systems": 1000, "levels": 30,
+               "precision": "double", "threads": 2, "ms": 1.5, "median_ms": 1.6, "floor_ms": 1.0,
+               "stream_gbps": 10.0, "paired_floor_ratio": 1.6}
+
+
+def test_plot_tdma_bench_inputs():
+    """Lines that are not results (docs/bench_peers.jsonl, tdma-bench
+    --list --json) and a file that is not there: one line, exit 2, no
+    KeyError or FileNotFoundError traceback; results among such lines are
+    drawn, with one note of the lines skipped."""
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, "t.png")
+        peers = os.path.join(ROOT, "docs", "bench_peers.jsonl")
+        one_line("bench_peers.jsonl", py(PLOT_TDMA, peers, "-o", png), 2,
+                 "no tdma-bench results")
+        listed = write(os.path.join(tmp, "list.jsonl"), TDMA_LIST_LINE + "\n")
+        one_line("--list --json", py(PLOT_TDMA, listed, "-o", png), 2, "no tdma-bench results")
+        missing = os.path.join(tmp, "none.jsonl")
+        one_line("a missing file", py(PLOT_TDMA, missing, "-o", png), 2, missing)
+        assert not os.path.exists(png), "a picture was written"
+        bad = dict(TDMA_RESULT, threads="two")
+        mixed = write(os.path.join(tmp, "mixed.jsonl"),
+                      "\n".join([TDMA_LIST_LINE, json.dumps(TDMA_RESULT), json.dumps(bad),
+                                 json.dumps(dict(TDMA_RESULT, backend="numpy", threads=1))]) + "\n")
+        rc, out, err = py(PLOT_TDMA, mixed, "-o", png)
+        assert rc == 0 and os.path.isfile(png) and "(2 results)" in out, \
+            f"results and other lines: exit {rc}, {(out + err)[-800:]!r}"
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "skipped 2" in lines[0] and "line 1" in lines[0], \
+            f"the note: {err[-800:]!r}"
+        results = write(os.path.join(tmp, "results.jsonl"), json.dumps(TDMA_RESULT) + "\n")
+        nowhere = os.path.join(tmp, "no", "t.png")
+        one_line("-o in no folder", py(PLOT_TDMA, results, "-o", nowhere), 2, "cannot be written")
 
 
 def fsize_limit(limit):
