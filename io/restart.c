@@ -350,18 +350,44 @@ static MM_NODISCARD mm_err mm_find_var(int nc, const char *p, const char *name, 
   return MM_OK;
 }
 
-/* A global attribute of one value of a numeric type (or, for NC_CHAR,
- * of at most max_len characters): type and length, or "missing attribute". */
-static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, bool text,
-                                       size_t max_len, size_t *len) {
+/* A global attribute of one value of a numeric type: its length, or
+ * "missing attribute". */
+static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, size_t *len) {
   nc_type type;
   int s = nc_inq_att(nc, NC_GLOBAL, name, &type, len);
   MM_REQUIRE(s != NC_ENOTATT, MM_ERR_INPUT, "%s: not a restart file: missing attribute '%s'", p,
              name);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
-  const bool is_text = type == NC_CHAR;
-  MM_REQUIRE(is_text == text && *len >= 1 && *len <= max_len, MM_ERR_INPUT,
-             "%s: attribute '%s' is not a %s", p, name, text ? "string" : "single number");
+  MM_REQUIRE(type != NC_CHAR && type != NC_STRING && *len == 1, MM_ERR_INPUT,
+             "%s: attribute '%s' is not a single number", p, name);
+  return MM_OK;
+}
+
+/* Text attribute name of variable var (NC_GLOBAL: of the file) into out
+ * (max_len + 1 bytes): NC_CHAR, or one NC_STRING (as h5netcdf and
+ * netCDF4-python's setncattr_string write text), of 1 to max_len characters
+ * and no NUL inside (mm_nc_att_text). *present false where it is absent and
+ * absent_ok; absent otherwise: "missing attribute". */
+static MM_NODISCARD mm_err mm_restart_text(int nc, const char *p, int var, const char *name,
+                                           size_t max_len, bool absent_ok, char *out,
+                                           bool *present) {
+  char *text = NULL;
+  size_t n = 0;
+  int status;
+  const mm_nc_text got = mm_nc_att_text(nc, var, name, &text, &n, &status);
+  const bool fits = got == MM_NC_TEXT_READ && n >= 1 && n <= max_len && strlen(text) == n;
+  if (fits) memcpy(out, text, n + 1);
+  free(text);
+  *present = got != MM_NC_TEXT_ABSENT;
+  MM_REQUIRE(*present || absent_ok, MM_ERR_INPUT, "%s: not a restart file: missing attribute '%s'",
+             p, name);
+  if (got == MM_NC_TEXT_FAILED)
+    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, status);
+  MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
+  MM_REQUIRE(fits || !*present, MM_ERR_INPUT,
+             "%s: attribute '%s' is not a string of at most %zu "
+             "characters",
+             p, name, max_len);
   return MM_OK;
 }
 
@@ -426,7 +452,7 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   const char *const sizes[3] = {"nz", "ny", "nx"};
   for (int d = 0; d < 3; d++) {
     int value;
-    MM_CHECK(mm_find_att(nc, p, sizes[d], false, 1, &len));
+    MM_CHECK(mm_find_att(nc, p, sizes[d], &len));
     int s = nc_get_att_int(nc, NC_GLOBAL, sizes[d], &value);
     if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, sizes[d], s);
     MM_REQUIRE(value == grid3[d], MM_ERR_INPUT,
@@ -436,21 +462,17 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
 
   char want[17], have[33] = "";
   mm_io_hash_text(cfg, want);
-  MM_CHECK(mm_find_att(nc, p, "config_hash", true, 32, &len));
-  int s = nc_get_att_text(nc, NC_GLOBAL, "config_hash", have);
-  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", s);
-  have[len] = '\0';
+  bool present;
+  MM_CHECK(mm_restart_text(nc, p, NC_GLOBAL, "config_hash", 32, false, have, &present));
   if (strcmp(have, want) != 0) {
     /* name the keys, from the configuration the file records */
-    char diff[1024] = "";
+    char diff[1024] = "", *text = NULL;
     size_t clen = 0;
-    if (nc_inq_attlen(nc, NC_GLOBAL, "configuration", &clen) == NC_NOERR && clen < (1u << 20)) {
-      char *text = calloc(clen + 1, 1);
-      if (text && nc_get_att_text(nc, NC_GLOBAL, "configuration", text) == NC_NOERR &&
-          mm_config_solution_diff(cfg, text, diff, sizeof diff) <= 0)
-        diff[0] = '\0';
-      free(text);
-    }
+    int status;
+    if (mm_nc_att_text(nc, NC_GLOBAL, "configuration", &text, &clen, &status) == MM_NC_TEXT_READ &&
+        (clen >= (1u << 20) || mm_config_solution_diff(cfg, text, diff, sizeof diff) <= 0))
+      diff[0] = '\0';
+    free(text);
     return MM_ERROR(MM_ERR_INPUT,
                     "%s: written for another configuration (config_hash %s, this configuration "
                     "%s): %s",
@@ -458,11 +480,11 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   }
 
   long long step_ll;
-  MM_CHECK(mm_find_att(nc, p, "step", false, 1, &len));
+  MM_CHECK(mm_find_att(nc, p, "step", &len));
   /* as a double first: a step of 2.5 would be read as 2, NaN as the least
    * long long */
   double step_d;
-  s = nc_get_att_double(nc, NC_GLOBAL, "step", &step_d);
+  int s = nc_get_att_double(nc, NC_GLOBAL, "step", &step_d);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
   MM_REQUIRE(isfinite(step_d) && step_d == floor(step_d), MM_ERR_INPUT,
              "%s: attribute step = %g is not a whole number of steps", p, step_d);
@@ -470,7 +492,7 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "step", s);
   MM_REQUIRE(step_ll >= 0 && step_ll <= 1000000000LL && step_d == (double)step_ll, MM_ERR_INPUT,
              "%s: attribute step = %lld is out of range", p, step_ll);
-  MM_CHECK(mm_find_att(nc, p, "time", false, 1, &len));
+  MM_CHECK(mm_find_att(nc, p, "time", &len));
   s = nc_get_att_double(nc, NC_GLOBAL, "time", time);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "time", s);
   MM_REQUIRE(isfinite(*time), MM_ERR_INPUT, "%s: attribute time = %g is not finite", p, *time);
@@ -483,22 +505,19 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
  * hexadecimal digits is refused. */
 static MM_NODISCARD mm_err read_checksum(int nc, const char *p, int var, const char *name,
                                          const char *att, bool *present, uint64_t *want) {
-  nc_type type;
-  size_t len = 0;
+  char *text = NULL;
+  size_t n = 0;
+  int status;
   *present = false;
-  int s = nc_inq_att(nc, var, att, &type, &len);
-  if (s == NC_ENOTATT) return MM_OK;
-  if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
-  char hex[17] = "";
-  bool ok = type == NC_CHAR && len == 16;
-  if (ok) {
-    s = nc_get_att_text(nc, var, att, hex);
-    if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
-    hex[16] = '\0';
-    ok = strspn(hex, "0123456789abcdef") == 16;
-  }
+  const mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, &status); /* mm_restart_text */
+  const bool ok = got == MM_NC_TEXT_READ && n == 16 && strspn(text, "0123456789abcdef") == 16;
+  if (ok) *want = strtoull(text, NULL, 16);
+  free(text);
+  if (got == MM_NC_TEXT_ABSENT) return MM_OK;
+  if (got == MM_NC_TEXT_FAILED)
+    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, status);
+  MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
   MM_REQUIRE(ok, MM_ERR_INPUT, "%s: %s's attribute %s is not 16 hexadecimal digits", p, name, att);
-  *want = strtoull(hex, NULL, 16);
   *present = true;
   return MM_OK;
 }

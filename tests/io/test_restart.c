@@ -173,6 +173,63 @@ int main(int argc, char **argv) {
     expect_refused(&g, &cfg, other,
                    (const char *const[]){"missing attribute", "config_hash", NULL});
   }
+  /* every text attribute as one NC_STRING (as h5netcdf, and netCDF4-python's
+   * setncattr_string, write text): read (config_hash was "not a string"),
+   * the checksums still checked */
+  {
+    mm_config c2;
+    other_case(argc, argv, "run.name=strings", NULL, &c2);
+    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 7, 4200.0) == MM_OK, "%s",
+               mm_error_message());
+    path_of(other, "strings", ".restart.nc");
+    if (g.rank == 0) {
+      int nc, nvars;
+      IO_NC(nc_open(other, NC_WRITE, &nc));
+      IO_NC(nc_redef(nc));
+      IO_NC(nc_inq_nvars(nc, &nvars));
+      int converted = 0;
+      for (int v = NC_GLOBAL; v < nvars; v++) {
+        int natts;
+        IO_NC(nc_inq_varnatts(nc, v, &natts));
+        char names[64][NC_MAX_NAME + 1]; /* the text ones: rewriting renumbers them */
+        int n_text = 0;
+        for (int a = 0; a < natts && n_text < 64; a++) {
+          nc_type type;
+          IO_NC(nc_inq_attname(nc, v, a, names[n_text]));
+          IO_NC(nc_inq_atttype(nc, v, names[n_text], &type));
+          n_text += type == NC_CHAR;
+        }
+        for (int a = 0; a < n_text; a++) {
+          size_t len;
+          IO_NC(nc_inq_attlen(nc, v, names[a], &len));
+          char *text = calloc(len + 1, 1);
+          IO_NC(nc_get_att_text(nc, v, names[a], text));
+          IO_NC(nc_del_att(nc, v, names[a]));
+          IO_NC(nc_put_att_string(nc, v, names[a], 1, (const char **)&text));
+          free(text);
+          converted++;
+        }
+      }
+      TEST_CHECK(converted >= 8, "%d text attributes made NC_STRING", converted);
+      IO_NC(nc_close(nc));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_state(&g, &c2, other, temp, salt, 7, 4200.0);
+    if (g.rank == 0) { /* ... and checked: a checksum of NC_STRING changed */
+      int nc, var;
+      const char *zero = "0000000000000000";
+      IO_NC(nc_open(other, NC_WRITE, &nc));
+      IO_NC(nc_inq_varid(nc, "salt", &var));
+      IO_NC(nc_redef(nc));
+      IO_NC(nc_del_att(nc, var, "checksum"));
+      IO_NC(nc_put_att_string(nc, var, "checksum", 1, &zero));
+      IO_NC(nc_close(nc));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_refused(&g, &c2, other,
+                   (const char *const[]){"salt does not match its checksum",
+                                         "the file says 0000000000000000", NULL});
+  }
   /* another land mask: one kmt value changed */
   {
     mm_config c2;
