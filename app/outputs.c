@@ -82,12 +82,32 @@ static void mm_resolve(const char *path, char out[MM_PATH_TEXT]) {
   }
 }
 
+/* A resolved path and the file it leads to (stat: through links), where
+ * there is one: looked at once, compared many times. */
+typedef struct {
+  const char *path;
+  bool exists;
+  dev_t dev;
+  ino_t ino;
+} mm_file_id;
+
+static mm_file_id mm_file_id_of(const char *path) {
+  struct stat st;
+  mm_file_id id = {.path = path};
+  if (stat(path, &st) == 0) id.exists = true, id.dev = st.st_dev, id.ino = st.st_ino;
+  return id;
+}
+
 /* Two resolved paths name one file: the same text, or (both existing) the
  * same device and inode (a hard link, a bind mount). */
+static bool mm_same_id(const mm_file_id *a, const mm_file_id *b) {
+  return !strcmp(a->path, b->path) ||
+         (a->exists && b->exists && a->dev == b->dev && a->ino == b->ino);
+}
+
 static bool mm_same_file(const char *a, const char *b) {
-  if (!strcmp(a, b)) return true;
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const mm_file_id ia = mm_file_id_of(a), ib = mm_file_id_of(b);
+  return mm_same_id(&ia, &ib);
 }
 
 const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
@@ -169,12 +189,37 @@ static void mm_output_target(const char *dir, const mm_config *cfg, int which,
 
 static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n,
                                             int *later) {
+  /* each case's directory, resolved; cases in one directory (also
+   * reached otherwise: a bind mount) share the text of the first; each
+   * file a case writes, its name, the file a write reaches (a history
+   * through a link) and the file at its name: all found once (n cases make
+   * n^2 comparisons) */
   char(*dirs)[MM_PATH_TEXT] = malloc((size_t)n * sizeof *dirs);
-  if (!dirs) return MM_ERROR(MM_ERR_RUN, "out of memory");
-  for (int c = 0; c < n; c++)
-    mm_resolve(cfgs[c].output_dir, dirs[c]);
-  mm_err err = MM_OK;
+  mm_file_id *dir_ids = malloc((size_t)n * sizeof *dir_ids);
+  mm_file_id *outs = calloc((size_t)n * MM_NOUTPUT, sizeof *outs);
+  const char **targets = calloc((size_t)n * MM_NOUTPUT, sizeof *targets);
+  mm_err err = dirs && dir_ids && outs && targets ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
   char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
+  for (int c = 0; c < n && err == MM_OK; c++) {
+    mm_resolve(cfgs[c].output_dir, dirs[c]);
+    dir_ids[c] = mm_file_id_of(dirs[c]);
+    for (int e = 0; e < c; e++)
+      if (mm_same_id(&dir_ids[e], &dir_ids[c])) {
+        snprintf(dirs[c], MM_PATH_TEXT, "%s", dirs[e]);
+        break;
+      }
+    dir_ids[c].path = dirs[c];
+    for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
+      mm_output_path(dirs[c], &cfgs[c], i, pa);
+      mm_output_target(dirs[c], &cfgs[c], i, pb);
+      char *path = strdup(pa), *target = strdup(pb);
+      if (!path || !target) err = MM_ERROR(MM_ERR_RUN, "out of memory");
+      outs[c * MM_NOUTPUT + i] = mm_file_id_of(path ? path : "");
+      outs[c * MM_NOUTPUT + i].path = path ? path : "";
+      targets[c * MM_NOUTPUT + i] = target ? target : "";
+    }
+  }
+#define MM_OUT(c, i) (&outs[(c)*MM_NOUTPUT + (i)])
 
   /* files whose absolute path is too long for the system (or the MPI-IO
    * library, which makes files of its own beside them, and past about
@@ -223,20 +268,17 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
    * to one of its own case's, also where that does not exist yet; files
    * written in place that exist already and are one (a hard link). A file
    * renamed into place replaces a link at its name. */
-  char ta[MM_PATH_TEXT], tb[MM_PATH_TEXT];
   for (int a = 0; a < n && err == MM_OK; a++)
-    for (int b = a; b < n && err == MM_OK; b++) {
-      const bool same_dir = a == b || mm_same_file(dirs[a], dirs[b]);
+    for (int b = a; b < n && err == MM_OK; b++)
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++)
         for (int j = a == b ? i + 1 : 0; j < MM_NOUTPUT && err == MM_OK; j++) {
-          mm_output_path(dirs[a], &cfgs[a], i, pa);
-          mm_output_path(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, pb);
-          mm_output_target(dirs[a], &cfgs[a], i, ta);
-          mm_output_target(same_dir ? dirs[a] : dirs[b], &cfgs[b], j, tb);
+          const char *ta = targets[a * MM_NOUTPUT + i], *tb = targets[b * MM_NOUTPUT + j];
+          const char *name_a = MM_OUT(a, i)->path, *name_b = MM_OUT(b, j)->path;
           const bool in_place = mm_output_in_place(i) && mm_output_in_place(j);
-          if (strcmp(ta, tb) != 0 && !(in_place && mm_same_file(pa, pb))) continue;
+          if (strcmp(ta, tb) != 0 && !(in_place && mm_same_id(MM_OUT(a, i), MM_OUT(b, j))))
+            continue;
           char via[MM_PATH_TEXT + 64] = ""; /* the link that leads there */
-          const char *link = strcmp(pa, ta) ? pa : strcmp(pb, tb) ? pb : NULL;
+          const char *link = strcmp(name_a, ta) ? name_a : strcmp(name_b, tb) ? name_b : NULL;
           if (link) snprintf(via, sizeof via, " (through the symbolic link %s)", link);
           if (a == b)
             err = MM_ERROR(MM_ERR_INPUT,
@@ -244,30 +286,29 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                            "give the case another run.name or output.dir",
                            files[a], mm_output_files[i].what, mm_output_files[j].what, ta, via);
           else
-            err =
-                MM_ERROR(MM_ERR_INPUT,
-                         "cases %d (%s) and %d (%s) would both write %s%s (output.dir = %s, "
-                         "run.name = %s; output.dir = %s, run.name = %s): give one of them "
-                         "another run.name or output.dir",
-                         a + 1, files[a], b + 1, files[b], link ? ta : pa, via, cfgs[a].output_dir,
-                         cfgs[a].run_name, cfgs[b].output_dir, cfgs[b].run_name);
+            err = MM_ERROR(MM_ERR_INPUT,
+                           "cases %d (%s) and %d (%s) would both write %s%s (output.dir = %s, "
+                           "run.name = %s; output.dir = %s, run.name = %s): give one of them "
+                           "another run.name or output.dir",
+                           a + 1, files[a], b + 1, files[b], link ? ta : name_a, via,
+                           cfgs[a].output_dir, cfgs[a].run_name, cfgs[b].output_dir,
+                           cfgs[b].run_name);
         }
-    }
 
   /* a case's output.dir that is (or is under) a file another case writes:
    * the one fails when it comes to make it, after the other has run */
   for (int c = 0; c < n && err == MM_OK; c++)
     for (int e = 0; e < n && err == MM_OK; e++)
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK && e != c; i++) {
-        mm_output_path(dirs[e], &cfgs[e], i, pa);
-        const size_t len = strlen(pa);
-        if (strncmp(dirs[c], pa, len) != 0 || (dirs[c][len] != '\0' && dirs[c][len] != '/'))
+        const char *file = MM_OUT(e, i)->path;
+        const size_t len = strlen(file);
+        if (strncmp(dirs[c], file, len) != 0 || (dirs[c][len] != '\0' && dirs[c][len] != '/'))
           continue;
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: output.dir = %s is %scase %d's (%s) %s (%s): give one of the cases "
                        "another run.name or output.dir",
                        files[c], cfgs[c].output_dir, dirs[c][len] ? "under " : "", e + 1, files[e],
-                       mm_output_files[i].what, pa);
+                       mm_output_files[i].what, file);
       }
 
   /* an input that is one of the case's own outputs, or another case's */
@@ -278,15 +319,16 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
       if (!inputs[k][0]) continue;
       char in[MM_PATH_TEXT];
       mm_resolve(inputs[k], in);
+      const mm_file_id in_id = mm_file_id_of(in);
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
         if (k == 1 && !strcmp(mm_output_files[i].suffix, ".restart.nc"))
           continue; /* continuing in place: read whole before it is replaced */
-        mm_output_path(dirs[c], &cfgs[c], i, pa);
-        if (mm_same_file(in, pa))
+        const char *out = MM_OUT(c, i)->path;
+        if (mm_same_id(&in_id, MM_OUT(c, i)))
           err = MM_ERROR(MM_ERR_INPUT,
                          "%s: %s = %s is this case's own %s (%s), which the run replaces: copy "
                          "it elsewhere first, or give the case another run.name or output.dir",
-                         files[c], keys[k], inputs[k], mm_output_files[i].what, pa);
+                         files[c], keys[k], inputs[k], mm_output_files[i].what, out);
       }
       /* another case's output: an earlier case's restart file as
        * initial.restart is a chain (checked when its case reads it), and so
@@ -296,8 +338,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
        * one) */
       for (int e = 0; e < n && err == MM_OK; e++)
         for (int i = 0; i < MM_NOUTPUT && err == MM_OK && e != c; i++) {
-          mm_output_path(dirs[e], &cfgs[e], i, pa);
-          if (!mm_same_file(in, pa)) continue;
+          const char *out = MM_OUT(e, i)->path;
+          if (!mm_same_id(&in_id, MM_OUT(e, i))) continue;
           const bool restart_file = !strcmp(mm_output_files[i].suffix, ".restart.nc");
           if (e < c && k == 1 && restart_file) {
             /* a chain: only from a case that writes restart files, or the
@@ -317,14 +359,14 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
           if (e > c && k == 1 && restart_file && cfgs[e].initial_restart[0]) {
             char own[MM_PATH_TEXT];
             mm_resolve(cfgs[e].initial_restart, own);
-            if (mm_same_file(own, pa)) continue;
+            if (mm_same_file(own, out)) continue;
           }
           err = MM_ERROR(MM_ERR_INPUT,
                          "%s: %s = %s is case %d's (%s) %s (%s), which that case replaces %s: copy "
                          "it elsewhere first, or give one of the cases another run.name or "
                          "output.dir%s",
-                         files[c], keys[k], inputs[k], e + 1, files[e], mm_output_files[i].what, pa,
-                         e < c ? "before this case reads it" : "after this case has read it",
+                         files[c], keys[k], inputs[k], e + 1, files[e], mm_output_files[i].what,
+                         out, e < c ? "before this case reads it" : "after this case has read it",
                          e < c ? "; a case may continue from an earlier case's restart file "
                                  "(initial.restart)"
                                : "");
@@ -336,10 +378,11 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
   for (int f = 0; f < n && err == MM_OK; f++) {
     char in[MM_PATH_TEXT];
     mm_resolve(files[f], in);
+    const mm_file_id in_id = mm_file_id_of(in);
     for (int c = 0; c < n && err == MM_OK; c++)
       for (int i = 0; i < MM_NOUTPUT && err == MM_OK; i++) {
-        mm_output_path(dirs[c], &cfgs[c], i, pa);
-        if (!mm_same_file(in, pa)) continue;
+        const char *out = MM_OUT(c, i)->path;
+        if (!mm_same_id(&in_id, MM_OUT(c, i))) continue;
         const bool resolved = !strcmp(mm_output_files[i].suffix, ".resolved.ini");
         if (resolved && mm_same_resolved(files[f], &cfgs[c])) continue;
         char whose[64] = "this case's own";
@@ -348,7 +391,7 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
             MM_ERROR(MM_ERR_INPUT,
                      "%s: this configuration file is %s %s (%s), which the run would replace%s: "
                      "copy it elsewhere first, or give the case another run.name or output.dir",
-                     files[f], whose, mm_output_files[i].what, pa,
+                     files[f], whose, mm_output_files[i].what, out,
                      resolved ? " with another text (a --set, other files, edited keys, or a file "
                                 "written by another version)"
                               : "");
@@ -362,6 +405,14 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
     if (bad)
       err = MM_ERROR(MM_ERR_INPUT, "%s: output.dir = %s: %s", files[c], cfgs[c].output_dir, bad);
   }
+#undef MM_OUT
+  for (int o = 0; outs && targets && o < n * MM_NOUTPUT; o++) {
+    if (outs[o].path && outs[o].path[0]) free((char *)outs[o].path);
+    if (targets[o] && targets[o][0]) free((char *)targets[o]);
+  }
+  free(targets);
+  free(outs);
+  free(dir_ids);
   free(dirs);
   return err;
 }
