@@ -452,12 +452,14 @@ static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *cons
   return err;
 }
 
-/* The files a case names (output.dir, initial.file, initial.restart) must
- * be the same on every rank, which opens them together: a relative path
- * names another file on a rank in another working directory (mpirun's
- * -wdir, a launcher that starts ranks elsewhere), and the ranks then waited
- * for each other for ever in MPI-IO's collective open. Each rank's resolved
- * path is compared with rank 0's. Collective. */
+/* The files a case names by a relative path (output.dir, initial.file,
+ * initial.restart) must be the same on every rank, which opens them
+ * together: on a rank in another working directory (mpirun's -wdir, a
+ * launcher that starts ranks elsewhere) it names another file, and the ranks
+ * then waited for each other for ever in MPI-IO's collective open. Each
+ * rank's resolved path is compared with rank 0's. An absolute path is the
+ * same text on every rank, whatever it resolves to on each node (a /scratch
+ * that is a link on one and a mount on another). Collective. */
 static MM_NODISCARD mm_err mm_cases_paths_same(const mm_config *cfgs, const char *const *files,
                                                int n, MPI_Comm comm) {
   mm_err err = MM_OK;
@@ -466,8 +468,8 @@ static MM_NODISCARD mm_err mm_cases_paths_same(const mm_config *cfgs, const char
     const char *const paths[3] = {cfgs[c].output_dir, cfgs[c].initial_file,
                                   cfgs[c].initial_restart};
     for (int k = 0; k < 3 && err == MM_OK; k++) {
-      if (!paths[k][0]) continue;             /* (the same on every rank: mm_cases_same) */
-      char mine[MM_PATH_TEXT], *first = NULL; /* first: rank 0's */
+      if (!paths[k][0] || paths[k][0] == '/') continue; /* (the same: mm_cases_same) */
+      char mine[MM_PATH_TEXT], *first = NULL;           /* first: rank 0's */
       size_t len = 0;
       mm_resolve(paths[k], mine);
       err = mm_bcast_text(comm, mine, strlen(mine), &first, &len);
