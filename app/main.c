@@ -155,39 +155,50 @@ static char *shell_words(int argc, char **argv) {
 }
 
 /* A process started without a launcher (a singleton) has Open MPI make its
- * session directory in MPI_Init, under orte_tmpdir_base, else TMPDIR, TEMP,
- * TMP, /tmp (the first set): one that cannot be made there (the variable
- * names a file, a path under a file, or a place not writable) ended
- * MPI_Init with pages of Open MPI's errors and exit 1. The message for such
- * a directory into buf, or NULL where it is, or can be made. */
+ * session directory in MPI_Init, under orte_tmpdir_base where it is set,
+ * else the first of TMPDIR, TEMP and TMP that is set (also empty), else
+ * /tmp; it joins the names from the root, so "" is "/" and a relative
+ * "tmp" is "/tmp". One that cannot be made there (the variable names a
+ * file, a path under a file, a link to nothing, a place not writable, a
+ * relative path) ended MPI_Init with pages of Open MPI's errors and exit 1.
+ * The message for such a directory into buf, or NULL where it is one, or
+ * can be made. */
 static const char *tmpdir_problem(char *buf, size_t size) {
-  static const char *const vars[] = {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"};
-  const char *var = NULL, *dir = NULL;
+  const char *var = "OMPI_MCA_orte_tmpdir_base", *dir = getenv(var);
+  static const char *const vars[] = {"TMPDIR", "TEMP", "TMP"};
+  if (dir && !dir[0]) dir = NULL;
   for (size_t v = 0; v < sizeof vars / sizeof vars[0] && !dir; v++)
-    if (getenv(vars[v]) && getenv(vars[v])[0]) var = vars[v], dir = getenv(vars[v]);
+    var = vars[v], dir = getenv(vars[v]);
   if (!dir) return NULL; /* /tmp */
-  char at[4096];         /* dir, or the part of it that exists */
-  snprintf(at, sizeof at, "%s", dir);
-  struct stat st;
+  if (dir[0] && dir[0] != '/') {
+    snprintf(buf, size, "%s = %s: not an absolute path (Open MPI would make its files in /%s)", var,
+             dir, dir);
+    return buf;
+  }
+  const char *shown = dir[0] ? dir : "'' (empty: the root)";
+  char at[4096]; /* dir, or the part of it that exists */
+  snprintf(at, sizeof at, "%s", dir[0] ? dir : "/");
+  struct stat st, link;
   int got;
   while ((got = stat(at, &st)) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
-    char *slash = strrchr(at, '/');
-    if (!slash && !strcmp(at, ".")) break; /* the working directory removed */
-    if (!slash)
-      snprintf(at, sizeof at, "."); /* a relative name: made in the working directory */
-    else if (slash == at)
+    if (errno == ENOENT && lstat(at, &link) == 0 && S_ISLNK(link.st_mode)) {
+      snprintf(buf, size, "%s = %s: %s is a symbolic link to nothing", var, shown, at);
+      return buf;
+    }
+    char *slash = strrchr(at, '/'); /* at is absolute */
+    if (slash == at)
       slash[1] = '\0'; /* "/" */
     else
       *slash = '\0';
   }
   if (got != 0) {
-    snprintf(buf, size, "%s = %s: %s: %s", var, dir, at, strerror(errno));
+    snprintf(buf, size, "%s = %s: %s: %s", var, shown, at, strerror(errno));
     return buf;
   }
   if (!S_ISDIR(st.st_mode))
-    snprintf(buf, size, "%s = %s: %s is not a directory", var, dir, at);
+    snprintf(buf, size, "%s = %s: %s is not a directory", var, shown, at);
   else if (access(at, W_OK | X_OK) != 0)
-    snprintf(buf, size, "%s = %s: %s is not writable (%s)", var, dir, at, strerror(errno));
+    snprintf(buf, size, "%s = %s: %s is not writable (%s)", var, shown, at, strerror(errno));
   else
     return NULL;
   return buf;
