@@ -11,8 +11,10 @@ SIGSEGV; xarray reads such variables when it opens the file.
 """
 
 import os
+import select
 import signal
 import sys
+import time
 
 
 def _read_strings(path):
@@ -30,10 +32,13 @@ def _read_strings(path):
                     var[...]
 
 
-def read_problem(path):
+def read_problem(path, limit_s=120.0):
     """None when the variables of strings of path read in a child process
     (or path cannot be opened there: the caller's own open says why); else
-    a sentence naming the variable and the signal that ended the child."""
+    a sentence naming the variable and what ended the child: a signal (the
+    library crashed; SIGKILL: the child was killed, out of memory, say), or
+    the limit, limit_s seconds (the child is then killed). The child is
+    killed and reaped however the caller leaves (Ctrl-C)."""
     sys.stdout.flush()
     sys.stderr.flush()
     r, w = os.pipe()
@@ -48,17 +53,36 @@ def read_problem(path):
             code = 1
         os._exit(code)
     os.close(w)
-    with os.fdopen(r, "r", errors="replace") as f:
-        names = f.read().splitlines()
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
+    names, status, timed_out = b"", None, False
+    try:
+        deadline = time.monotonic() + limit_s
+        while status is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([r], [], [], min(left, 0.1))
+            if ready:
+                names += os.read(r, 65536)  # b"" once the child has gone
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+    finally:
+        if status is None:  # the limit, or the caller interrupted: the child goes too
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+        os.close(r)
+    lines = names.decode(errors="replace").splitlines()
+    what = f"variable {lines[-1]}" if lines else "the file"
+    if timed_out:
+        return f"the test read of {what} did not end within {limit_s:g} s"
     if not os.WIFSIGNALED(status):
         return None
     sig = os.WTERMSIG(status)
-    what = f"variable {names[-1]}" if names else "the file"
+    if sig == signal.SIGKILL:
+        return f"the test read of {what} was killed (SIGKILL: out of memory?)"
     return (f"the netCDF library crashed (signal {sig}, {signal.Signals(sig).name}) reading "
             f"{what}: a type it does not read (an HDF5 float16 dataset, say)")

@@ -635,6 +635,32 @@ def test_crashing_variable():
             and "Traceback" not in err, f"compare.py: exit {rc}, {err[-800:]!r}"
 
 
+def test_crash_guard_limit():
+    """A test read that does not end (a stalled file system) is killed at
+    the guard's limit and reaped: a sentence naming the limit, no child left
+    (it waited for ever)."""
+    sys.path.insert(0, SCRIPTS)
+    import time
+
+    import mm_nc_guard
+    real = mm_nc_guard._read_strings
+    mm_nc_guard._read_strings = lambda path: time.sleep(60)
+    try:
+        t0 = time.monotonic()
+        problem = mm_nc_guard.read_problem(os.devnull, limit_s=1)
+        took = time.monotonic() - t0
+    finally:
+        mm_nc_guard._read_strings = real
+    assert problem == "the test read of the file did not end within 1 s" and took < 10, \
+        f"{problem!r} after {took:.1f} s"
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    else:
+        raise AssertionError("a child of the guard is left")
+
+
 def test_plot_fields_thin_grids():
     """Grids of one column, row or level (and 1x1x1) are valid histories:
     three PNGs, exit 0."""
