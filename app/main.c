@@ -112,8 +112,9 @@ static char *printable(const char *text) {
 
 /* The command line argv[0..argc) as a shell reads it back (malloc'd, NULL
  * when out of memory): an argument of letters, digits and _@%+=:,./- as it
- * is; one with a control character in bash's $'...' (\n, \t, \xNN); any
- * other (blanks, quotes, $, *, an empty one) in '...', a ' in it as '\''.
+ * is (the program's name without an '='); one with a control character in
+ * bash's $'...' (\n, \t, \xNN); any other (blanks, quotes, $, *, an empty
+ * one) in '...', a ' in it as '\''.
  * So the files' history attribute can be pasted into a shell, and stays one
  * line. */
 static char *shell_words(int argc, char **argv) {
@@ -125,7 +126,8 @@ static char *shell_words(int argc, char **argv) {
     const unsigned char *w = (const unsigned char *)argv[a];
     bool plain = *w != '\0', control = false;
     for (const unsigned char *c = w; *c; c++) {
-      plain = plain && (isalnum(*c) || strchr("_@%+=:,./-", *c));
+      /* an '=' in the program's name would make it an assignment */
+      plain = plain && (isalnum(*c) || strchr(a ? "_@%+=:,./-" : "_@%+:,./-", *c));
       control = control || *c < ' ' || *c == 0x7f;
     }
     if (a) *o++ = ' ';

@@ -51,6 +51,17 @@ for i in "${!want[@]}"; do
   [ "${words[$i]}" = "${want[$i]}" ] || fail "word $i read back as '${words[$i]}', given '${want[$i]}'"
 done
 echo "ok: the command line reads back in a shell: $(cat "$work/command")"
+# a program's name with an '=' is quoted: pasted as a command, bash would
+# take it for an assignment
+mkdir -p "$work/x=y" && cp "$mm" "$work/x=y/minimodel" || fail "cannot copy the program"
+timeout -k 10 120 "$work/x=y/minimodel" --quiet --set output.dir="$work/eq" --set run.steps=1 \
+  --set grid.nx=8 --set grid.ny=8 "$src/configs/flat.ini" >"$work/log" 2>&1 || fail "the run as x=y/minimodel"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as d: print(d.history.split(": ", 2)[2])' "$work/eq/flat.nc" \
+  >"$work/command" || fail "cannot read the history attribute"
+grep -qF "'$work/x=y/minimodel' --quiet" "$work/command" ||
+  fail "the program's name with an '=' is not quoted: $(cat "$work/command")"
+echo "ok: a program's name with an '=' is quoted"
 
 # another configuration: every differing key named, with both values
 run 1 --set output.dir="$work/c" --set physics.kappa_h=40 --set grid.dz_surface=100 \
