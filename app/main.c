@@ -585,10 +585,14 @@ int main(int argc, char **argv) {
               e ? strerror(e) : "a write failed");
     err = MM_ERR_RUN;
   }
-  if (err >= MM_ERR_SIGNAL) { /* every rank stopped, its files closed */
-    fflush(NULL);
-    mm_signal_exit_guard((int)err);
+  /* every rank stopped by a signal, its files closed; or done, a signal
+   * that comes now too late to change anything */
+  if (env.fault.signal_launcher && env.launched && mm_fault_here(&env, rank)) {
+    const long launcher = mm_output_owner(true);
+    if (launcher > 1) kill((pid_t)launcher, SIGINT);
   }
+  fflush(NULL);
+  mm_signal_exit_guard((int)err);
   (void)MPI_Finalize(); /* unchecked: ending anyway */
   return (int)err;
 }

@@ -28,11 +28,13 @@ int mm_signal_received(void);
 /* "SIGTERM", "SIGINT", ... for each stop signal (otherwise "a signal"). */
 const char *mm_signal_name(int signo);
 
-/* After a stop by a signal, before MPI_Finalize: end the process with
- * `status` should it still be running 0.25 s later. A signal to mpirun makes
- * Open MPI 4.1 send the ranks SIGTERM, and SIGKILL 1 s after it
- * (odls_base_sigkill_timeout); meanwhile MPI_Finalize waits for an answer
- * from the launcher that is ending, which never comes. */
+/* Before MPI_Finalize: end the process with `status` should it still be
+ * running 0.25 s after a stop signal, one received already (a stop by a
+ * signal) or one that comes while MPI ends (after the last step, the run
+ * done). A signal to mpirun makes Open MPI 4.1 send the ranks SIGTERM, and
+ * SIGKILL 1 s after it (odls_base_sigkill_timeout); meanwhile MPI_Finalize
+ * waits for an answer from the launcher that is ending, which never comes:
+ * a run that had ended was killed. */
 void mm_signal_exit_guard(int status);
 
 #endif

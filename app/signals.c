@@ -91,9 +91,14 @@ const char *mm_signal_name(int signo) {
   }
 }
 
-/* The guard's thread: after the time, end the process. */
+/* The guard's thread: once a stop signal has come (at once for
+ * mm_signal_exit_guard, which follows one), after the time, end the
+ * process. */
 static void *mm_exit_guard_main(void *arg) {
   const intptr_t status = (intptr_t)arg;
+  struct timespec tick = {0, 50000000}; /* 0.05 s */
+  while (mm_signal_first == 0)
+    nanosleep(&tick, NULL);
   struct timespec nap = {0, 250000000}; /* 0.25 s (mm_signal.h) */
   while (nanosleep(&nap, &nap) != 0) {
   }

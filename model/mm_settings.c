@@ -184,6 +184,9 @@ mm_err mm_settings_read(mm_settings *s) {
   f->no_reserve = no_reserve == 1;
   MM_CHECK(env_count("MINIMODEL_FAULT_DEVICE_OP", LONG_MAX, &f->device_op));
   MM_CHECK(env_count("MINIMODEL_FAULT_SIGNAL_STEP", LONG_MAX, &f->signal_step));
+  long signal_launcher = 0;
+  MM_CHECK(env_switch("MINIMODEL_FAULT_SIGNAL_LAUNCHER", 0, &signal_launcher));
+  f->signal_launcher = signal_launcher == 1;
   return MM_OK;
 }
 
@@ -251,6 +254,8 @@ static const struct {
     {"MINIMODEL_FAULT_NO_RESERVE", "1", "tests: no file space reserved before a write"},
     {"MINIMODEL_FAULT_SIGNAL_STEP", "step",
      "tests: SIGTERM raised on one rank at the end of that step"},
+    {"MINIMODEL_FAULT_SIGNAL_LAUNCHER", "1",
+     "tests: SIGINT sent to mpirun by one rank once its cases are done"},
     {"MINIMODEL_FAULT_SIGNAL_IN_INIT", "signal number",
      "tests: every process raises that signal before MPI starts (app/main.c)"},
     {"MINIMODEL_FAULT_DEVICE_OP", "n",

@@ -67,6 +67,11 @@ typedef enum { MM_ASK_AUTO = 0, MM_ASK_OFF, MM_ASK_ON } mm_ask;
  *                                     before the ranks agree on the step's
  *                                     errors and signals (app/run.c): a stop
  *                                     after a step chosen by the test
+ *   MINIMODEL_FAULT_SIGNAL_LAUNCHER=1 rank R sends SIGINT to the launcher (mpirun)
+ *                                     once its cases are done, before MPI ends
+ *                                     (app/main.c): a signal too late to stop
+ *                                     the run, while MPI_Finalize waits for
+ *                                     the launcher that is ending
  *   MINIMODEL_FAULT_SIGNAL_IN_INIT=N  every process raises signal N before
  *                                     MPI_Init (read by app/main.c, not here:
  *                                     it comes before the settings are read) */
@@ -83,6 +88,7 @@ typedef struct {
   bool no_reserve;                /* MINIMODEL_FAULT_NO_RESERVE=1 */
   long device_op;                 /* MINIMODEL_FAULT_DEVICE_OP */
   long signal_step;               /* MINIMODEL_FAULT_SIGNAL_STEP */
+  bool signal_launcher;           /* MINIMODEL_FAULT_SIGNAL_LAUNCHER=1 */
   bool kill_now;                  /* set by the run for the restart write that dies */
 } mm_faults;
 

@@ -17,7 +17,11 @@
 #  4. a signal while MPI starts (MINIMODEL_FAULT_SIGNAL_IN_INIT: raised
 #     before MPI_Init, held back until the handlers are in place): the line
 #     "stopped by SIG... before case 1", 128 + N, nothing written; one
-#     process (TERM, INT, HUP) and mpirun -np 2 (TERM, every rank).
+#     process (TERM, INT, HUP) and mpirun -np 2 (TERM, every rank);
+#  5. a signal to mpirun once the ranks are done, while MPI ends
+#     (MINIMODEL_FAULT_SIGNAL_LAUNCHER): the run had ended, every rank exits
+#     0 (they waited in MPI_Finalize for the launcher that was ending, and
+#     its SIGKILL ended them), its files complete.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
@@ -149,6 +153,21 @@ statuses 143 2
   fail "init_np2: not one line 'stopped by SIGTERM before case 1'"
 [ -z "$(ls "$work" | grep "^init_np2")" ] || fail "init_np2: files written"
 echo "ok: init_np2: every rank exit 143, one line, nothing written"
+
+# 5. a signal to mpirun after the last step, while MPI ends
+rm -f "$work"/status.* "$work"/pid.* "$work"/events.*
+MINIMODEL_FAULT_SIGNAL_LAUNCHER=1 timeout -k 5 120 mpirun --oversubscribe \
+  -x MINIMODEL_FAULT_SIGNAL_LAUNCHER -np 2 "$py" "$here/rank_status.py" "$work" \
+  "$mm" "${common[@]}" --set run.steps=40 --set run.name=late_np2 "$ini" >"$work/log" 2>&1
+statuses 0 2
+"$py" - "$work/late_np2.nc" <<'EOF' || fail "late_np2: the history is not whole"
+import sys
+import netCDF4
+with netCDF4.Dataset(sys.argv[1]) as ds:
+    assert list(ds["step"][:]) == [0, 20, 40], list(ds["step"][:])
+EOF
+[ ! -e "$work/late_np2.lock" ] || fail "late_np2: lock file left behind"
+echo "ok: late_np2: a signal to mpirun after the last step: every rank exit 0, the files whole"
 
 # the restart of a stopped run continues to the bits of an uninterrupted one
 name=rank1_np2_TERM # the last one checked: $restart is its restart step
