@@ -156,8 +156,10 @@ echo "ok: init_np2: every rank exit 143, one line, nothing written"
 
 # 5. a signal to mpirun after the last step, while MPI ends
 rm -f "$work"/status.* "$work"/pid.* "$work"/events.*
+# (SIGKILL 5 s after the SIGTERM, as above: room on a loaded machine)
 MINIMODEL_FAULT_SIGNAL_LAUNCHER=1 timeout -k 5 120 mpirun --oversubscribe \
-  -x MINIMODEL_FAULT_SIGNAL_LAUNCHER -np 2 "$py" "$here/rank_status.py" "$work" \
+  --mca odls_base_sigkill_timeout 5 -x MINIMODEL_FAULT_SIGNAL_LAUNCHER -np 2 \
+  "$py" "$here/rank_status.py" "$work" \
   "$mm" "${common[@]}" --set run.steps=40 --set run.name=late_np2 "$ini" >"$work/log" 2>&1
 statuses 0 2
 "$py" - "$work/late_np2.nc" <<'EOF' || fail "late_np2: the history is not whole"
