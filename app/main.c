@@ -585,12 +585,12 @@ int main(int argc, char **argv) {
               e ? strerror(e) : "a write failed");
     err = MM_ERR_RUN;
   }
-  /* every rank stopped by a signal, its files closed; or done, a signal
-   * that comes now too late to change anything */
   if (env.fault.signal_launcher && env.launched && mm_fault_here(&env, rank)) {
-    const long launcher = mm_output_owner(true);
+    const long launcher = mm_output_owner(true); /* mpirun, told to stop too late */
     if (launcher > 1) kill((pid_t)launcher, SIGINT);
   }
+  /* every rank stopped by a signal, its files closed; or done, a signal
+   * that comes now too late to change anything */
   fflush(NULL);
   mm_signal_exit_guard((int)err);
   (void)MPI_Finalize(); /* unchecked: ending anyway */
