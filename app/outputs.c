@@ -105,6 +105,7 @@ static bool mm_same_id(const mm_file_id *a, const mm_file_id *b) {
          (a->exists && b->exists && a->dev == b->dev && a->ino == b->ino);
 }
 
+/* The same for two paths looked at now. */
 static bool mm_same_file(const char *a, const char *b) {
   const mm_file_id ia = mm_file_id_of(a), ib = mm_file_id_of(b);
   return mm_same_id(&ia, &ib);
@@ -149,9 +150,6 @@ static void mm_output_path(const char *dir, const mm_config *cfg, int which,
   if (n < 0) out[0] = '\0'; /* (too long: cut, as a real path of PATH_MAX never is) */
 }
 
-/* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
- * and later[2c + 1] (initial.restart) are set to 1 + e for an input that an
- * earlier case e writes. */
 /* File `which` is written in place (the history, the lock file), not made
  * anew (a .tmp: a file or link at its name removed first) or renamed into
  * place. */
@@ -187,6 +185,9 @@ static void mm_output_target(const char *dir, const mm_config *cfg, int which,
   mm_resolve(at, out);
 }
 
+/* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
+ * and later[2c + 1] (initial.restart) are set to 1 + e for an input that an
+ * earlier case e writes. */
 static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *const *files, int n,
                                             int *later) {
   /* each case's directory, resolved; cases in one directory (also
