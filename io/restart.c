@@ -363,31 +363,26 @@ static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, 
   return MM_OK;
 }
 
-/* Text attribute name of variable var (NC_GLOBAL: of the file) into out
- * (max_len + 1 bytes): NC_CHAR, or one NC_STRING (as h5netcdf and
- * netCDF4-python's setncattr_string write text), of 1 to max_len characters
- * and no NUL inside (mm_nc_att_text). *present false where it is absent and
- * absent_ok; absent otherwise: "missing attribute". */
-static MM_NODISCARD mm_err mm_restart_text(int nc, const char *p, int var, const char *name,
-                                           size_t max_len, bool absent_ok, char *out,
-                                           bool *present) {
+/* The global text attribute name into out (max_len + 1 bytes): NC_CHAR, or
+ * one NC_STRING (as h5netcdf and netCDF4-python's setncattr_string write
+ * text), of 1 to max_len characters and no NUL inside (mm_nc_att_text); or
+ * "missing attribute". */
+static MM_NODISCARD mm_err mm_restart_text(int nc, const char *p, const char *name, size_t max_len,
+                                           char *out) {
   char *text = NULL;
   size_t n = 0;
   int status;
-  const mm_nc_text got = mm_nc_att_text(nc, var, name, &text, &n, &status);
+  const mm_nc_text got = mm_nc_att_text(nc, NC_GLOBAL, name, &text, &n, &status);
   const bool fits = got == MM_NC_TEXT_READ && n >= 1 && n <= max_len && strlen(text) == n;
   if (fits) memcpy(out, text, n + 1);
   free(text);
-  *present = got != MM_NC_TEXT_ABSENT;
-  MM_REQUIRE(*present || absent_ok, MM_ERR_INPUT, "%s: not a restart file: missing attribute '%s'",
-             p, name);
+  MM_REQUIRE(got != MM_NC_TEXT_ABSENT, MM_ERR_INPUT,
+             "%s: not a restart file: missing attribute '%s'", p, name);
   if (got == MM_NC_TEXT_FAILED)
     return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, status);
   MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
-  MM_REQUIRE(fits || !*present, MM_ERR_INPUT,
-             "%s: attribute '%s' is not a string of at most %zu "
-             "characters",
-             p, name, max_len);
+  MM_REQUIRE(fits, MM_ERR_INPUT, "%s: attribute '%s' is not a string of at most %zu characters", p,
+             name, max_len);
   return MM_OK;
 }
 
@@ -462,8 +457,7 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
 
   char want[17], have[33] = "";
   mm_io_hash_text(cfg, want);
-  bool present;
-  MM_CHECK(mm_restart_text(nc, p, NC_GLOBAL, "config_hash", 32, false, have, &present));
+  MM_CHECK(mm_restart_text(nc, p, "config_hash", 32, have));
   if (strcmp(have, want) != 0) {
     /* name the keys, from the configuration the file records */
     char diff[1024] = "", *text = NULL;
@@ -509,7 +503,7 @@ static MM_NODISCARD mm_err read_checksum(int nc, const char *p, int var, const c
   size_t n = 0;
   int status;
   *present = false;
-  const mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, &status); /* mm_restart_text */
+  const mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, &status);
   const bool ok = got == MM_NC_TEXT_READ && n == 16 && strspn(text, "0123456789abcdef") == 16;
   if (ok) *want = strtoull(text, NULL, 16);
   free(text);
