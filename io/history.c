@@ -412,15 +412,13 @@ static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33])
   char *text = NULL;
   size_t n = 0;
   int status;
-  mm_nc_text got = mm_nc_att_text(nc, NC_GLOBAL, "config_hash", &text, &n, &status);
+  mm_nc_text got = mm_nc_att_text_in(nc, NC_GLOBAL, "config_hash", have, 33, &status);
   if (got != MM_NC_TEXT_ABSENT) {
-    const bool hash = got == MM_NC_TEXT_READ && n >= 1 && n <= 32 && strlen(text) == n;
-    if (hash) memcpy(have, text, n + 1);
-    free(text);
     if (got == MM_NC_TEXT_FAILED)
       return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "config_hash", status);
     MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
-    MM_REQUIRE(hash, MM_ERR_INPUT, "%s: attribute config_hash is not a string" MM_HISTORY_LEFT, p);
+    MM_REQUIRE(got == MM_NC_TEXT_READ && have[0], MM_ERR_INPUT,
+               "%s: attribute config_hash is not a string" MM_HISTORY_LEFT, p);
     return MM_OK;
   }
   got = mm_nc_att_text(nc, NC_GLOBAL, "configuration", &text, &n, &status);
@@ -449,17 +447,11 @@ static MM_NODISCARD mm_err mm_history_hash(int nc, const char *p, char have[33])
  * is not there reads as CF's default, "standard" (histories of older
  * versions). */
 static bool mm_history_time_att(int nc, int var, const char *name, char *att, size_t size) {
-  char *text = NULL;
-  size_t n = 0;
   int status;
-  memset(att, 0, size);
-  const mm_nc_text got = mm_nc_att_text(nc, var, name, &text, &n, &status);
-  const bool fits = got == MM_NC_TEXT_READ && n < size && strlen(text) == n;
+  const mm_nc_text got = mm_nc_att_text_in(nc, var, name, att, size, &status);
   const bool standard = got == MM_NC_TEXT_ABSENT && strcmp(name, "calendar") == 0;
-  if (fits) memcpy(att, text, n);
   if (standard) snprintf(att, size, "standard");
-  free(text);
-  return fits || standard;
+  return got == MM_NC_TEXT_READ || standard;
 }
 
 /* date (a run.start_date's form) into out with its time: a date with no

@@ -55,15 +55,9 @@ static const char *const mm_salt_units[] = {"g/kg",
  * read; 1: absent; -1: present but not such a text, too long, or with a NUL
  * inside (NULs at its end are dropped). */
 static int mm_att_text(int nc, int var, const char *att, char *buf, size_t size) {
-  char *text = NULL;
-  size_t n = 0;
   int status;
-  buf[0] = '\0';
-  const mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, &status);
-  const bool fits = got == MM_NC_TEXT_READ && n < size && strlen(text) == n;
-  if (fits) snprintf(buf, size, "%s", text);
-  free(text);
-  return fits ? 0 : got == MM_NC_TEXT_ABSENT ? 1 : -1;
+  const mm_nc_text got = mm_nc_att_text_in(nc, var, att, buf, size, &status);
+  return got == MM_NC_TEXT_READ ? 0 : got == MM_NC_TEXT_ABSENT ? 1 : -1;
 }
 
 /* CF's valid range of var: valid_range (two numbers), or valid_min and

@@ -144,6 +144,18 @@ mm_nc_text mm_nc_att_text(int nc, int var, const char *att, char **text, size_t 
   return MM_NC_TEXT_READ;
 }
 
+mm_nc_text mm_nc_att_text_in(int nc, int var, const char *att, char *out, size_t size,
+                             int *status) {
+  char *text = NULL;
+  size_t n = 0;
+  mm_nc_text got = mm_nc_att_text(nc, var, att, &text, &n, status);
+  out[0] = '\0';
+  if (got == MM_NC_TEXT_READ && (n >= size || strlen(text) != n)) got = MM_NC_TEXT_NOT_TEXT;
+  if (got == MM_NC_TEXT_READ) memcpy(out, text, n + 1);
+  free(text);
+  return got;
+}
+
 mm_err mm_nc_write_fail(const char *src_file, int src_line, const char *path, const char *dir,
                         const char *what, int status) {
   char why[256] = "";

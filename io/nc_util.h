@@ -68,6 +68,12 @@ typedef enum {
  * library's status of a failed read, NC_NOERR otherwise. */
 mm_nc_text mm_nc_att_text(int nc, int var, const char *att, char **text, size_t *n, int *status);
 
+/* The same into out (size bytes): MM_NC_TEXT_READ only for a text of at
+ * most size - 1 bytes with no NUL inside (those at its end dropped); one
+ * too long or with a NUL inside is MM_NC_TEXT_NOT_TEXT. out is "" unless
+ * read. */
+mm_nc_text mm_nc_att_text_in(int nc, int var, const char *att, char *out, size_t size, int *status);
+
 /* A netCDF call made by this rank alone (define mode, inquiries, serial
  * files): skipped once err is set, else on failure err = code with a message
  * "<path>: <what>: <nc_strerror>" recorded at this file and line. */

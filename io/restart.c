@@ -369,20 +369,15 @@ static MM_NODISCARD mm_err mm_find_att(int nc, const char *p, const char *name, 
  * "missing attribute". */
 static MM_NODISCARD mm_err mm_restart_text(int nc, const char *p, const char *name, size_t max_len,
                                            char *out) {
-  char *text = NULL;
-  size_t n = 0;
   int status;
-  const mm_nc_text got = mm_nc_att_text(nc, NC_GLOBAL, name, &text, &n, &status);
-  const bool fits = got == MM_NC_TEXT_READ && n >= 1 && n <= max_len && strlen(text) == n;
-  if (fits) memcpy(out, text, n + 1);
-  free(text);
+  const mm_nc_text got = mm_nc_att_text_in(nc, NC_GLOBAL, name, out, max_len + 1, &status);
   MM_REQUIRE(got != MM_NC_TEXT_ABSENT, MM_ERR_INPUT,
              "%s: not a restart file: missing attribute '%s'", p, name);
   if (got == MM_NC_TEXT_FAILED)
     return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, status);
   MM_REQUIRE(got != MM_NC_TEXT_NO_MEMORY, MM_ERR_RUN, "%s: out of memory", p);
-  MM_REQUIRE(fits, MM_ERR_INPUT, "%s: attribute '%s' is not a string of at most %zu characters", p,
-             name, max_len);
+  MM_REQUIRE(got == MM_NC_TEXT_READ && out[0], MM_ERR_INPUT,
+             "%s: attribute '%s' is not a string of at most %zu characters", p, name, max_len);
   return MM_OK;
 }
 
