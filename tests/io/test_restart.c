@@ -72,6 +72,20 @@ static void other_case(int argc, char **argv, const char *a, const char *b, mm_c
   io_test_config(cfg2, argc, argv, b ? 2 : 1, extra);
 }
 
+/* The restart of (temp, salt) at step and time of case `name`, a configuration
+ * like cfg with run.name=name and the override `set` (or none): written, its
+ * configuration in *cfg2, its path in path. */
+static void written_case(int argc, char **argv, const char *name, const char *set, const mm_grid *g,
+                         const double *temp, const double *salt, long step, double time,
+                         mm_config *cfg2, char (*path)[2 * MM_STR_MAX]) {
+  char run_name[MM_STR_MAX];
+  IO_TEST_FMT(run_name, "run.name=%s", name);
+  other_case(argc, argv, run_name, set, cfg2);
+  TEST_CHECK(mm_restart_write(g, cfg2, NULL, temp, salt, step, time) == MM_OK, "%s",
+             mm_error_message());
+  path_of(*path, name, ".restart.nc");
+}
+
 int main(int argc, char **argv) {
   mm_config cfg;
   mm_grid g;
@@ -123,10 +137,8 @@ int main(int argc, char **argv) {
   /* another configuration (same grid, another diffusivity) */
   {
     mm_config c2;
-    other_case(argc, argv, "physics.kappa_v=2e-5", "run.name=other_cfg", &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
-               mm_error_message());
-    path_of(other, "other_cfg", ".restart.nc");
+    written_case(argc, argv, "other_cfg", "physics.kappa_v=2e-5", &g, temp, salt, 1, 600.0, &c2,
+                 &other);
     expect_refused(&g, &cfg, other,
                    (const char *const[]){"written for another configuration", "config_hash", NULL});
     /* keys outside the hash (output.*, solver.*, run.steps) do not matter */
@@ -158,10 +170,7 @@ int main(int argc, char **argv) {
   /* a missing attribute */
   {
     mm_config c2;
-    other_case(argc, argv, "run.name=no_hash", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
-               mm_error_message());
-    path_of(other, "no_hash", ".restart.nc");
+    written_case(argc, argv, "no_hash", NULL, &g, temp, salt, 1, 600.0, &c2, &other);
     if (g.rank == 0) {
       int nc;
       IO_NC(nc_open(other, NC_WRITE, &nc));
@@ -178,10 +187,7 @@ int main(int argc, char **argv) {
    * the checksums still checked */
   {
     mm_config c2;
-    other_case(argc, argv, "run.name=strings", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 7, 4200.0) == MM_OK, "%s",
-               mm_error_message());
-    path_of(other, "strings", ".restart.nc");
+    written_case(argc, argv, "strings", NULL, &g, temp, salt, 7, 4200.0, &c2, &other);
     if (g.rank == 0) {
       int nc, nvars;
       IO_NC(nc_open(other, NC_WRITE, &nc));
@@ -233,10 +239,7 @@ int main(int argc, char **argv) {
   /* another land mask: one kmt value changed */
   {
     mm_config c2;
-    other_case(argc, argv, "run.name=bad_kmt", NULL, &c2);
-    TEST_CHECK(mm_restart_write(&g, &c2, NULL, temp, salt, 1, 600.0) == MM_OK, "%s",
-               mm_error_message());
-    path_of(other, "bad_kmt", ".restart.nc");
+    written_case(argc, argv, "bad_kmt", NULL, &g, temp, salt, 1, 600.0, &c2, &other);
     if (g.rank == 0) {
       int nc, var, kmt = 0;
       const size_t at[2] = {(size_t)g.ny / 2, (size_t)g.nx - 1}; /* a coastal column */
