@@ -15,7 +15,11 @@
 #     (MINIMODEL_EMULATED_THREADS=reverse), which a race would change;
 #   - a run continued from a restart against a straight one;
 #   - a NaN planted after step 3 (MINIMODEL_FAULT_NAN_STEP): exit 1, the same
-#     blow-up message as on the CPU, and the same crash file.
+#     blow-up message as on the CPU, and the same crash file;
+#   - cuda only, where MINIMODEL_TEST_STALE_ERROR names libstale_error.so: a
+#     stale CUDA error left after each MPI_Waitall and MPI_Allreduce (as a
+#     CUDA-aware MPI's pointer query may) is not taken for the step's own,
+#     with graphs and without.
 # Extra --set arguments apply to every run (another grid, periodicity...).
 # Exit 77 (skipped) when BACKEND = cuda and there is no usable CUDA device
 # or no CUDA build.
@@ -23,10 +27,11 @@ set -u
 mm="$1"; py="$2"; src="$3"; work="$4"; cfg="$5"; backend="$6"; shift 6
 extra=("$@")
 ini="$src/configs/$cfg.ini"
+mpi_opts=() # options of mpirun for the next runs
 run() {
   local np="$1"; shift
-  timeout -k 10 300 mpirun --oversubscribe -np "$np" "$mm" --quiet "${extra[@]}" "$@" "$ini" \
-    >"$work/log" 2>&1
+  timeout -k 10 300 mpirun --oversubscribe -np "$np" "${mpi_opts[@]}" "$mm" --quiet "${extra[@]}" \
+    "$@" "$ini" >"$work/log" 2>&1
 }
 same() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 fail() { echo "FAIL ($cfg, $backend): $*"; cat "$work/log"; exit 1; }
@@ -82,6 +87,19 @@ for aware in 0 1; do
   same "$work/aware$aware/$name.nc" "$work/cpu1/$name.nc" ||
     fail "MINIMODEL_CUDA_AWARE_MPI=$aware: not the CPU's bits"
 done
+if [ "$backend" = cuda ] && [ -n "${MINIMODEL_TEST_STALE_ERROR:-}" ]; then
+  for graph in 1 0; do
+    rm -f "$work/planted"
+    mpi_opts=(-x LD_PRELOAD="$MINIMODEL_TEST_STALE_ERROR" -x MINIMODEL_STALE_COUNT="$work/planted")
+    MINIMODEL_CUDA_GRAPH=$graph run 2 "${dev[@]}" --set output.dir="$work/stale$graph" ||
+      fail "a stale CUDA error left by MPI (MINIMODEL_CUDA_GRAPH=$graph) stopped the run"
+    mpi_opts=()
+    grep -q "planted [1-9]" "$work/planted" 2>/dev/null ||
+      fail "libstale_error.so planted no error (MINIMODEL_CUDA_GRAPH=$graph)"
+    same "$work/stale$graph/$name.nc" "$work/cpu1/$name.nc" ||
+      fail "a stale CUDA error left by MPI (MINIMODEL_CUDA_GRAPH=$graph): not the CPU's bits"
+  done
+fi
 if [ "$backend" = emulated ]; then
   MINIMODEL_EMULATED_THREADS=reverse run 3 "${dev[@]}" --set output.dir="$work/reverse" ||
     fail "threads in reverse order"
