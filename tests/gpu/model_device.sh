@@ -117,6 +117,8 @@ run 2 "${dev[@]}" "${rs[@]}" --set run.name=half --set run.steps="$half" \
   --set output.restart_interval="$half" || fail "half run"
 run 2 "${dev[@]}" "${rs[@]}" --set run.name=cont --set initial.restart="$work/rs/half.restart.nc" \
   --set output.restart_interval="$steps" || fail "continued run"
+"$src/tests/steps_run.sh" "$work/rs/cont.timing.json" $((steps - half)) ||
+  fail "the continued run did not continue from step $half"
 same "$work/rs/straight.restart.nc" "$work/rs/cont.restart.nc" || fail "restart: other bits"
 
 # a planted NaN: caught as on the CPU, the same message and crash file

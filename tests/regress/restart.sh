@@ -16,10 +16,12 @@ run 2 "${common[@]}" --set run.name=half --set run.steps=12 --set output.restart
 [ ! -e "$work/half.restart.nc.tmp" ] || fail "temporary restart file left behind"
 run 2 "${common[@]}" --set run.steps=24 --set run.name=cont --set initial.restart="$work/half.restart.nc" \
   --set output.restart_interval=24 || fail "continued run"
+"$src/tests/steps_run.sh" "$work/cont.timing.json" 12 || fail "the continued run did not continue"
 cmp_nc "$work/straight.nc" "$work/cont.nc" || fail "history after restart differs"
 cmp_nc "$work/straight.restart.nc" "$work/cont.restart.nc" || fail "restart state differs"
 # continued on 3 ranks from a restart written by 2: still the same bits
 run 3 "${common[@]}" --set run.steps=24 --set run.name=cont3 --set initial.restart="$work/half.restart.nc" || fail "continued on 3 ranks"
+"$src/tests/steps_run.sh" "$work/cont3.timing.json" 12 || fail "the run on 3 ranks did not continue"
 cmp_nc "$work/straight.nc" "$work/cont3.nc" || fail "restart on 3 ranks differs"
 # the comparison can fail: the half-way state is not the final one
 cmp_nc --vars temp "$work/half.restart.nc" "$work/straight.restart.nc" && fail "compare.py did not see a difference"

@@ -32,9 +32,12 @@ cmp_nc() { "$py" "$src/scripts/compare.py" --quiet "$@"; }
 # continue NAME from its restart file to step STEPS (40); compare with the
 # straight run STRAIGHT of as many steps
 continue_and_compare() {
-  local name="$1" straight="${2:-straight}" steps="${3:-40}"
+  local name="$1" straight="${2:-straight}" steps="${3:-40}" from
+  from=$(step_of "$work/$name.restart.nc")
   run --steps "$steps" --set run.name="$name" --set initial.restart="$work/$name.restart.nc" ||
     fail "$name: continuing from the restart file"
+  "$src/tests/steps_run.sh" "$work/$name.timing.json" $((steps - from)) ||
+    fail "$name: did not continue from the restart of step $from"
   [ "$(step_of "$work/$name.restart.nc")" = "$steps" ] ||
     fail "$name: the continued run did not end at step $steps"
   cmp_nc "$work/$straight.nc" "$work/$name.nc" ||

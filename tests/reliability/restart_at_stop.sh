@@ -53,10 +53,13 @@ straight() {
 # continued NAME END RESTARTS [LAUNCH...]: NAME continued in place from its
 # restart to step END; its history and restart equal those of straight_END
 continued() {
-  local name="$1" end="$2" restarts="$3"; shift 3
+  local name="$1" end="$2" restarts="$3" from; shift 3
+  from=$(step_of "$work/$name.restart.nc")
   "$@" "$mm" "${common[@]}" --set run.steps="$end" --set output.restart_interval="$restarts" \
     --set run.name="$name" --set initial.restart="$work/$name.restart.nc" "$ini" \
     >"$work/log" 2>&1 || fail "$name: continuing from the restart of the stop"
+  "$src/tests/steps_run.sh" "$work/$name.timing.json" $((end - from)) ||
+    fail "$name: did not continue from the restart of step $from"
   "$py" "$src/scripts/compare.py" --quiet "$work/$name.nc" "$work/straight_$end.nc" ||
     fail "$name: the continued history differs from the straight run's"
   "$py" "$src/scripts/compare.py" --quiet "$work/$name.restart.nc" "$work/straight_$end.restart.nc" ||

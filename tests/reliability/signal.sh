@@ -179,6 +179,8 @@ timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.ste
 timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" "${common[@]}" --set run.steps=$end \
   --set run.name=continued --set initial.restart="$work/$name.restart.nc" "$ini" >"$work/log" 2>&1 ||
   fail "continuing from the restart of the stopped run"
+"$src/tests/steps_run.sh" "$work/continued.timing.json" $((end - restart)) ||
+  fail "did not continue from the restart of step $restart"
 "$py" "$src/scripts/compare.py" --quiet "$work/straight.restart.nc" "$work/continued.restart.nc" ||
   fail "continued run differs from the straight run"
 echo "ok: continued from step $restart to $end, bitwise equal"
