@@ -225,7 +225,7 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
 /* err with its message prefixed by the case it belongs to, "case 2 of 3
  * (b.ini): ...", when there are several cases (every rank holds the message
  * after mm_agree) */
-static mm_err in_case(mm_err err, int f, int n_files, const char *file) {
+static MM_NODISCARD mm_err in_case(mm_err err, int f, int n_files, const char *file) {
   if (err == MM_OK || n_files < 2) return err;
   char *name = printable(file);
   err = mm_error_prefix(err, "case %d of %d (%s): ", f + 1, n_files, name ? name : file);

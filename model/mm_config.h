@@ -111,7 +111,7 @@ int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const
  * model's: stability, decomposition, flow, solver, inputs), whose message
  * starts with "section.key " (a key and a blank): prefixed with where that key was set,
  * "file:line: " or "--set: ", when it was set; any other err as it is. */
-mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
+MM_NODISCARD mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
 
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */

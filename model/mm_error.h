@@ -35,7 +35,8 @@ MM_NODISCARD mm_err mm_error_set(mm_err code, const char *file, int line, const 
     __attribute__((format(printf, 4, 5)));
 /* Put text before the recorded message ("case 2 of 3 (b.ini): "), keeping
  * its code and trace; returns code (MM_OK and no record: nothing done). */
-mm_err mm_error_prefix(mm_err code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+MM_NODISCARD mm_err mm_error_prefix(mm_err code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Append a frame "file:line" to the record as the error unwinds. */
 MM_NODISCARD mm_err mm_error_trace(mm_err code, const char *file, int line);
 /* The recorded message (empty if none) and trace. */
