@@ -7,7 +7,9 @@
 #    records after the restart step are replaced, also where the continued
 #    run ends before them;
 #  - continued at its last step: that record is written once more, not twice;
-#  - without a history in output.dir, one starts at the restart step.
+#  - without a history in output.dir, one starts at the restart step;
+#  - a fresh run with output.initial_record = false has no record of step 0,
+#    and one of 0 steps has that record alone, whatever the key.
 # A history attribute of one NC_STRING (netCDF4-python's non-ASCII text) is
 # continued. A history that does not fit (another configuration or grid,
 # another run.start_date or run.calendar, records missing before the
@@ -95,6 +97,19 @@ run "${common[@]}" --set output.dir="$work/new0" --set run.name=fresh --set run.
 steps=$(records "$work/new0/fresh.nc" "$work/straight.nc") || fail "initial_record = false: $steps"
 [ "$steps" = "16 20" ] || fail "initial_record = false: records of steps $steps, expected 16 20"
 echo "ok: a new output.dir: the history starts at the restart step (its first record), and is continued"
+# a fresh run: output.initial_record = false leaves out step 0; a run of 0
+# steps writes the initial state as its one record, whatever the key
+run "${common[@]}" --set output.dir="$work/norec" --set run.name=straight --set run.steps=24 \
+  --set output.initial_record=false || fail "a fresh run, output.initial_record = false"
+steps=$(records "$work/norec/straight.nc" "$work/straight.nc") || fail "no initial record: $steps"
+[ "$steps" = "4 8 12 16 20 24" ] || fail "no initial record: records of steps $steps"
+for rec in true false; do
+  run "${common[@]}" --set output.dir="$work/zero_$rec" --set run.name=zero --set run.steps=0 \
+    --set output.initial_record=$rec || fail "0 steps, output.initial_record = $rec"
+  steps=$(records "$work/zero_$rec/zero.nc" "$work/straight.nc") || fail "0 steps: $steps"
+  [ "$steps" = "0" ] || fail "0 steps, output.initial_record = $rec: records of steps $steps"
+done
+echo "ok: output.initial_record = false leaves out step 0, but not of a run of 0 steps"
 
 # refused with exit 2, left unchanged, nothing computed (no restart file
 # written, though one is due after every step)
