@@ -26,10 +26,17 @@ one XLA FFI call (jax.ffi.ffi_call) into the project's solvers:
   as minimodel.tdma.solve), on a GPU the `cuda` backend when the package was
   built with CUDA;
 - sharded arrays: the columns (leading axes) may be sharded, under jit and
-  called eagerly (the call is jitted inside), and with shard_map each
-  device solves its own columns; a column's levels must be on one device:
-  an array whose last axis is sharded over mesh axes of type Explicit is
-  refused (ValueError) with the reshard that fixes it.
+  called eagerly (the call is jitted inside). Over mesh axes of type
+  Explicit each device solves its own columns, in one call on its block
+  (the call is put in a jax.shard_map), the four operands taking rhs's
+  sharding; so does a call inside the user's shard_map. A column's levels
+  must be on one device: an array whose last axis is split over Explicit
+  mesh axes is refused (ValueError) with the reshard that fixes it. Over
+  Auto axes, and over an axis that jax.vmap maps, the compiler gathers the
+  operands whole onto every device, and each solves every column (the call
+  has no partitioning rule): shard the columns over Explicit axes, as
+  leading axes of the arrays rather than a vmapped one, or call it in
+  shard_map.
 """
 import functools
 import numbers
@@ -66,10 +73,23 @@ def _register():
 ffi_kind = _register()
 
 
-def _call(lower, diag, upper, rhs, threads):
+def _ffi(lower, diag, upper, rhs, threads):
     call = jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(rhs.shape, rhs.dtype),
                             vmap_method="broadcast_all", input_output_aliases={3: 0})
     return call(lower, diag, upper, rhs, threads=np.int32(threads))
+
+
+def _call(lower, diag, upper, rhs, threads):
+    mesh, spec = _mesh_spec(rhs)
+    if mesh is None or not any(_parts(mesh, s) > 1 for s in spec[:-1]):
+        return _ffi(lower, diag, upper, rhs, threads)
+    # the columns split over devices (Explicit mesh axes; _tdma gave all four
+    # operands rhs's sharding): each device solves its own, in one call on
+    # its block; without shard_map the compiler would gather every operand
+    # whole onto every device and solve every column there
+    cols = jax.sharding.PartitionSpec(*spec)
+    return jax.shard_map(lambda *xs: _ffi(*xs, threads), mesh=mesh, in_specs=(cols,) * 4,
+                         out_specs=cols)(lower, diag, upper, rhs)
 
 
 def _shift_down(x):
@@ -82,11 +102,23 @@ def _shift_up(x):
     return jnp.concatenate([x[..., 1:], jnp.zeros_like(x[..., :1])], axis=-1)
 
 
-def _sharding_spec(a):
-    """The PartitionSpec of a's type (its Explicit mesh axes), else None."""
+def _mesh_spec(a):
+    """The mesh and the PartitionSpec (a tuple, an entry per axis) of a's type
+    (its Explicit mesh axes), else (None, None)."""
     typeof = getattr(jax, "typeof", None)
-    spec = getattr(getattr(typeof(a), "sharding", None), "spec", None) if typeof else None
-    return tuple(spec) if spec is not None and len(spec) == a.ndim else None
+    sharding = getattr(typeof(a), "sharding", None) if typeof else None
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if (mesh is None or spec is None or len(spec) != a.ndim or getattr(mesh, "empty", True)
+            or not hasattr(jax, "shard_map")):
+        return None, None
+    return mesh, tuple(spec)
+
+
+def _parts(mesh, entry):
+    """The number of parts that a PartitionSpec entry (None, a mesh axis or a
+    tuple of them) splits its axis into."""
+    names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+    return int(np.prod([mesh.shape[n] for n in names], dtype=np.int64))
 
 
 @functools.partial(jax.jit, static_argnums=4)
@@ -97,6 +129,15 @@ def _tdma(lower, diag, upper, rhs, threads):
     # (the FFI call on A^T's diagonals: its sub-diagonal is A's
     # super-diagonal moved down one level, its super-diagonal A's
     # sub-diagonal moved up one level).
+    # with Explicit mesh axes, every operand takes rhs's sharding, its
+    # levels on one device (a mesh axis of one device over them is no split)
+    mesh, spec = _mesh_spec(rhs)
+    if mesh is not None:
+        cols = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec[:-1], None))
+        lower, diag, upper, rhs = (
+            x if _mesh_spec(x) == (mesh, spec[:-1] + (None,)) else jax.sharding.reshard(x, cols)
+            for x in (lower, diag, upper, rhs))
+
     def matvec(x):
         # lower[..., 0] and upper[..., nz-1] are not used: whatever they hold
         # (NaN, say) never reaches a derivative
@@ -145,8 +186,8 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
         if a.shape != args[3].shape:
             raise ValueError(f"{name} has shape {a.shape}, rhs {args[3].shape}: all must be equal")
     for name, a in zip(("lower", "diag", "upper", "rhs"), args):
-        spec = _sharding_spec(a)
-        if spec and spec[-1] is not None:
+        mesh, spec = _mesh_spec(a)
+        if mesh is not None and _parts(mesh, spec[-1]) > 1:
             fix = ", ".join(repr(x) for x in spec[:-1] + (None,))
             raise ValueError(
                 f"{name} is sharded over its levels (its last axis, over mesh axes "

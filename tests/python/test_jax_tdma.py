@@ -322,6 +322,31 @@ assert np.array_equal(np.asarray(g), np.asarray(g_plain)), "grad, columns sharde
 f = jax.jit(jax.shard_map(mjax.tdma, mesh=explicit, in_specs=P("x", None), out_specs=P("x", None)))
 same(f(*cols), "shard_map")
 
+# ... each device solves its own columns: one call on its block of 2 of the
+# 8 columns, nothing gathered (every operand was gathered whole onto every
+# device, and each solved all 8), also for the derivative's two solves
+import re
+def device_calls(compiled):
+    text = compiled.as_text()
+    return re.findall(r"(\S+) custom-call\(", text), text.count("all-gather(")
+calls, gathers = device_calls(jax.jit(mjax.tdma).lower(*cols).compile())
+assert calls == ["f64[2,12]{1,0}"] and gathers == 0, (calls, gathers)
+calls, gathers = device_calls(jax.jit(jax.grad(loss)).lower(cols[1]).compile())
+assert calls == ["f64[2,12]{1,0}"] * 2 and gathers == 0, (calls, gathers)
+# operands of other shardings take rhs's (they were refused by the
+# multiplication of the derivative's matrix-vector product); a mesh axis of
+# one device over the levels splits nothing: not refused
+grid = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+mixed = [jax.device_put(l, NamedSharding(grid, P("y", None))),
+         jax.device_put(d, NamedSharding(grid, P())), u,  # replicated, a NumPy array
+         jax.device_put(b, NamedSharding(grid, P("x", None)))]
+same(jax.jit(mjax.tdma)(*mixed), "operands of other shardings")
+calls, gathers = device_calls(jax.jit(mjax.tdma).lower(*mixed).compile())
+assert calls == ["f64[4,12]{1,0}"], calls
+one = jax.make_mesh((4, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+same(mjax.tdma(*[jax.device_put(a, NamedSharding(one, P("x", "y"))) for a in (l, d, u, b)]),
+     "levels over a mesh axis of one device")
+
 # levels sharded over an Explicit axis: refused with the reshard that fixes it
 levels = [jax.device_put(a, NamedSharding(explicit, P(None, "x"))) for a in (l, d, u, b)]
 for call, what in ((jax.jit(mjax.tdma), "jit"), (mjax.tdma, "eager")):
@@ -347,8 +372,10 @@ print("ok")
 def test_sharded_arrays():
     """Arrays sharded over 4 host devices: the columns sharded (Explicit axes)
     under jit, eagerly, donated, under grad and shard_map, with the bits of
-    minimodel.tdma.solve; the levels sharded over an Explicit axis refused with
-    a ValueError that names the reshard, which then works; Auto axes either
-    way."""
+    minimodel.tdma.solve, each device solving its own columns (the compiled
+    program's custom calls, no all-gather); operands of other shardings; the
+    levels sharded over an Explicit axis refused with a ValueError that names
+    the reshard, which then works, and over an axis of one device not
+    refused; Auto axes either way."""
     r = run_script(SHARDED_SCRIPT, timeout=240)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
