@@ -8,8 +8,9 @@ need, and a runner of every `test_*` function a test file defines.
 
 Every `test_*` function of the file runs, in the order of the file: none is
 left out by a list to keep up to date. Exit status 0 when every test passes
-(a test may raise Skip: not run here, with its reason), 1 otherwise; 77 when
-the packages are missing and there is no .venv to run under.
+(a test may raise Skip: not run here, with its reason; counted apart), 1
+otherwise; 77 when every test was skipped, or the packages are missing and
+there is no .venv to run under.
 """
 
 import importlib
@@ -51,17 +52,21 @@ def run(namespace, argv):
         print(f"no test {', '.join(unknown)}", file=sys.stderr)
         return 2
     selected = [t for t in tests if not names or t.__name__ in names]
-    failed = 0
+    failed = skipped = 0
     for test in selected:
         try:
             test()
             print(f"PASS {test.__name__}")
         except Skip as e:
+            skipped += 1
             print(f"SKIP {test.__name__}: {e}")
         except Exception as e:  # report every test, then fail
             failed += 1
             print(f"FAIL {test.__name__}: {e}")
             if verbose or not isinstance(e, AssertionError):
                 traceback.print_exc()
-    print(f"{len(selected) - failed} of {len(selected)} tests passed")
-    return 1 if failed else 0
+    # a skipped test is not counted as passed; a suite that ran none is
+    # skipped as a whole (77)
+    print(f"{len(selected) - failed - skipped} of {len(selected)} tests passed"
+          + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 77 if skipped == len(selected) else 0
