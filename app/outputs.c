@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mm_io.h"
 #include "mm_report.h"
 #include "mm_run.h"
 
@@ -40,6 +41,7 @@ static const struct {
     {".lock", "lock file", 0},
 };
 enum { MM_NOUTPUT = sizeof mm_output_files / sizeof mm_output_files[0] };
+enum { MM_OUTPUT_HISTORY = 0 }; /* the history's index in mm_output_files */
 
 /* path as an absolute path with every symbolic link, '.' and '..' resolved
  * as far as it exists (realpath of its longest existing prefix); the rest,
@@ -257,11 +259,18 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
       struct stat st;
       mm_output_path(dirs[c], &cfgs[c], i, pa);
       const int got = mm_output_files[i].renamed || tmp ? lstat(pa, &st) : stat(pa, &st);
-      if (got == 0 && S_ISDIR(st.st_mode))
+      /* the history is written in place, through a link at its name: what
+       * is there must be a regular file (a FIFO, a device or a file of
+       * /proc there left every rank but one waiting in the create) */
+      const char *kind = got != 0                 ? NULL
+                         : S_ISDIR(st.st_mode)    ? "a directory"
+                         : i == MM_OUTPUT_HISTORY ? mm_io_file_kind(pa, &st)
+                                                  : NULL;
+      if (kind)
         err = MM_ERROR(MM_ERR_INPUT,
-                       "%s: %s is a directory, where the case writes its %s: move it away, or "
+                       "%s: %s is %s, where the case writes its %s: move it away, or "
                        "give the case another run.name or output.dir",
-                       files[c], pa, mm_output_files[i].what);
+                       files[c], pa, kind, mm_output_files[i].what);
     }
 
   /* two cases, one file: in one directory, the same name; a history whose

@@ -20,6 +20,7 @@
 #define MM_IO_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "mm_config.h"
 #include "mm_diag.h"
@@ -152,6 +153,11 @@ bool mm_io_files_left_open(MPI_Comm comm);
  * communicator's rank 0 names it), so that nothing is left beside the
  * user's files. */
 void mm_io_remove_mpi_lock(const char *path);
+
+/* What the file at path (st: its stat, links followed) is where it is not
+ * a regular file that can hold data, for a message: "a FIFO", "a character
+ * device", "a directory", "a file of /proc"...; NULL for a regular file. */
+const char *mm_io_file_kind(const char *path, const struct stat *st);
 
 /* mm_io_remove_mpi_lock for every file the libraries still hold (rank 0 of
  * the files' communicator, as the run ends without closing them). */

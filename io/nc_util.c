@@ -15,7 +15,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
@@ -529,14 +531,25 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path) {
 static MM_NODISCARD mm_err mm_io_check_file_kind(const char *path) {
   MM_REQUIRE(!strstr(path, "://"), MM_ERR_INPUT, "%s: %s", path, MM_NOT_A_URL);
   struct stat st;
-  if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return MM_OK;
-  const char *kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                     : S_ISCHR(st.st_mode)  ? "a character device"
-                     : S_ISBLK(st.st_mode)  ? "a block device"
-                                            : "not a file";
+  const char *kind = stat(path, &st) == 0 ? mm_io_file_kind(path, &st) : NULL;
+  if (!kind || S_ISDIR(st.st_mode)) return MM_OK;
   return MM_ERROR(MM_ERR_INPUT, "%s: not a regular file (%s): an input must be a NetCDF file", path,
                   kind);
+}
+
+const char *mm_io_file_kind(const char *path, const struct stat *st) {
+  if (S_ISDIR(st->st_mode)) return "a directory";
+  if (!S_ISREG(st->st_mode))
+    return S_ISFIFO(st->st_mode)   ? "a FIFO"
+           : S_ISSOCK(st->st_mode) ? "a socket"
+           : S_ISCHR(st->st_mode)  ? "a character device"
+           : S_ISBLK(st->st_mode)  ? "a block device"
+                                   : "not a file";
+  struct statfs fs; /* the kernel's own files: text it makes, not storage */
+  if (statfs(path, &fs) != 0) return NULL;
+  return fs.f_type == PROC_SUPER_MAGIC ? "a file of /proc"
+         : fs.f_type == SYSFS_MAGIC    ? "a file of /sys"
+                                       : NULL;
 }
 
 mm_err mm_io_check_hdf5(const char *path) {

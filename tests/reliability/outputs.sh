@@ -17,7 +17,8 @@
 #     refused with a --set or as another case's file;
 #  output_dir: an output.dir that is a file, a link to nothing, a loop of
 #     links or under a file, or one whose files' absolute paths would be
-#     too long, is refused with exit 2 before any case runs;
+#     too long, is refused with exit 2 before any case runs; so is a FIFO, a
+#     device or a file of /proc at the history's name (or linked there);
 #  lock: a second run of a case that is running (held with SIGSTOP once it
 #     has written its history file) is refused with exit 2, naming the lock
 #     file and the pid holding it, and the first ends intact (bit for bit a
@@ -218,6 +219,17 @@ output_dir)
   mkdir real && ln -s real linked
   expect 0 "" --set output.dir=linked a.ini
   [ -f real/flat.nc ] || fail "no history through the link"
+  # the history is written in place, through a link at its name: a FIFO, a
+  # device or a file of /proc there is refused before any case runs (the
+  # ranks but one waited in the create for ever), nothing written
+  mkdir odd
+  for what in "fifo:a FIFO" "/dev/full:a character device" "/proc/self/status:a file of /proc"; do
+    rm -f odd/flat.nc
+    if [ "${what%%:*}" = fifo ]; then mkfifo odd/flat.nc; else ln -s "${what%%:*}" odd/flat.nc; fi
+    expect 2 "a.ini: $work/odd/flat.nc is ${what#*:}, where the case writes its history file: move it away" \
+      --set output.dir=odd a.ini
+    [ "$(ls odd)" = flat.nc ] || fail "${what#*:} at the history's name: something was written: $(ls odd)"
+  done
   # files whose absolute path would be too long for MPI-IO (it failed to
   # create the history, "Permission denied", or crashed the rank in its
   # close): refused, also through a short link to a deep folder
