@@ -369,8 +369,9 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
 
   err = mm_io_reserve(comm, &h->env, p, header, &h->seen); /* and the file seen */
   if (err == MM_OK) err = mm_agree(comm, mm_history_define(h, g, cfg, origin, created, start_step));
-  if (err != MM_OK) {
-    nc_abort(h->ncid);
+  if (err != MM_OK) { /* the file left open, untouched (mm_io_files_left_open), as in
+                       * mm_state_write, and removed: it holds no record */
+    if (g->rank == 0 && lstat(p, &old) == 0 && S_ISREG(old.st_mode)) (void)unlink(p);
     mm_history_free(h);
     return err;
   }

@@ -259,10 +259,11 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   if (err == MM_OK)
     err = mm_agree(comm,
                    mm_state_define(nc, tmp, g, cfg, origin, created, kind, step, time, sums, &v));
-  if (err != MM_OK) {
-    nc_abort(nc);
+  if (err != MM_OK) /* the file left open, untouched (mm_io_files_left_open): a disk
+                     * that filled between the check of its room and the reservation
+                     * failed HDF5's first writes, and its abort then crashed (SIGSEGV)
+                     * or left the ranks waiting for ever */
     goto remove_tmp;
-  }
   /* from the header on: each collective call, then the ranks agree, so
    * that after a failure inside the libraries no rank makes one more call */
   bool broken = false;
