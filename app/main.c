@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "mm_bandwidth.h"
@@ -162,9 +163,13 @@ static char *shell_words(int argc, char **argv) {
  * /tmp; it joins the names from the root, so "" is "/" and a relative
  * "tmp" is "/tmp". One that cannot be made there (the variable names a
  * file, a path under a file, a link to nothing, a place not writable, a
- * relative path) ended MPI_Init with pages of Open MPI's errors and exit 1.
+ * relative path, one without free inodes) ended MPI_Init with pages of
+ * Open MPI's errors and exit 1.
  * The message for such a directory into buf, or NULL where it is one, or
  * can be made. */
+/* The files and directories of a singleton's MPI session (Open MPI 4.1:
+ * it failed with 8 free inodes, ran with 12), with room to spare. */
+#define MM_TMPDIR_INODES 16
 static const char *tmpdir_problem(char *buf, size_t size) {
   const char *var = "OMPI_MCA_orte_tmpdir_base", *dir = getenv(var);
   static const char *const vars[] = {"TMPDIR", "TEMP", "TMP"};
@@ -197,10 +202,15 @@ static const char *tmpdir_problem(char *buf, size_t size) {
     snprintf(buf, size, "%s = %s: %s: %s", var, shown, at, strerror(errno));
     return buf;
   }
+  struct statvfs fs; /* f_files 0: a file system without a count of inodes */
+  const bool inodes = statvfs(at, &fs) == 0 && fs.f_files > 0;
   if (!S_ISDIR(st.st_mode))
     snprintf(buf, size, "%s = %s: %s is not a directory", var, shown, at);
   else if (access(at, W_OK | X_OK) != 0)
     snprintf(buf, size, "%s = %s: %s is not writable (%s)", var, shown, at, strerror(errno));
+  else if (inodes && fs.f_favail < MM_TMPDIR_INODES)
+    snprintf(buf, size, "%s = %s: %s has %lu free inodes, fewer than the %d that MPI's files take",
+             var, shown, at, (unsigned long)fs.f_favail, MM_TMPDIR_INODES);
   else
     return NULL;
   return buf;

@@ -7,12 +7,14 @@
 # from the root.
 #   refused: a file; a path under a file; a link to nothing, and a path
 #     under one; a relative path; as a user other than root, an empty
-#     TMPDIR (the root) and a directory not writable;
+#     TMPDIR (the root) and a directory not writable; as root, a file
+#     system with 5 free inodes (Open MPI failed with 8);
 #   run: a path not made yet; TMPDIR empty and TEMP a file (TEMP is not
 #     looked at), as root.
 set -u
 mm="$1"; src="$2"; work="$3"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
+umount "$work/few" 2>/dev/null # left mounted by a run that was killed
 rm -rf "$work"; mkdir -p "$work"
 cd "$work" || exit 1
 flat="$src/configs/flat.ini"
@@ -39,6 +41,18 @@ expect 0 "configuration valid" TMPDIR="$work/not/made/yet"
 [ ! -e /rel ] || fail "/rel was made"
 if [ "$(id -u)" = 0 ]; then
   expect 0 "configuration valid" TMPDIR= TEMP="$work/a_file"
+  # a file system with too few free inodes for the session's files (5), and
+  # one with enough (39): tmpfs mounted here
+  mkdir few
+  trap 'umount "$work/few" 2>/dev/null' EXIT
+  if mount -t tmpfs -o size=4m,nr_inodes=6 tmpfs few 2>/dev/null; then
+    refused "TMPDIR = $work/few: $work/few has 5 free inodes, fewer than the 16 that MPI's files take" \
+      TMPDIR="$work/few"
+    umount few
+    mount -t tmpfs -o size=4m,nr_inodes=40 tmpfs few || fail "mount"
+    expect 0 "configuration valid" TMPDIR="$work/few"
+    umount few
+  fi
   if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
     mkdir -p "$work/closed" && chmod 755 "$work/closed" "$work"
     cp "$flat" "$work/flat.ini" && chmod 644 "$work/flat.ini"
