@@ -931,6 +931,17 @@ void mm_history_abandon(mm_history *h) {
 mm_err mm_history_close(mm_history *h) {
   if (!h) return MM_OK;
   mm_err err = MM_OK;
+  /* on a file system that turned read-only under the run (ext4 after an
+   * error), the close cannot write its metadata: it failed on one rank and
+   * left the others waiting in it; the file is left as after a failed
+   * write, holding every record before (each flushed) */
+  if (!h->broken && mm_io_read_only(h->comm, h->path)) {
+    h->broken = true;
+    err = MM_ERROR(MM_ERR_RUN,
+                   "%s: the file system is now read-only: the history is left as its last record "
+                   "left it, not closed",
+                   h->path);
+  }
   /* a broken file stays open, untouched (mm_io_files_left_open) */
   if (!h->broken) {
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));

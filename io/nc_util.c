@@ -308,6 +308,22 @@ static int mm_reserve_here(const char *path, double bytes, mm_io_seen *seen) {
   return e;
 }
 
+bool mm_io_read_only(MPI_Comm comm, const char *path) {
+  int rank, ro = 0;
+  struct statvfs fs;
+  if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return false;
+  if (rank == 0 && statvfs(path, &fs) == 0 && (fs.f_flag & ST_RDONLY)) ro = 1;
+  if (rank == 0 && !ro) { /* ext4's emergency read-only state is in no flag */
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0)
+      close(fd);
+    else
+      ro = errno == EROFS;
+  }
+  if (MPI_Bcast(&ro, 1, MPI_INT, 0, comm) != MPI_SUCCESS) return false;
+  return ro != 0;
+}
+
 mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path, double bytes,
                      mm_io_seen *seen) {
   int rank;

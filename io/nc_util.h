@@ -186,6 +186,13 @@ typedef struct {
 MM_NODISCARD mm_err mm_io_reserve(MPI_Comm comm, const mm_settings *env, const char *path,
                                   double bytes, mm_io_seen *seen);
 
+/* Whether the file at path can no longer be written because its file
+ * system is read-only, as rank 0 of comm sees it (collective): one that
+ * turned so under the run (ext4 after an error, errors=remount-ro, which
+ * sets no mount flag: the file's open to write is refused, EROFS); false
+ * where that cannot be told. */
+bool mm_io_read_only(MPI_Comm comm, const char *path);
+
 /* After closing path, written with mm_io_reserve (collective): rank 0 cuts
  * the file back to the end its HDF5 superblock records, where room reserved
  * for the last write is left past it. HDF5 cuts it itself at a flush only
