@@ -29,12 +29,16 @@ timeout -k 5 120 mpirun --oversubscribe -np 3 "$mm" --quiet --set output.dir="$o
   "$src/configs/flat.ini" >"$work/log" 2>&1 &
 run=$!
 size() { stat -c %s "$out/flat.nc" 2>/dev/null || echo 0; }
-before=0
-for _ in $(seq 300); do # until the history has its first record and is still
+for _ in $(seq 600); do # until the history holds its first record (flushed)
+  ncdump -v step "$out/flat.nc" 2>/dev/null | grep -q "step = 0 ;" && break
+  sleep 0.1
+done
+before=-1
+for _ in $(seq 600); do # ... and has not grown for a second (a slow build)
   now=$(size)
-  [ "$now" -gt 0 ] && [ "$now" = "$before" ] && break
+  [ "$now" = "$before" ] && break
   before=$now
-  sleep 0.2
+  sleep 1
 done
 echo 1 >"$trigger" || fail "the trigger"
 touch "$out/probe" 2>/dev/null && fail "the file system did not turn read-only"
