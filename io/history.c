@@ -360,8 +360,11 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
     err = mm_agree(comm, err);
   }
   if (err != MM_OK) {
-    if (opened) nc_close(h->ncid); /* opened here, failed elsewhere */
-    struct stat st;                /* made empty before the failure: not left behind */
+    if (opened)
+      nc_close(h->ncid); /* opened here, failed elsewhere */
+    else if (g->rank == 0)
+      mm_io_remove_mpi_lock(p); /* Open MPI's, left by the open that failed */
+    struct stat st;             /* made empty before the failure: not left behind */
     if (g->rank == 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(p);
     mm_history_free(h);
     return err;

@@ -47,6 +47,12 @@ mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const 
       return mm_error_set(code, src_file, src_line,
                           "%s: cannot create: no free inode on the file system of '%s' (%s)", path,
                           dir, strerror(ENOSPC));
+    /* made, and the disk full before HDF5 wrote its first block (netCDF
+     * says "Permission denied") */
+    if (fs_known && fs.f_bavail == 0)
+      return mm_error_set(code, src_file, src_line,
+                          "%s: cannot create: no free space on the file system of '%s' (%s)", path,
+                          dir, strerror(ENOSPC));
     if (access(path, W_OK) != 0)
       return mm_error_set(code, src_file, src_line, "%s: cannot create: %s", path, strerror(errno));
   } else if (errno == ENOENT) {

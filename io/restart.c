@@ -241,8 +241,11 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
   if (s != NC_NOERR) err = mm_io_create_fail(MM_ERR_RUN, __FILE__, __LINE__, tmp, s);
   err = mm_agree(comm, err);
   if (err != MM_OK) {
-    if (s == NC_NOERR) nc_close(nc); /* opened here, failed elsewhere */
-    goto remove_tmp;                 /* made, perhaps, before the failure */
+    if (s == NC_NOERR)
+      nc_close(nc); /* opened here, failed elsewhere */
+    else if (g->rank == 0)
+      mm_io_remove_mpi_lock(tmp); /* Open MPI's, left by the open that failed */
+    goto remove_tmp;              /* made, perhaps, before the failure */
   }
 
   mm_state_vars v = {-1, -1, -1};
