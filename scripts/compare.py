@@ -69,8 +69,11 @@ and where the largest relative difference occurs, as named indices
 
 Exit status: 0 all within tolerance, 1 some difference (also: a state or
 diagnostic variable of B missing from A, or nothing compared), 2 usage error,
-unreadable file (also a FIFO or a device), the report not written, or no
-numpy and netCDF4 (run it with .venv/bin/python), 130 interrupted (Ctrl-C).
+unreadable file (also a FIFO or a device, or a variable whose data the
+library cannot read: a damaged chunk), not enough memory (a comparison
+takes about ten times the bytes of the largest variable), the report not
+written, or no numpy and netCDF4 (run it with .venv/bin/python), 130
+interrupted (Ctrl-C).
 """
 
 import argparse
@@ -302,7 +305,7 @@ def compare_attributes(name, va, vb, line):
     for k in sorted(set(aa) & set(ab)):
         x, y = aa[k], ab[k]
         if isinstance(x, str) or isinstance(y, str):
-            same = x == y
+            same = isinstance(x, str) and isinstance(y, str) and x == y  # text against numbers
         else:
             x, y = np.ravel(x), np.ravel(y)
             nan = x.dtype.kind in "fc" and y.dtype.kind in "fc"  # NaN = NaN (a _FillValue)
@@ -391,6 +394,7 @@ def main(argv=None):
     da, db = datasets
     failed = False
     out = []
+    unreadable = None  # why a variable's values could not be read or compared (exit 2)
     try:
         for path, d in ((args.a, da), (args.b, db)):
             if d.groups:
@@ -495,7 +499,16 @@ def main(argv=None):
                         ok, line = compare_text(name, va, vb, sel)
                 else:
                     ok, line = compare_numeric(name, va, vb, args.rtol, args.atol, sel)
-            except (OSError, RuntimeError, ValueError, TypeError, IndexError) as e:
+            except (OSError, RuntimeError) as e:  # the library's: the data cannot be read
+                unreadable = f"{unreadable_file(name, va, vb, args.a, args.b)}: cannot read " \
+                             f"variable {name}: {e}"
+                break
+            except MemoryError:
+                unreadable = (f"not enough memory to compare variable {name} "
+                              f"({va.size} and {vb.size} values; compare.py needs about ten "
+                              "times the bytes of a variable)")
+                break
+            except (ValueError, TypeError, IndexError) as e:
                 ok, line = False, f"{name}: FAIL: cannot compare: {e}"
             if ok and args.attributes:
                 ok, line = compare_attributes(name, va, vb, line)
@@ -504,6 +517,9 @@ def main(argv=None):
     finally:
         da.close()
         db.close()
+    if unreadable:
+        print(f"compare.py: {unreadable}", file=sys.stderr)
+        return 2
     report = [line for ok, line in out if not args.quiet or not ok]
     if not args.quiet:
         n_bad = sum(1 for ok, _ in out if not ok)
@@ -517,6 +533,20 @@ def main(argv=None):
         print(f"compare.py: cannot write the report: {problem}", file=sys.stderr)
         return 2
     return 1 if failed else 0
+
+
+def unreadable_file(name, va, vb, path_a, path_b):
+    """Which file's variable `name` cannot be read (a damaged chunk): the
+    first of va, vb whose values the library refuses, else both paths."""
+    for var, path in ((va, path_a), (vb, path_b)):
+        try:
+            var.set_auto_maskandscale(False)
+            var[...]
+        except (OSError, RuntimeError):
+            return path
+        except Exception:  # noqa: BLE001 -- memory, types: not the library's refusal
+            pass
+    return f"{path_a} or {path_b}"
 
 
 def file_kind(path):

@@ -39,8 +39,12 @@ def read_problem(path, limit_s=120.0):
     library crashed; SIGKILL: the child was killed, out of memory, say), or
     the limit, limit_s seconds (the child is then killed). The child is
     killed and reaped however the caller leaves (Ctrl-C)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # None where started closed (>&-)
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a full disk, a closed pipe: the caller's to tell
+            pass
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: no Python exit handlers, no flush of the parent's buffers

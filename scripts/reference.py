@@ -22,10 +22,14 @@ Array layout: tracers are (nz, ny, nx) arrays indexed [k, j, i]; land cells
 of HALO cells (wrapped on periodic edges, land beyond walls).
 
 Exit status: 0 success, 1 failure while running (non-finite state, or one
-outside the physically possible range; I/O),
+outside the physically possible range; I/O of the history),
 2 usage, configuration or input-file error (as the C model; also an
 --output that is the configuration file or initial.file, and no numpy: run it
-with .venv/bin/python), 130 interrupted (Ctrl-C).
+with .venv/bin/python), 130 interrupted (Ctrl-C). Lines on standard output
+that cannot be written (a closed pipe, a full disk, standard output closed)
+are dropped and the run goes on, as the model's: they change neither the
+history nor the exit status. An --output that is a FIFO or a device is
+refused (2).
 """
 
 import argparse
@@ -35,6 +39,9 @@ import os
 import re
 import stat
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_stdout  # noqa: E402
 
 try:
     import numpy as np
@@ -1309,9 +1316,10 @@ class History:
         self.ds.close()
 
 
-def run(cfg, output=None, quiet=True, log=sys.stdout):
-    """Run the case of cfg; write the history file to output (None: no file).
-    Returns the list of records (step, time, T, S, diagnostics)."""
+def run(cfg, output=None, quiet=True, log=None):
+    """Run the case of cfg; write the history file to output (None: no file);
+    progress (quiet False) to log, or standard output (None). Returns the
+    list of records (step, time, T, S, diagnostics)."""
     model = Model(cfg)
     steps = cfg["run.steps"]
     wanted = set(record_steps(steps, cfg["output.interval"], cfg["output.initial_record"]))
@@ -1322,6 +1330,9 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
             raise RunError(f"{output}: cannot create: no directory {parent}")
         if os.path.isdir(output):
             raise RunError(f"{output}: cannot create: is a directory")
+        # a FIFO would wait for a reader for ever, a device take the history
+        # (the model refuses the same, exit 2)
+        check_regular(output)
         try:
             history = History(output, cfg, model.grid)
         except (OSError, RuntimeError) as e:  # RuntimeError: netCDF's (/dev/null)
@@ -1338,8 +1349,16 @@ def run(cfg, output=None, quiet=True, log=sys.stdout):
                     raise RunError(f"{output}: cannot write the record of step {model.n}: "
                                    f"{e} (a full disk?)") from None
             if not quiet:
-                print(f"step {model.n:8d}  t = {model.time:.6g} s  H = {d['heat_content']:.17g} J"
-                      f"  T in [{d['temp_min']:.6g}, {d['temp_max']:.6g}]", file=log)
+                line = (f"step {model.n:8d}  t = {model.time:.6g} s  H = "
+                        f"{d['heat_content']:.17g} J  T in [{d['temp_min']:.6g}, "
+                        f"{d['temp_max']:.6g}]")
+                if log is not None:
+                    print(line, file=log)
+                else:
+                    # progress that cannot be written (a closed pipe, a full
+                    # disk) is dropped, as the model drops its own: the run
+                    # and its history go on
+                    mm_stdout.print_lines([line])
 
         if 0 in wanted:
             record()
@@ -1407,7 +1426,9 @@ def main(argv=None):
         print("reference.py: interrupted", file=sys.stderr)
         return 130
     if not args.quiet:
-        print(f"reference.py: wrote {output} ({len(records)} records)")
+        # the history is complete: a line that cannot be written (standard
+        # output closed or full, a closed pipe) is dropped, as the model's
+        mm_stdout.print_lines([f"reference.py: wrote {output} ({len(records)} records)"])
     return 0
 
 

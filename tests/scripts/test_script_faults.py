@@ -999,6 +999,195 @@ def test_bench_peers_refusals():
             f"a failing tdma-bench: exit {rc}, {err[-600:]!r}"
 
 
+# ---------------------------------------------------------------------------
+# scripts/compare.py, scripts/reference.py, scripts/regress: standard
+# streams closed or full, damaged data, memory
+# ---------------------------------------------------------------------------
+COMPARE = os.path.join(SCRIPTS, "compare.py")
+REFERENCE = os.path.join(SCRIPTS, "reference.py")
+
+
+def shell(command, timeout=120):
+    """(exit status, stdout, stderr) of a bash command line (for redirections
+    such as >&-)."""
+    return run(["bash", "-c", command], timeout=timeout)
+
+
+def test_compare_streams_closed():
+    """compare.py with standard output or error closed: identical files are
+    0 (--quiet: nothing to print), a report that cannot be written 2; never
+    1, which says "differ" (the test read's flush of a closed stream raised
+    AttributeError: a traceback and exit 1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        h = history(os.path.join(tmp, "h.nc"))
+        q = f"{sys.executable} {COMPARE} {h} {h}"
+        for what, command, want in (("stdout closed, --quiet", f"{q} --quiet >&-", 0),
+                                    ("stderr closed", f"{q} >/dev/null 2>&-", 0),
+                                    ("stderr closed, --quiet", f"{q} --quiet 2>&-", 0),
+                                    ("stdout closed", f"{q} >&-", 2),
+                                    ("stdout full", f"{q} >/dev/full", 2)):
+            rc, out, err = shell(command)
+            assert rc == want and "Traceback" not in err, f"{what}: exit {rc}, {err[-600:]!r}"
+
+
+def test_compare_attribute_types():
+    """--attributes with an attribute that is text in one file and numbers
+    (several, or none) in the other: a difference (exit 1) on the
+    variable's line, not a ValueError traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, value in (("text", "degC"), ("pair", np.array([1.0, 2.0])),
+                            ("none", np.array([], dtype="f8"))):
+            paths[name] = history(os.path.join(tmp, f"{name}.nc"))
+            with netCDF4.Dataset(paths[name], "a") as nc:
+                nc["temp"].setncattr("units", value)
+        for a, b in (("text", "pair"), ("none", "text"), ("pair", "none")):
+            rc, out, err = py(COMPARE, paths[a], paths[b], "--attributes", "--vars", "temp")
+            assert rc == 1 and "Traceback" not in out + err and \
+                "temp: max_abs=0 max_rel=0 at -  FAIL: attributes differ: units" in out, \
+                f"units {a} vs {b}: exit {rc}, {(out + err)[-600:]!r}"
+        rc, out, err = py(COMPARE, paths["pair"], paths["pair"], "--attributes")
+        assert rc == 0, f"the same numbers: exit {rc}, {(out + err)[-600:]!r}"
+
+
+def test_compare_damaged_chunk():
+    """A history whose compressed data chunk is damaged (bytes flipped inside
+    it; the header reads): compare.py exits 2, the file cannot be read, with
+    one line naming the file and the variable, also against an identical
+    copy (it said "temp: FAIL: cannot compare" and exit 1, "differ")."""
+    import h5py
+    with tempfile.TemporaryDirectory() as tmp:
+        good = os.path.join(tmp, "good.nc")
+        with netCDF4.Dataset(good, "w") as nc:
+            nc.createDimension("x", 4096)
+            v = nc.createVariable("temp", "f8", ("x",), zlib=True, chunksizes=(4096,))
+            v[:] = np.sin(np.arange(4096.0))
+        with h5py.File(good, "r") as f:
+            info = f["temp"].id.get_chunk_info(0)
+        with open(good, "rb") as f:
+            data = bytearray(f.read())
+        middle = info.byte_offset + info.size // 2
+        data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
+        bad = write(os.path.join(tmp, "bad.nc"), "")
+        with open(bad, "wb") as f:
+            f.write(data)
+        copy = os.path.join(tmp, "copy.nc")
+        shutil.copy(bad, copy)
+        for a, b, named in ((bad, copy, bad), (good, bad, bad), (bad, good, bad)):
+            one_line(f"{os.path.basename(a)} vs {os.path.basename(b)}", py(COMPARE, a, b), 2,
+                     f"compare.py: {named}: cannot read variable temp")
+        rc, out, err = py(COMPARE, good, good)
+        assert rc == 0, f"the undamaged file: exit {rc}, {(out + err)[-600:]!r}"
+
+
+def test_compare_out_of_memory():
+    """A variable too large for the memory left (MemoryError while reading
+    or comparing it, made here in place of the read): exit 2 and one line
+    naming the variable (it was a traceback and exit 1, "differ")."""
+    sys.path.insert(0, SCRIPTS)
+    import compare
+    import contextlib
+    import io
+    with tempfile.TemporaryDirectory() as tmp:
+        h = history(os.path.join(tmp, "h.nc"))
+        real = compare.read
+
+        def read(var, rows=None):
+            if var.name == "salt":
+                raise MemoryError
+            return real(var, rows)
+
+        compare.read = read
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                rc = compare.main([h, h])
+        finally:
+            compare.read = real
+        assert rc == 2 and "not enough memory to compare variable salt" in err.getvalue(), \
+            f"exit {rc}, {err.getvalue()!r}"
+
+
+def test_reference_outputs():
+    """reference.py: a FIFO at --output is refused (exit 2, one line; it
+    waited for a reader for ever); standard output that goes away (| head
+    -1), is full or closed drops the progress and the run goes on: exit 0
+    and every record in the history (| head -1 stopped it with a
+    BrokenPipeError traceback after the first records)."""
+    flat = os.path.join(ROOT, "configs", "flat.ini")
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        one_line("--output FIFO", py(REFERENCE, flat, "--output", fifo, timeout=60), 2,
+                 "not a regular file (a FIFO)")
+        want = None
+        for what, redirect in (("| head -1", "| head -1"), ("> /dev/full", ">/dev/full"),
+                               (">&-", ">&-"), ("to a file", f">{tmp}/log")):
+            out = os.path.join(tmp, f"h{len(what)}.nc")
+            rc, o, err = shell(f"set -o pipefail; {sys.executable} {REFERENCE} {flat} "
+                               f"--output {out} {redirect}", timeout=300)
+            assert rc == 0 and "Traceback" not in err, f"{what}: exit {rc}, {err[-600:]!r}"
+            with netCDF4.Dataset(out) as nc:
+                steps = list(nc["step"][:])
+            want = want or steps
+            assert steps == want and len(steps) > 2, f"{what}: steps {steps}, want {want}"
+
+
+def test_regress_stdout_fails():
+    """scripts/regress --compare with standard output closed or full: the
+    verdict is the exit status (0: matches); a report line that cannot be
+    written is dropped (the --rtol check's awk, then set -e on a failed
+    echo, made it exit 2 and 1)."""
+    need_model()
+    for redirect in (">&-", ">/dev/full"):
+        rc, out, err = shell(f"{os.path.join(SCRIPTS, 'regress')} --compare --configs flat "
+                             f"--ranks 1 --minimodel {MODEL} --python {sys.executable} "
+                             f"{redirect}", timeout=300)
+        assert rc == 0 and not err.strip(), f"{redirect}: exit {rc}, {err[-600:]!r}"
+
+
+def test_bench_model_one_name():
+    """Two configs of one file name (their rows, timing files and NumPy
+    reference were taken for one another: a parallel efficiency of 47) are
+    refused before anything runs; the same config twice runs once."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "alt"))
+        a = write(os.path.join(tmp, "tiny.ini"), TINY_INI)
+        b = write(os.path.join(tmp, "alt", "tiny.ini"), TINY_INI)
+        base = ["--dry-run", "--no-reference", "--layouts", "1x1", "--tdma", "reference"]
+        one_line("two tiny.ini", py(BENCH, *base, "--configs", f"{a},{b}"), 2,
+                 "have one name, tiny")
+        rc, out, err = py(BENCH, *base, "--configs", f"{a},{a}")
+        assert rc == 0 and out.count("tiny.ini") == 1, \
+            f"one config twice: exit {rc}, {(out + err)[-600:]!r}"
+
+
+def test_bench_model_one_at_a_time():
+    """A second bench-model in a tree while one runs (here: its lock held)
+    is refused with one line and exit 2 before it builds or runs anything
+    (it replaced the binary the first was running: "Text file busy")."""
+    import fcntl
+    out_dir = os.path.join(ROOT, "output", "bench-model")
+    made = not os.path.exists(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, \
+                open(os.path.join(out_dir, ".lock"), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            record = os.path.join(tmp, "ran")
+            good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+            env = dict(ENV, PATH=f"{tmp}:{os.environ.get('PATH', '')}")
+            stand_in(tmp, "cmake", f'echo ran >>"{record}"')
+            one_line("a second bench-model", run([sys.executable, BENCH, "--no-reference",
+                                                  "--no-doc", "--layouts", "1x1", "--tdma",
+                                                  "reference", "--configs", good], env=env),
+                     2, "another scripts/bench-model is running")
+            assert not os.path.exists(record), "it built"
+    finally:
+        if made:
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+
 def main(argv):
     global MODEL
     argv = list(argv)
