@@ -663,6 +663,35 @@ static void mm_cdf_name(mm_cdf *c) {
   mm_cdf_skip(c, mm_cdf_count(c, 1), 1);
 }
 
+/* A name into out (at most size - 1 bytes kept, the rest skipped). */
+static void mm_cdf_name_into(mm_cdf *c, char *out, size_t size) {
+  const uint64_t n = mm_cdf_count(c, 1);
+  const uint64_t keep = n < size - 1 ? n : size - 1;
+  out[0] = '\0';
+  if (!c->ok) return;
+  if (keep && fread(out, 1, (size_t)keep, c->f) != (size_t)keep) {
+    c->ok = false;
+    return;
+  }
+  out[keep] = '\0';
+  c->pos += keep;
+  const uint64_t rest = (n + 3) / 4 * 4 - keep; /* the name's tail and its padding */
+  if (rest > c->size - c->pos || fseeko(c->f, (off_t)(c->pos + rest), SEEK_SET) != 0) {
+    c->ok = false;
+    return;
+  }
+  c->pos += rest;
+}
+
+/* a * b, or UINT64_MAX where it does not fit */
+static uint64_t mm_cdf_mul(uint64_t a, uint64_t b) {
+  return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static uint64_t mm_cdf_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Bytes of one value of an external type; 0 for no such type. */
 static uint64_t mm_cdf_type_size(uint64_t type) {
   static const unsigned char size[] = {0, 1, 1, 2, 4, 4,
@@ -702,27 +731,81 @@ mm_err mm_io_check_classic(const char *path) {
     return MM_OK; /* not classic */
   }
   mm_cdf c = {f, 4, (uint64_t)st.st_size, magic[3] == 5 ? 8 : 4, true};
-  mm_cdf_get(&c, c.w);                             /* numrecs */
+  /* numrecs; all ones: "streaming", a count the header does not give */
+  const uint64_t numrecs = mm_cdf_get(&c, c.w);
+  const bool streaming = numrecs == (c.w == 8 ? UINT64_MAX : 0xFFFFFFFFu);
   const uint64_t ndims = mm_cdf_list(&c, 0x0A, 8); /* NC_DIMENSION */
-  for (uint64_t d = 0; c.ok && d < ndims; d++) {
+  uint64_t *dim_len = calloc(ndims ? ndims : 1, sizeof *dim_len); /* 0: the record dimension */
+  for (uint64_t d = 0; c.ok && dim_len && d < ndims; d++) {
     mm_cdf_name(&c);
-    mm_cdf_get(&c, c.w); /* length */
+    dim_len[d] = mm_cdf_get(&c, c.w); /* length */
   }
   mm_cdf_attributes(&c);                            /* global */
   const uint64_t nvars = mm_cdf_list(&c, 0x0B, 24); /* NC_VARIABLE */
-  for (uint64_t v = 0; c.ok && v < nvars; v++) {
-    mm_cdf_name(&c);
-    mm_cdf_skip(&c, mm_cdf_count(&c, (uint64_t)c.w), (uint64_t)c.w); /* dimension ids */
+  /* Where each variable's data ends: a fixed one's at begin + its bytes, a
+   * record variable's at begin + (numrecs - 1) recsize + the bytes of one
+   * record, recsize the record variables' record bytes, each padded to 4
+   * unless there is one record variable (the format's rule). */
+  uint64_t *begin = calloc(nvars ? nvars : 1, sizeof *begin);
+  uint64_t *bytes = calloc(nvars ? nvars : 1, sizeof *bytes); /* fixed: all; record: one record */
+  bool *record = calloc(nvars ? nvars : 1, sizeof *record);
+  char (*names)[64] = calloc(nvars ? nvars : 1, sizeof *names);
+  const bool have = dim_len && begin && bytes && record && names;
+  uint64_t nrec = 0;
+  for (uint64_t v = 0; c.ok && have && v < nvars; v++) {
+    mm_cdf_name_into(&c, names[v], sizeof names[v]);
+    const uint64_t nd = mm_cdf_count(&c, (uint64_t)c.w);
+    uint64_t n = 1;
+    for (uint64_t d = 0; c.ok && d < nd; d++) {
+      const uint64_t id = mm_cdf_get(&c, c.w);
+      if (id >= ndims) {
+        c.ok = false;
+      } else if (dim_len[id] == 0 && d == 0) {
+        record[v] = true;
+      } else {
+        n = mm_cdf_mul(n, dim_len[id]);
+      }
+    }
     mm_cdf_attributes(&c);
-    if (!mm_cdf_type_size(mm_cdf_get(&c, 4))) c.ok = false;
-    mm_cdf_get(&c, c.w);                   /* vsize */
-    mm_cdf_get(&c, magic[3] == 1 ? 4 : 8); /* begin */
+    const uint64_t size = mm_cdf_type_size(mm_cdf_get(&c, 4));
+    if (!size) c.ok = false;
+    bytes[v] = mm_cdf_mul(n, size);
+    mm_cdf_get(&c, c.w); /* vsize (the header's, capped for large variables) */
+    begin[v] = mm_cdf_get(&c, magic[3] == 1 ? 4 : 8);
+    nrec += record[v];
   }
   fclose(f);
+  const bool read = c.ok && have;
+  uint64_t recsize = 0;
+  for (uint64_t v = 0; read && v < nvars; v++)
+    if (record[v]) recsize = mm_cdf_add(recsize, nrec == 1 ? bytes[v] : (bytes[v] + 3) / 4 * 4);
+  uint64_t end = 0, at = 0; /* the farthest end of data, and its variable */
+  for (uint64_t v = 0; read && v < nvars; v++) {
+    uint64_t e = begin[v];
+    if (!record[v])
+      e = mm_cdf_add(e, bytes[v]);
+    else if (numrecs > 0 && !streaming)
+      e = mm_cdf_add(mm_cdf_add(e, mm_cdf_mul(numrecs - 1, recsize)), bytes[v]);
+    if (e > end) end = e, at = v;
+  }
+  char last[64] = "";
+  if (read && end > c.size) snprintf(last, sizeof last, "%s", names[at]);
+  free(dim_len);
+  free(begin);
+  free(bytes);
+  free(record);
+  free(names);
+  MM_REQUIRE(have, MM_ERR_RUN, "%s: out of memory reading its classic NetCDF header", path);
   MM_REQUIRE(c.ok, MM_ERR_INPUT,
              "%s: damaged classic NetCDF header (a count or size beyond the end of the file "
              "at byte %llu)",
              path, (unsigned long long)c.pos);
+  /* libnetcdf reads the data a cut file lacks as zeros, or as the fill
+   * value, without an error */
+  MM_REQUIRE(end <= c.size, MM_ERR_INPUT,
+             "%s: cut short: its header puts the data of variable '%s' up to byte %llu, and the "
+             "file ends at byte %llu (a copy or a download that did not finish?)",
+             path, last, (unsigned long long)end, (unsigned long long)c.size);
   return MM_OK;
 }
 

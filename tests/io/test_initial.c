@@ -10,7 +10,10 @@
  * increasing, a missing file.
  *
  * usage: test_initial output.dir=DIR [SECTION.KEY=VALUE ...] */
+#include <unistd.h>
+
 #include "io_test.h"
+#include "nc_util.h"
 
 /* What make_file puts in the file. */
 typedef enum {
@@ -252,6 +255,8 @@ int main(int argc, char **argv) {
       {"valid_f32.nc", NC_NETCDF4, VALID_F32},
       {"units_padded.nc", NC_NETCDF4, UNITS_PADDED},
       {"units_nul.nc", NC_64BIT_OFFSET, UNITS_NUL},
+      {"good_cdf1.nc", NC_CLASSIC_MODEL, GOOD},
+      {"good_cdf5.nc", NC_64BIT_DATA, GOOD},
   };
   enum { NFILES = sizeof files / sizeof files[0] };
   char path[NFILES][2 * MM_STR_MAX];
@@ -377,6 +382,61 @@ int main(int argc, char **argv) {
   if (g.nranks > 1)
     expect_refused(&g, g.rank == g.nranks - 1 ? missing : path[0],
                    (const char *const[]){"does_not_exist.nc", "cannot open", NULL});
+
+  /* classic files cut short (a copy that did not finish): libnetcdf read
+   * the data they lack as zeros or fill values, without an error, and the
+   * run started from them; CDF-1, CDF-2 and CDF-5, one byte short and half
+   * their data short */
+  expect_read(&cfg, &g, path[NFILES - 2]);
+  expect_read(&cfg, &g, path[NFILES - 1]);
+  const int classic[3] = {NFILES - 2, 1, NFILES - 1};
+  for (int c = 0; c < 3; c++) {
+    struct stat st;
+    TEST_CHECK(stat(path[classic[c]], &st) == 0, "%s: %s", path[classic[c]], strerror(errno));
+    const long whole = (long)st.st_size, data = (long)(2 * sizeof(double)) * g.nx * g.ny * g.nz;
+    const long keep[2] = {whole - 1, whole - data / 2};
+    for (int k = 0; k < 2; k++) {
+      char cut[2 * MM_STR_MAX + 16];
+      IO_TEST_FMT(cut, "%s.cut%d", path[classic[c]], k);
+      if (g.rank == 0) {
+        FILE *in = fopen(path[classic[c]], "rb"), *out = fopen(cut, "wb");
+        TEST_CHECK(in && out, "%s: cannot copy", cut);
+        for (long b = 0; b < keep[k]; b++)
+          fputc(fgetc(in), out);
+        fclose(in);
+        fclose(out);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      expect_refused(&g, cut, (const char *const[]){".cut", "cut short", "variable 'salt'", NULL});
+    }
+  }
+  /* a record variable's data: numrecs records of recsize bytes (the check
+   * reads the header alone: mm_io_check_classic) */
+  if (g.rank == 0) {
+    char rec[2 * MM_STR_MAX + 16];
+    IO_TEST_FMT(rec, "%s/records.nc", cfg.output_dir);
+    int nc, dt, dx, va, vb;
+    IO_NC(nc_create(rec, NC_CLOBBER, &nc));
+    IO_NC(nc_def_dim(nc, "time", NC_UNLIMITED, &dt));
+    IO_NC(nc_def_dim(nc, "x", 5, &dx));
+    IO_NC(nc_def_var(nc, "a", NC_SHORT, 2, (int[]){dt, dx}, &va));
+    IO_NC(nc_def_var(nc, "b", NC_DOUBLE, 2, (int[]){dt, dx}, &vb));
+    IO_NC(nc_enddef(nc));
+    short a[3][5] = {{0}};
+    double b[3][5] = {{0}};
+    IO_NC(nc_put_vara_short(nc, va, (size_t[]){0, 0}, (size_t[]){3, 5}, &a[0][0]));
+    IO_NC(nc_put_vara_double(nc, vb, (size_t[]){0, 0}, (size_t[]){3, 5}, &b[0][0]));
+    IO_NC(nc_close(nc));
+    mm_error_clear();
+    TEST_CHECK(mm_io_check_classic(rec) == MM_OK, "records.nc: %s", mm_error_message());
+    struct stat st;
+    TEST_CHECK(stat(rec, &st) == 0 && truncate(rec, st.st_size - 1) == 0, "records.nc: truncate");
+    TEST_CHECK(mm_io_check_classic(rec) == MM_ERR_INPUT &&
+                   strstr(mm_error_message(), "variable 'b' up to byte"),
+               "records.nc one byte short: '%s'", mm_error_message());
+    printf("refused as expected: %s\n", mm_error_message());
+    mm_error_clear();
+  }
 
   char text[2 * MM_STR_MAX];
   IO_TEST_FMT(text, "%s/text.nc", cfg.output_dir);
