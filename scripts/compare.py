@@ -69,8 +69,9 @@ and where the largest relative difference occurs, as named indices
 
 Exit status: 0 all within tolerance, 1 some difference (also: a state or
 diagnostic variable of B missing from A, or nothing compared), 2 usage error,
-unreadable file (also a FIFO or a device, or a variable whose data the
-library cannot read: a damaged chunk), not enough memory (a comparison
+unreadable file (also a FIFO or a device, a variable whose data the
+library cannot read: a damaged chunk, or a classic-format file cut short,
+whose lacking data the library reads as zeros), not enough memory (a comparison
 takes about ten times the bytes of the largest variable), the report not
 written, or no numpy and netCDF4 (run it with .venv/bin/python), 130
 interrupted (Ctrl-C).
@@ -384,6 +385,10 @@ def main(argv=None):
             # a FIFO or a device would wait for a writer, or never end
             if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
                 raise OSError(f"not a regular file ({file_kind(path)})")
+            # a classic file cut short reads its lacking data as zeros
+            problem = mm_nc_guard.classic_cut_short(path)
+            if problem:
+                raise OSError(problem)
             datasets.append(netCDF4.Dataset(path, "r"))
             problem = mm_nc_guard.read_problem(path)
             if problem:

@@ -1,5 +1,6 @@
-"""What compare.py and plot_fields.py share: a test read, in a child
-process, of the variables that the netCDF library may crash on. An HDF5
+"""What compare.py, plot_fields.py and reference.py share: a test read, in
+a child process, of the variables that the netCDF library may crash on,
+and (classic_cut_short) the check of a classic file cut short. An HDF5
 dataset of a type netCDF does not know (float16, written by h5py) is
 presented as a variable of strings, and reading it kills the process with
 SIGSEGV; xarray reads such variables when it opens the file.
@@ -30,6 +31,103 @@ def _read_strings(path):
                     sys.stderr.write(f"{name}\n")  # the variable being read, for the parent
                     sys.stderr.flush()
                     var[...]
+
+
+def classic_cut_short(path):
+    """None, or a sentence when path is a classic-format NetCDF file (CDF-1,
+    CDF-2, CDF-5) that ends before its header says its data does: the netCDF
+    library reads the data such a file lacks as zeros or fill values, without
+    an error. The end of every variable's data, from the header (as the
+    model's mm_io_check_classic, io/nc_util.c): a fixed variable's at begin
+    plus its bytes, a record variable's at begin + (numrecs - 1) recsize +
+    one record's bytes, recsize the record variables' record bytes, each
+    padded to 4 unless there is one record variable. A header that cannot be
+    parsed is left to the library (None)."""
+    import struct
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(4)
+            if len(head) < 4 or head[:3] != b"CDF" or head[3] not in (1, 2, 5):
+                return None
+            w = 8 if head[3] == 5 else 4
+            off_w = 4 if head[3] == 1 else 8
+
+            def get(n):
+                b = f.read(n)
+                if len(b) != n:
+                    raise EOFError
+                return int.from_bytes(b, "big")
+
+            def name():
+                n = get(w)
+                if n > size:
+                    raise EOFError
+                text = f.read((n + 3) // 4 * 4)[:n]
+                return text.decode("utf-8", "replace")
+
+            sizes = {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 1, 8: 2, 9: 4, 10: 8, 11: 8}
+
+            def attributes():
+                tag, n = get(4), get(w)
+                if n > size:
+                    raise EOFError
+                for _ in range(n):
+                    name()
+                    t = get(4)
+                    if t not in sizes:
+                        raise EOFError
+                    f.seek((get(w) * sizes[t] + 3) // 4 * 4, 1)
+
+            numrecs = get(w)
+            streaming = numrecs == (1 << (8 * w)) - 1
+            tag, ndims = get(4), get(w)
+            if ndims > size:
+                return None
+            dims = []
+            for _ in range(ndims):
+                name()
+                dims.append(get(w))
+            attributes()
+            tag, nvars = get(4), get(w)
+            if nvars > size:
+                return None
+            variables = []  # (name, begin, bytes: all or one record's, is a record variable)
+            for _ in range(nvars):
+                vname = name()
+                nd = get(w)
+                if nd > size:
+                    return None
+                ids = [get(w) for _ in range(nd)]
+                attributes()
+                t = get(4)
+                get(w)  # vsize
+                begin = get(off_w)
+                if t not in sizes or any(i >= len(dims) for i in ids):
+                    return None
+                record = bool(ids) and dims[ids[0]] == 0
+                n = 1
+                for i in ids[1 if record else 0:]:
+                    n *= dims[i]
+                variables.append((vname, begin, n * sizes[t], record))
+    except (OSError, EOFError, struct.error):
+        return None
+    records = [v for v in variables if v[3]]
+    recsize = sum(b if len(records) == 1 else (b + 3) // 4 * 4 for _, _, b, _ in records)
+    end, last = 0, ""
+    for vname, begin, nbytes, record in variables:
+        if not record:
+            e = begin + nbytes
+        elif numrecs > 0 and not streaming:
+            e = begin + (numrecs - 1) * recsize + nbytes
+        else:
+            e = begin
+        if e > end:
+            end, last = e, vname
+    if end <= size:
+        return None
+    return (f"cut short: its header puts the data of variable '{last}' up to byte {end}, and "
+            f"the file ends at byte {size} (a copy or a download that did not finish?)")
 
 
 def read_problem(path, limit_s=120.0):

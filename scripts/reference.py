@@ -890,6 +890,10 @@ def read_initial_file(path, grid):
         os.stat(path)
     except OSError as e:
         raise ConfigError(f"{path}: cannot open: {e.strerror}") from None
+    import mm_nc_guard
+    short = mm_nc_guard.classic_cut_short(path)  # its lacking data would read as zeros
+    if short:
+        raise ConfigError(f"{path}: {short}")
     try:
         ds = netCDF4.Dataset(path, "r")
     except (OSError, RuntimeError) as e:

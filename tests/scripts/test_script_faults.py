@@ -1188,6 +1188,49 @@ def test_bench_model_one_at_a_time():
             shutil.rmtree(out_dir, ignore_errors=True)
 
 
+def test_classic_cut_short():
+    """A classic-format file (CDF-1, CDF-2, CDF-5; fixed and record
+    variables) cut short, whose lacking data the netCDF library reads as
+    zeros without an error: compare.py exits 2 naming it (it compared the
+    zeros: "all agree" for two copies cut alike), and reference.py refuses
+    it as initial.file (exit 2; it ran from a salinity of 0), as the model
+    does; the whole files are read."""
+    flat = os.path.join(ROOT, "configs", "flat.ini")
+    grid = ["--set", "grid.nx=8", "--set", "grid.ny=6", "--set", "grid.nz=4", "--set",
+            "run.steps=1", "--quiet"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in ("NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET", "NETCDF3_64BIT_DATA"):
+            whole = os.path.join(tmp, f"{fmt}.nc")
+            with netCDF4.Dataset(whole, "w", format=fmt) as nc:
+                nc.createDimension("time", None)
+                for d, n in (("z", 4), ("y", 6), ("x", 8)):
+                    nc.createDimension(d, n)
+                for name, units, base in (("temp", "degC", 10.0), ("salt", "g/kg", 35.0)):
+                    v = nc.createVariable(name, "f8", ("z", "y", "x"))
+                    v.units = units
+                    v[:] = base + np.random.default_rng(1).random((4, 6, 8))
+                for name, kind in (("step", "i2"), ("heat_content", "f8")):
+                    nc.createVariable(name, kind, ("time",))[:] = np.arange(3)
+            rc, out, err = py(COMPARE, whole, whole)
+            assert rc == 0, f"{fmt}: the whole file: exit {rc}, {(out + err)[-600:]!r}"
+            rc, out, err = py(REFERENCE, flat, *grid, "--set", f"initial.file={whole}",
+                              "--output", os.path.join(tmp, "r.nc"), timeout=120)
+            assert rc == 0, f"{fmt}: the whole file as initial.file: exit {rc}, {err[-600:]!r}"
+            with open(whole, "rb") as f:
+                data = f.read()
+            for cut in (1, 200):
+                short = os.path.join(tmp, f"{fmt}.cut{cut}.nc")
+                with open(short, "wb") as f:
+                    f.write(data[:-cut])
+                copy = short + ".copy"
+                shutil.copy(short, copy)
+                one_line(f"{fmt} {cut} bytes short", py(COMPARE, copy, short), 2,
+                         f"{copy}: cannot read: cut short: its header puts the data of variable")
+                one_line(f"{fmt} {cut} bytes short as initial.file",
+                         py(REFERENCE, flat, *grid, "--set", f"initial.file={short}",
+                            "--output", os.path.join(tmp, "r.nc"), timeout=120), 2, "cut short")
+
+
 def main(argv):
     global MODEL
     argv = list(argv)
