@@ -50,7 +50,10 @@ while :; do
   found=$(reports "$log")
   # A finding unless every report is AddressSanitizer's with H5HG_read first
   # (the deadly-signal report libFuzzer adds to a sanitizer's counts as one)
-  if [ -z "$found" ] || echo "$found" | grep -qv '^\(AddressSanitizer\|libFuzzer\) H5HG_read$'; then
+  # (UndefinedBehaviorSanitizer's reports have no "ERROR:" line: any
+  # "runtime error:" is a finding)
+  if [ -z "$found" ] || echo "$found" | grep -qv '^\(AddressSanitizer\|libFuzzer\) H5HG_read$' ||
+    grep -q 'runtime error:' "$log"; then
     echo "run_known.sh: a finding (exit $rc): ${found:-no sanitizer report}" | head -5
     exit $rc
   fi

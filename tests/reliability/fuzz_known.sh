@@ -47,6 +47,11 @@ mm_initial_read: error 1 without a proper message: ''
     #7 0x5 in fuzz_check_refusal fuzz_common.h:76:5
 EOF
 
+# the known crash's report after an UndefinedBehaviorSanitizer report, which
+# has no "ERROR:" line of its own
+{ echo "fuzz_common.h:76:5: runtime error: signed integer overflow"; cat "$work/known.txt"; } \
+  >"$work/ubsan.txt"
+
 # A stand-in fuzzer: the reports named in $work/plan, one per call (a name,
 # or "ok" for a run without a finding); each call appends its arguments to
 # $work/calls.
@@ -93,4 +98,5 @@ check 1 1 "a leak allocated in H5HG_read" leak
 check 1 1 "the harness's abort" abort
 grep -q "libFuzzer fuzz_check_refusal" "$work/out" || fail "the abort not named: $(cat "$work/out")"
 check 3 1 "a failure without a report" none
+check 1 1 "an UndefinedBehaviorSanitizer report before the known crash" ubsan
 echo "all passed"
