@@ -22,7 +22,6 @@ import os
 import random
 import resource
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
