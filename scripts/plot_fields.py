@@ -20,7 +20,13 @@ with matplotlib; both are in the .venv of scripts/setup:
 -o names a folder (created when missing); PNGs of the same names in it are
 replaced. An -o that is a file, or a folder that cannot be made or written
 into (so also the default, beside the history, where that cannot be
-written), is a usage error.
+written), is a usage error. Each PNG is written to a temporary file beside
+it and renamed into place when complete (scripts/mm_figure.py): a failed
+write leaves an existing PNG as it was. A PNG name that exists and is not a
+regular file, that the user cannot write (also one without any write
+permission, chmod 444, when run as root) or that is the history itself is
+refused before anything is drawn. Long names and units from the file are
+drawn as they are ($ starts no matplotlib mathtext).
 
 Grids of one column, row or level (nx, ny or nz = 1) are drawn as maps and
 sections one cell wide. A history of one record (run.steps = 0, or
@@ -28,11 +34,13 @@ output.interval = 0 without output.initial_record) has its diagnostics
 drawn as points.
 
 Exit status: 0 written (also when the reader of the names printed went
-away, as `| head` does), 1 the file cannot be read, is not NetCDF, has no
-records, lacks the variables or has VAR on dimensions other than (time, z,
-y, x), 2 usage error (also: --record out of range; a picture that cannot be
-written, such as on a full disk, which is then removed; the names of the
-pictures that cannot be printed, standard output on a full disk), 130
+away, as `| head` does), 1 the file cannot be read (also: data the netCDF
+library cannot read, a damaged chunk, "NetCDF: HDF error": one line naming
+the variable), is not NetCDF, has no records, lacks the variables or has
+VAR on dimensions other than (time, z, y, x), 2 usage error (also: --record
+out of range; a picture refused as above; a picture that cannot be written,
+such as on a full disk, which leaves no half-written picture; the names of
+the pictures that cannot be printed, standard output on a full disk), 130
 interrupted (Ctrl-C).
 """
 
@@ -42,6 +50,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_figure  # noqa: E402
 import mm_nc_guard  # noqa: E402
 import mm_stdout  # noqa: E402
 
@@ -85,11 +94,12 @@ def edges(centres, bounds=None):
 def axis_label(da):
     """An axis label for a variable: its long_name (else its name) and its
     units in brackets, lines of at most 30 characters, as xarray writes
-    them."""
+    them; shown literally ($ is no mathtext)."""
     import textwrap
     name = str(da.attrs.get("long_name", da.name))
     units = da.attrs.get("units")
-    return "\n".join(textwrap.wrap(f"{name} [{units}]" if units else name, 30))
+    return mm_figure.literal("\n".join(textwrap.wrap(f"{name} [{units}]" if units else name,
+                                                      30)))
 
 
 def draw(fig, ax, xe, ye, values, label):
@@ -174,10 +184,30 @@ def plot(argv=None):
         print(f"plot_fields: {problem}", file=sys.stderr)
         return 2
     base = os.path.join(out, os.path.basename(args.history).removesuffix(".nc"))
+    pictures = [f"{base}.{args.var}.surface.png", f"{base}.{args.var}.section.png",
+                f"{base}.diagnostics.png"]
+    try:  # before any drawing: a picture that is write-protected, not a file, the history
+        for picture in pictures:
+            mm_figure.check_target(picture, inputs=[args.history])
+    except mm_figure.FigureError as e:
+        print(f"plot_fields: {e}", file=sys.stderr)
+        return 2
+    # the data drawn read now, where a damaged chunk (netCDF's "HDF error")
+    # is the file's fault, named with the variable
     field = ds[args.var].isel(time=record)
+    reading = args.var
+    try:
+        field = field.load()
+        for reading in needed[1:] + [v for v in ("z_bnds",) if v in ds.variables]:
+            ds.variables[reading].load()  # in place: ds[reading] is read from memory
+    except Exception as e:  # noqa: BLE001 -- any reader's failure is one line
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"plot_fields: {args.history}: cannot be read: variable {reading}: {first}",
+              file=sys.stderr)
+        return 1
     when = str(ds["time"].values[record])
-    units = field.attrs.get("units", "")
-    name = field.attrs.get("long_name", args.var)
+    units = mm_figure.literal(field.attrs.get("units", ""))
+    name = mm_figure.literal(field.attrs.get("long_name", args.var))
     label = f"{name} ({units})"
     # cell edges from the coordinates (index numbers where a file lacks them):
     # pcolormesh draws a grid of one column, row or level as a map too, which
@@ -189,17 +219,13 @@ def plot(argv=None):
 
     def save(fig, path):
         fig.tight_layout()
-        try:
-            fig.savefig(path, dpi=100)
-        except OSError as e:  # a full disk: no half-written picture left behind
-            plt.close(fig)
-            try:
-                os.remove(path)
-            except OSError:
-                pass
-            print(f"plot_fields: {path}: cannot be written: {e.strerror or e}", file=sys.stderr)
+        try:  # a full disk: the picture as it was, no half-written one left behind
+            mm_figure.save(fig, path, inputs=[args.history], dpi=100)
+        except mm_figure.FigureError as e:
+            print(f"plot_fields: {e}", file=sys.stderr)
             sys.exit(2)
-        plt.close(fig)
+        finally:
+            plt.close(fig)
         written.append(path)
 
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -208,7 +234,7 @@ def plot(argv=None):
     ax.set_ylabel("y (m)")
     ax.set_title(f"{name} at the surface, {when}")
     ax.set_aspect("equal")
-    save(fig, f"{base}.{args.var}.surface.png")
+    save(fig, pictures[0])
 
     mid = ds.sizes["y"] // 2
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -217,7 +243,7 @@ def plot(argv=None):
     ax.set_xlabel("x (m)")
     ax.set_ylabel("depth (m)")
     ax.set_title(f"{name}, section at y = {float(coord['y'][mid]):.4g} m, {when}")
-    save(fig, f"{base}.{args.var}.section.png")
+    save(fig, pictures[1])
 
     # a calendar other than the standard one (run.calendar = noleap, 360_day,
     # ...), or dates past year 9999, decode to cftime objects, which
@@ -239,11 +265,11 @@ def plot(argv=None):
     for ax, v in zip(axes[0], ("heat_content", "salt_content")):
         ax.plot(times, ds[v].values, **points)
         ax.set_ylabel(axis_label(ds[v]))
-        ax.set_title(ds[v].attrs.get("long_name", v), fontsize="small")
+        ax.set_title(mm_figure.literal(ds[v].attrs.get("long_name", v)), fontsize="small")
     for ax, var in zip(axes[1], ("temp", "salt")):
         for end in ("min", "max"):
             ax.plot(times, ds[f"{var}_{end}"].values, label=end, **(points if n == 1 else {}))
-        ax.set_ylabel(f"{var} ({ds[f'{var}_min'].attrs.get('units', '')})")
+        ax.set_ylabel(f"{var} ({mm_figure.literal(ds[f'{var}_min'].attrs.get('units', ''))})")
         ax.set_title(f"extrema of {var}", fontsize="small")
         ax.legend(fontsize="small")
     for ax in axes.flat:
@@ -253,7 +279,7 @@ def plot(argv=None):
         locator = mdates.AutoDateLocator()
         axes[1, 0].xaxis.set_major_locator(locator)  # shared by all four
         axes[1, 0].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-    save(fig, f"{base}.diagnostics.png")
+    save(fig, pictures[2])
     # the reader going away (| head) is no fault: the pictures are written
     problem = mm_stdout.print_lines(written)
     if problem:  # a full disk (> /dev/full)

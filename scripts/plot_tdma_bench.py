@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots tdma-bench / bench_numpy_tdma.py JSON lines (docs/performance.md).
 
-    plot_tdma_bench.py RESULTS.jsonl [more.jsonl ...] [-o docs/tdma_bench.png]
+    plot_tdma_bench.py RESULTS.jsonl [more.jsonl ...] [-o OUT.png]
                        [--run LABEL] [--markdown]
 
 One panel per (precision, mode). In each, the shapes (systems x levels) along
@@ -23,15 +23,32 @@ keeps one run (default: the last label in the input); where a result occurs
 twice the later line wins.
 With --markdown it also prints the tables of docs/performance.md: per shape,
 median time and its ratio to the paired bandwidth floor for every backend,
-thread count, precision and mode.
+thread count, precision and mode. Backend names and run labels are drawn
+as they are ($ is no matplotlib mathtext).
+
+-o names the picture: its format from the extension (png, pdf, svg, ...:
+those matplotlib writes); a name without one gets .png, as matplotlib's
+savefig gives it, and the name printed ("wrote NAME.png") is the file
+written. The default is docs/tdma_bench.png of the repository this script
+is in (whatever the current folder), the figure of docs/performance.md,
+which it replaces. The picture is written to a temporary file beside it
+and renamed into place when complete (scripts/mm_figure.py): a failed
+write leaves an existing file as it was. An existing file that is not
+regular (/dev/null), that the user cannot write (also one without any
+write permission, chmod 444, when run as root) or that is one of the
+inputs is refused, before anything is read. Inputs must be regular files
+(a FIFO, /dev/zero are refused) of at most 256 MiB.
+
 Exit status: 0 written, 2 usage or input (one line: an input that cannot be
-read, no result in the input, or none for --run; an -o that cannot be
-written, which is then removed, not left half-written; the tables or the
-name of the picture that cannot be printed, standard output on a full disk;
-a reader that went away, as `| head` does, is no fault), 130 interrupted
-(Ctrl-C).
+read, is not a regular file or is larger than 256 MiB, no result in the
+input, or none for --run; an -o format matplotlib does not write, or an -o
+refused as above; an -o that cannot be written, a full disk, which leaves
+no half-written picture; the tables or the name of the picture that
+cannot be printed, standard output on a full disk; a reader that went
+away, as `| head` does, is no fault), 130 interrupted (Ctrl-C).
 """
 import argparse
+import io
 import json
 import math
 import os
@@ -43,7 +60,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_figure  # noqa: E402
 import mm_stdout  # noqa: E402
+
+# the figure of docs/performance.md, in the repository of this script
+DEFAULT_OUTPUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "docs", "tdma_bench.png")
 
 ORDER = ["simd", "omp", "reference", "lapack", "numpy"]
 COLORS = {"simd": "#1b9e77", "omp": "#7570b3", "reference": "#d95f02", "lapack": "#e7298a",
@@ -75,38 +97,44 @@ def is_result(r):
 def load(paths):
     """The results of the files, and (path, count, first line) of the JSON
     objects skipped in each; SystemExit(2) with one line when a file cannot
-    be read."""
+    be read, is not a regular file (a FIFO, /dev/zero) or is larger than
+    mm_figure.INPUT_LIMIT."""
     rows, notes = [], []
     for path in paths:
         skipped = []
         try:
-            # errors="replace": a raw log's stray bytes are on lines that are skipped anyway
-            with open(path, errors="replace") as f:
-                for number, line in enumerate(f, 1):
-                    line = line.strip()
-                    if not line.startswith("{"):
-                        continue
-                    try:
-                        r = json.loads(line)
-                    except (ValueError, RecursionError):
-                        continue
-                    if not isinstance(r, dict):
-                        continue
-                    if is_result(r):
-                        rows.append(r)
-                    else:
-                        skipped.append(number)
+            data = mm_figure.read_input(path)
+        except mm_figure.InputRefused as e:
+            print(f"plot_tdma_bench.py: {path}: {e}", file=sys.stderr)
+            sys.exit(2)
         except OSError as e:
             print(f"plot_tdma_bench.py: {path}: cannot be read: {e.strerror or e}",
                   file=sys.stderr)
             sys.exit(2)
+        # errors="replace": a raw log's stray bytes are on lines that are skipped anyway
+        with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    r = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(r, dict):
+                    continue
+                if is_result(r):
+                    rows.append(r)
+                else:
+                    skipped.append(number)
         if skipped:
             notes.append((path, len(skipped), skipped[0]))
     return rows, notes
 
 
 def median_ms(r):
-    return r.get("median_ms", r["ms"])
+    """The result's median_ms, else its ms (is_result checks the one used)."""
+    return r["median_ms"] if "median_ms" in r else r["ms"]
 
 
 def markdown(rows):
@@ -155,10 +183,19 @@ def markdown(rows):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("results", nargs="+")
-    p.add_argument("-o", "--output", default="docs/tdma_bench.png")
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
+                   help="the picture to write; its format from the extension (png, pdf, svg, "
+                        "...), .png added to a name without one (default: docs/tdma_bench.png "
+                        "of this script's repository, %(default)s)")
     p.add_argument("--markdown", action="store_true", help="also print the tables")
     p.add_argument("--run", help='keep only lines with this "run" label')
     args = p.parse_args(argv)
+    try:  # before any work: a format matplotlib does not write, a protected file, an input
+        out = mm_figure.output_name(args.output)
+        mm_figure.check_target(out, inputs=args.results)
+    except mm_figure.FigureError as e:
+        print(f"plot_tdma_bench.py: {e}", file=sys.stderr)
+        return 2
     rows, notes = load(args.results)
     labels = [r["run"] for r in rows if "run" in r]
     run = args.run or (labels[-1] if labels else None)
@@ -205,7 +242,7 @@ def main(argv=None):
                     one = [r for r in same if r["threads"] == 1 and be != "numpy"]
                     if multi:
                         ax.bar(x, median_ms(multi[-1]), width, color=COLORS.get(be, "#999999"),
-                               label=be if s_i == 0 else None)
+                               label=mm_figure.literal(be) if s_i == 0 else None)
                     if one:
                         ax.plot(x, median_ms(one[-1]), "o", ms=4, color="black",
                                 mfc="white", label="1 thread" if (b_i == 0 and s_i == 0) else None)
@@ -225,21 +262,17 @@ def main(argv=None):
                 ax.legend(fontsize=8, ncol=2)
     title = f"tdma-bench: bars {tmax} threads (numpy: 1), dots 1 thread"
     if run:
-        title += f"; run {run}"
+        title += f"; run {mm_figure.literal(run)}"
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    try:
-        fig.savefig(args.output, dpi=110)
-    except OSError as e:  # no such folder, a full disk: no half-written picture left behind
-        try:
-            if os.path.isfile(args.output):
-                os.remove(args.output)
-        except OSError:
-            pass
-        print(f"plot_tdma_bench.py: {args.output}: cannot be written: {e.strerror or e}",
-              file=sys.stderr)
+    try:  # no such folder, a full disk: the target left as it was
+        mm_figure.save(fig, out, inputs=args.results, dpi=110)
+    except mm_figure.FigureError as e:
+        print(f"plot_tdma_bench.py: {e}", file=sys.stderr)
         return 2
-    problem = mm_stdout.print_lines([f"wrote {args.output} ({len(rows)} results)"])
+    finally:
+        plt.close(fig)
+    problem = mm_stdout.print_lines([f"wrote {out} ({len(rows)} results)"])
     if problem:
         print(f"plot_tdma_bench.py: cannot print the name of the picture: {problem}",
               file=sys.stderr)

@@ -10,10 +10,22 @@ marked (a dashed line); below it the solve's share of each recorded step
 of each phase (phases.NAME.mean_s) stacked into one bar per run, runs side by
 side. Right panel, when a run has the phases' memory traffic: each phase's
 ratio to its memory floor (phases.NAME.x_floor, runs made with --bandwidth),
-or else its achieved GB/s (phases.NAME.gbps), grouped by phase. The default output is the first input with .timing.json replaced by
-.timing.png; an -o name without an extension gets .png, one with an extension
-names the format (png, pdf, svg, ...: those matplotlib writes). The name
-written is printed. Needs matplotlib (scripts/setup puts it in .venv):
+or else its achieved GB/s (phases.NAME.gbps), grouped by phase. Run names,
+backends and --title are drawn as they are ($ starts no matplotlib
+mathtext). Long runs get a rolling median of the solve share (--smooth).
+
+The default output is the first input with .timing.json replaced by
+.timing.png; an -o name without an extension gets .png (as matplotlib's
+savefig gives it), one with an extension names the format (png, pdf, svg,
+...: those matplotlib writes). The name printed is the file written. The
+picture is written to a temporary file beside it and renamed into place
+when complete (scripts/mm_figure.py): a failed write leaves an existing
+file as it was. An output that exists and is not a regular file
+(/dev/null), that the user cannot write (also one without any write
+permission, chmod 444, when run as root) or that is one of the inputs is
+refused, before anything is read. Inputs must be regular files (a FIFO,
+/dev/zero are refused) of at most 256 MiB. Needs matplotlib (scripts/setup
+puts it in .venv):
 
     .venv/bin/python scripts/plot_timing.py output/default.timing.json -o docs/timing.png
 
@@ -23,21 +35,24 @@ away, as `| head` does), 1 an input cannot be read or lacks the keys used
 ratios are not finite numbers >= 0: NaN, Infinity, a negative time, a
 string, an integer too large for a float, nesting too deep to read; and a
 timing file with no steps timed, no per_step record with step_s > 0, as a
-run of 0 steps writes: its panels would be empty), 2
-usage error (also: an -o format matplotlib does not write, or an -o that is
-a folder: an existing one, or a name ending in /; and an output that cannot
-be written, such as on a full disk, which is then removed, not left
-half-written; and its name that cannot be printed, standard output on a
-full disk), 130 interrupted (Ctrl-C).
+run of 0 steps writes: its panels would be empty), 2 usage error (also: an
+input that is not a regular file or is larger than 256 MiB; an -o format
+matplotlib does not write, an -o that is a folder, an existing one or a
+name ending in /, or an output refused as above; an output that cannot be
+written, such as on a full disk, which leaves no half-written picture;
+and its name that cannot be printed, standard output on a full disk), 130
+interrupted (Ctrl-C).
 """
 
 import argparse
+import heapq
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_figure  # noqa: E402
 import mm_stdout  # noqa: E402
 
 # The parts of a step, bottom to top, with fixed colours so that figures compare.
@@ -98,10 +113,14 @@ def timing_problem(d):
 
 
 def load(path):
-    """The timing file as a dict; SystemExit(1) with a message when unusable."""
+    """The timing file as a dict; SystemExit(1) with a message when unusable,
+    SystemExit(2) when it is not a regular file (a FIFO waited for ever,
+    /dev/zero ran out of memory) or is larger than mm_figure.INPUT_LIMIT."""
     try:
-        with open(path) as f:
-            d = json.load(f)
+        d = json.loads(mm_figure.read_input(path).decode("utf-8"))
+    except mm_figure.InputRefused as e:
+        print(f"plot_timing: {path}: {e}", file=sys.stderr)
+        sys.exit(2)
     except OSError as e:
         sys.exit(f"plot_timing: {path}: {e.strerror or e}")
     except RecursionError:
@@ -121,25 +140,66 @@ def label(d, path, names):
     """A run's label: its name, ranks and solver; the file name when names clash."""
     name = d.get("name") or os.path.basename(path).replace(".timing.json", "")
     ranks = d["ranks"]
-    text = f"{name}\n{ranks} rank{'s' if ranks != 1 else ''}"
+    text = f"{mm_figure.literal(name)}\n{ranks} rank{'s' if ranks != 1 else ''}"
     if d.get("backend") not in (None, "cpu"):
-        text += f", {d['backend']}"
+        text += f", {mm_figure.literal(d['backend'])}"
     if d.get("tdma"):
-        text += f", {d['tdma']}"
+        text += f", {mm_figure.literal(d['tdma'])}"
     if names.count(text) > 0:  # same case twice: tell the files apart
-        text += f"\n{os.path.basename(path)}"
+        text += f"\n{mm_figure.literal(os.path.basename(path))}"
     names.append(text)
     return text
 
 
 def rolling_median(v, w):
-    """Median of the w values centred on each (fewer at the ends)."""
+    """Median of the values v[i - w//2 .. i + w//2] around each i (fewer at
+    the ends; of an even count, the mean of the middle two). The window
+    slides one value in and one out per step, kept as two heaps (the lower
+    half, the upper half; values that left are dropped when they come to
+    the top): n log w, not a sort per step (100000 records with the default
+    window of 1/40 of them took 36 s)."""
     h = w // 2
+    n = len(v)
+    lo, hi = [], []  # (-value, -index): max-heap of the lower half; (value, index): the upper
+    nlo = nhi = 0  # values in the window in each (values that left may still be in them)
+    gone = bytearray(n)  # the indices that left the window
     out = []
-    for i in range(len(v)):
-        win = sorted(v[max(0, i - h):i + h + 1])
-        n = len(win)
-        out.append(win[n // 2] if n % 2 else 0.5 * (win[n // 2 - 1] + win[n // 2]))
+
+    def prune(heap, sign):
+        while heap and gone[sign * heap[0][1]]:
+            heapq.heappop(heap)
+
+    for i in range(-h, n):  # the window around i; from i = -h on, as values come in
+        j = i + h
+        if j < n:
+            x = v[j]
+            if not lo or (x, j) < (-lo[0][0], -lo[0][1]):
+                heapq.heappush(lo, (-x, -j))
+                nlo += 1
+            else:
+                heapq.heappush(hi, (x, j))
+                nhi += 1
+        j = i - h - 1
+        if j >= 0:
+            gone[j] = 1
+            if (v[j], j) <= (-lo[0][0], -lo[0][1]):
+                nlo -= 1
+                prune(lo, -1)
+            else:
+                nhi -= 1
+                prune(hi, 1)
+        if nlo > nhi + 1:
+            y, k = heapq.heappop(lo)
+            heapq.heappush(hi, (-y, -k))
+            nlo, nhi = nlo - 1, nhi + 1
+            prune(lo, -1)
+        elif nlo < nhi:
+            y, k = heapq.heappop(hi)
+            heapq.heappush(lo, (-y, -k))
+            nlo, nhi = nlo + 1, nhi - 1
+            prune(hi, 1)
+        if i >= 0:
+            out.append(-lo[0][0] if (nlo + nhi) % 2 else 0.5 * (-lo[0][0] + hi[0][0]))
     return out
 
 
@@ -147,20 +207,6 @@ def default_output(first):
     base = first[:-len(".timing.json")] if first.endswith(".timing.json") else \
         os.path.splitext(first)[0]
     return base + ".timing.png"
-
-
-def output_name(out, formats):
-    """The file -o names, with .png added when it has no extension (as
-    matplotlib does); SystemExit(2) when its extension is not a format
-    matplotlib writes."""
-    ext = os.path.splitext(out)[1]
-    if not ext:
-        return out + ".png"
-    if ext[1:].lower() not in formats:
-        print(f"plot_timing: -o {out}: matplotlib cannot write {ext} files (it writes "
-              f"{', '.join('.' + f for f in sorted(formats))})", file=sys.stderr)
-        sys.exit(2)
-    return out
 
 
 def main(argv=None):
@@ -176,30 +222,27 @@ def plot(argv=None):
         description="Plot minimodel timing files: the solve's share per step and the phases "
                     "per step of each run.")
     ap.add_argument("files", nargs="+", metavar="RUN.timing.json")
-    ap.add_argument("-o", "--output", help="PNG to write (default: next to the first input)")
+    ap.add_argument("-o", "--output",
+                    help="the picture to write; its format from the extension (png, pdf, svg, "
+                         "...), .png added to a name without one (default: the first input "
+                         "with .timing.json replaced by .timing.png)")
     ap.add_argument("--title", help="figure title")
     ap.add_argument("--smooth", type=int, metavar="N",
                     help="rolling median of N steps in the left panel (default: none up to 60 "
                          "records, else about 1/40 of them; 1 = raw only)")
     args = ap.parse_args(argv)
 
-    if args.output is not None and (os.path.isdir(args.output) or
-                                    args.output.endswith(("/", os.sep))):
-        print(f"plot_timing: -o {args.output}: is a folder, not a file (-o names the "
-              "file to write)", file=sys.stderr)
-        return 2
-    runs = [(p, load(p)) for p in args.files]
-
     import matplotlib
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
-    from matplotlib.backend_bases import FigureCanvasBase
 
-    out = output_name(args.output or default_output(args.files[0]),
-                      FigureCanvasBase.get_supported_filetypes())
-    if os.path.isdir(out):
-        print(f"plot_timing: -o {out}: is a folder, not a file", file=sys.stderr)
+    try:  # before any work: a folder, a format matplotlib does not write, a protected file
+        out = mm_figure.output_name(args.output or default_output(args.files[0]))
+        mm_figure.check_target(out, inputs=args.files)
+    except mm_figure.FigureError as e:
+        print(f"plot_timing: {e}", file=sys.stderr)
         return 2
+    runs = [(p, load(p)) for p in args.files]
 
     names = []
     labels = [label(d, p, names) for p, d in runs]
@@ -300,17 +343,15 @@ def plot(argv=None):
         ax_bw.legend(fontsize="small")
 
     if args.title:
-        fig.suptitle(args.title)
+        fig.suptitle(mm_figure.literal(args.title))
     fig.tight_layout()
-    try:
-        fig.savefig(out, dpi=110)
-    except OSError as e:  # a full disk: no half-written picture left behind
-        try:
-            os.remove(out)
-        except OSError:
-            pass
-        print(f"plot_timing: {out}: cannot be written: {e.strerror or e}", file=sys.stderr)
+    try:  # a full disk: the target left as it was, no half-written picture
+        mm_figure.save(fig, out, inputs=args.files, dpi=110)
+    except mm_figure.FigureError as e:
+        print(f"plot_timing: {e}", file=sys.stderr)
         return 2
+    finally:
+        plt.close(fig)
     # the reader going away (| head) is no fault: the picture is written
     problem = mm_stdout.print_lines([out])
     if problem:  # a full disk (> /dev/full)
