@@ -1194,7 +1194,8 @@ def test_classic_cut_short():
     zeros without an error: compare.py exits 2 naming it (it compared the
     zeros: "all agree" for two copies cut alike), and reference.py refuses
     it as initial.file (exit 2; it ran from a salinity of 0), as the model
-    does; the whole files are read."""
+    does; plot_fields.py gives its exit status for an unreadable history
+    (1; it drew the zeros); the whole files are read."""
     flat = os.path.join(ROOT, "configs", "flat.ini")
     grid = ["--set", "grid.nx=8", "--set", "grid.ny=6", "--set", "grid.nz=4", "--set",
             "run.steps=1", "--quiet"]
@@ -1226,6 +1227,8 @@ def test_classic_cut_short():
                 shutil.copy(short, copy)
                 one_line(f"{fmt} {cut} bytes short", py(COMPARE, copy, short), 2,
                          f"{copy}: cannot read: cut short: its header puts the data of variable")
+                one_line(f"{fmt} {cut} bytes short: plot_fields.py",
+                         py(PLOT_FIELDS, short, "-o", tmp), 1, "cannot be read: cut short")
                 one_line(f"{fmt} {cut} bytes short as initial.file",
                          py(REFERENCE, flat, *grid, "--set", f"initial.file={short}",
                             "--output", os.path.join(tmp, "r.nc"), timeout=120), 2, "cut short")
