@@ -735,77 +735,76 @@ mm_err mm_io_check_classic(const char *path) {
   const uint64_t numrecs = mm_cdf_get(&c, c.w);
   const bool streaming = numrecs == (c.w == 8 ? UINT64_MAX : 0xFFFFFFFFu);
   const uint64_t ndims = mm_cdf_list(&c, 0x0A, 8); /* NC_DIMENSION */
-  uint64_t *dim_len = calloc(ndims ? ndims : 1, sizeof *dim_len); /* 0: the record dimension */
+  /* the lengths are kept (0: the record dimension); a count beyond any
+   * real file's is a damaged header, not an allocation to try */
+  enum { MM_CDF_DIMS_MAX = 1 << 20 };
+  if (ndims > MM_CDF_DIMS_MAX) c.ok = false;
+  uint64_t *dim_len = c.ok ? calloc(ndims ? ndims : 1, sizeof *dim_len) : NULL;
   for (uint64_t d = 0; c.ok && dim_len && d < ndims; d++) {
     mm_cdf_name(&c);
     dim_len[d] = mm_cdf_get(&c, c.w); /* length */
   }
   mm_cdf_attributes(&c);                            /* global */
   const uint64_t nvars = mm_cdf_list(&c, 0x0B, 24); /* NC_VARIABLE */
-  /* Where each variable's data ends: a fixed one's at begin + its bytes, a
-   * record variable's at begin + (numrecs - 1) recsize + the bytes of one
-   * record, recsize the record variables' record bytes, each padded to 4
-   * unless there is one record variable (the format's rule). */
-  uint64_t *begin = calloc(nvars ? nvars : 1, sizeof *begin);
-  uint64_t *bytes = calloc(nvars ? nvars : 1, sizeof *bytes); /* fixed: all; record: one record */
-  bool *record = calloc(nvars ? nvars : 1, sizeof *record);
-  char (*names)[64] = calloc(nvars ? nvars : 1, sizeof *names);
-  const bool have = dim_len && begin && bytes && record && names;
-  uint64_t nrec = 0;
-  for (uint64_t v = 0; c.ok && have && v < nvars; v++) {
-    mm_cdf_name_into(&c, names[v], sizeof names[v]);
+  /* Where the data ends: a fixed variable's at begin + its bytes; a record
+   * variable's at begin + (numrecs - 1) recsize + the bytes of one record,
+   * recsize the record variables' record bytes, each padded to 4 unless
+   * there is one record variable (the format's rule). recsize is common to
+   * all, so the farthest record end is that of the largest begin + bytes. */
+  uint64_t fixed_end = 0, rec_end = 0, rec_padded = 0, rec_bytes = 0, nrec = 0;
+  char fixed_name[64] = "", rec_name[64] = "";
+  for (uint64_t v = 0; c.ok && dim_len && v < nvars; v++) {
+    char name[64];
+    mm_cdf_name_into(&c, name, sizeof name);
     const uint64_t nd = mm_cdf_count(&c, (uint64_t)c.w);
     uint64_t n = 1;
+    bool record = false;
     for (uint64_t d = 0; c.ok && d < nd; d++) {
       const uint64_t id = mm_cdf_get(&c, c.w);
-      if (id >= ndims) {
+      if (id >= ndims)
         c.ok = false;
-      } else if (dim_len[id] == 0 && d == 0) {
-        record[v] = true;
-      } else {
+      else if (dim_len[id] == 0 && d == 0)
+        record = true;
+      else
         n = mm_cdf_mul(n, dim_len[id]);
-      }
     }
     mm_cdf_attributes(&c);
     const uint64_t size = mm_cdf_type_size(mm_cdf_get(&c, 4));
     if (!size) c.ok = false;
-    bytes[v] = mm_cdf_mul(n, size);
-    mm_cdf_get(&c, c.w); /* vsize (the header's, capped for large variables) */
-    begin[v] = mm_cdf_get(&c, magic[3] == 1 ? 4 : 8);
-    nrec += record[v];
+    const uint64_t bytes = mm_cdf_mul(n, size); /* fixed: all; record: one record */
+    mm_cdf_get(&c, c.w);                        /* vsize (the header's, capped when large) */
+    const uint64_t end = mm_cdf_add(mm_cdf_get(&c, magic[3] == 1 ? 4 : 8), bytes); /* begin + */
+    if (!c.ok) break;
+    if (record) {
+      nrec++;
+      rec_bytes = mm_cdf_add(rec_bytes, bytes);
+      rec_padded = mm_cdf_add(rec_padded, mm_cdf_add(bytes, 3) / 4 * 4);
+      if (end > rec_end) rec_end = end, snprintf(rec_name, sizeof rec_name, "%s", name);
+    } else if (end > fixed_end) {
+      fixed_end = end, snprintf(fixed_name, sizeof fixed_name, "%s", name);
+    }
   }
   fclose(f);
-  const bool read = c.ok && have;
-  uint64_t recsize = 0;
-  for (uint64_t v = 0; read && v < nvars; v++)
-    if (record[v]) recsize = mm_cdf_add(recsize, nrec == 1 ? bytes[v] : (bytes[v] + 3) / 4 * 4);
-  uint64_t end = 0, at = 0; /* the farthest end of data, and its variable */
-  for (uint64_t v = 0; read && v < nvars; v++) {
-    uint64_t e = begin[v];
-    if (!record[v])
-      e = mm_cdf_add(e, bytes[v]);
-    else if (numrecs > 0 && !streaming)
-      e = mm_cdf_add(mm_cdf_add(e, mm_cdf_mul(numrecs - 1, recsize)), bytes[v]);
-    if (e > end) end = e, at = v;
-  }
-  char last[64] = "";
-  if (read && end > c.size) snprintf(last, sizeof last, "%s", names[at]);
   free(dim_len);
-  free(begin);
-  free(bytes);
-  free(record);
-  free(names);
-  MM_REQUIRE(have, MM_ERR_RUN, "%s: out of memory reading its classic NetCDF header", path);
+  MM_REQUIRE(dim_len || !c.ok, MM_ERR_RUN, "%s: out of memory reading its classic NetCDF header",
+             path);
   MM_REQUIRE(c.ok, MM_ERR_INPUT,
-             "%s: damaged classic NetCDF header (a count or size beyond the end of the file "
+             "%s: damaged classic NetCDF header (a count or size that the file cannot hold, "
              "at byte %llu)",
              path, (unsigned long long)c.pos);
+  if (nrec && numrecs > 0 && !streaming)
+    rec_end = mm_cdf_add(rec_end, mm_cdf_mul(numrecs - 1, nrec == 1 ? rec_bytes : rec_padded));
+  else
+    rec_end = 0; /* no record written, or a count the header does not give */
+  const bool rec_last = rec_end > fixed_end;
+  const uint64_t end = rec_last ? rec_end : fixed_end;
   /* libnetcdf reads the data a cut file lacks as zeros, or as the fill
    * value, without an error */
   MM_REQUIRE(end <= c.size, MM_ERR_INPUT,
              "%s: cut short: its header puts the data of variable '%s' up to byte %llu, and the "
              "file ends at byte %llu (a copy or a download that did not finish?)",
-             path, last, (unsigned long long)end, (unsigned long long)c.size);
+             path, rec_last ? rec_name : fixed_name, (unsigned long long)end,
+             (unsigned long long)c.size);
   return MM_OK;
 }
 

@@ -75,9 +75,10 @@ def classic_cut_short(path):
                 for _ in range(n):
                     name()
                     t = get(4)
-                    if t not in sizes:
+                    count = get(w)
+                    if t not in sizes or count * sizes[t] > size:  # more than the file holds
                         raise EOFError
-                    f.seek((get(w) * sizes[t] + 3) // 4 * 4, 1)
+                    f.seek((count * sizes[t] + 3) // 4 * 4, 1)
 
             numrecs = get(w)
             streaming = numrecs == (1 << (8 * w)) - 1
@@ -110,8 +111,8 @@ def classic_cut_short(path):
                 for i in ids[1 if record else 0:]:
                     n *= dims[i]
                 variables.append((vname, begin, n * sizes[t], record))
-    except (OSError, EOFError, struct.error):
-        return None
+    except (OSError, EOFError, struct.error, ValueError, OverflowError):
+        return None  # a damaged header: the library's open says why
     records = [v for v in variables if v[3]]
     recsize = sum(b if len(records) == 1 else (b + 3) // 4 * 4 for _, _, b, _ in records)
     end, last = 0, ""

@@ -20,6 +20,10 @@ mkdir dir.ini
 : > empty.nc
 head -c 3000 garbage.ini big.ini > garbage.nc
 printf 'CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a\xff\xff\xff\xff' > classic_header.nc
+# a classic header that declares 2^20 + 1 dimensions, in a file (9 MiB, sparse)
+# that could hold them
+printf 'CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a\x00\x10\x00\x01' > classic_many_dims.nc
+truncate -s 9M classic_many_dims.nc
 mkdir dir.nc
 printf '[run]\nname = valid\nsteps = 2\n[grid]\nnx = 24\nny = 18\nnz = 12\n[output]\ndir = %s\nrestart_interval = 2\n' \
   "$dir" > valid.ini

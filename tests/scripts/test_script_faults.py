@@ -1135,21 +1135,37 @@ def test_reference_outputs():
 
 def test_regress_stdout_fails():
     """scripts/regress --compare with standard output closed or full: the
-    verdict is the exit status (0: matches); a report line that cannot be
-    written is dropped (the --rtol check's awk, then set -e on a failed
-    echo, made it exit 2 and 1)."""
+    verdict is the exit status, 0 where the run matches its baseline and 1
+    where it differs (a copy of the tree whose baseline has one value
+    changed); a report line that cannot be written is dropped (the --rtol
+    check's awk, then set -e on a failed echo, made it exit 2 and 1, and a
+    difference read "cannot compare": compare.py could not write its
+    failure line)."""
     need_model()
-    for redirect in (">&-", ">/dev/full"):
-        rc, out, err = shell(f"{os.path.join(SCRIPTS, 'regress')} --compare --configs flat "
-                             f"--ranks 1 --minimodel {MODEL} --python {sys.executable} "
-                             f"{redirect}", timeout=300)
-        assert rc == 0 and not err.strip(), f"{redirect}: exit {rc}, {err[-600:]!r}"
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = os.path.join(tmp, "tree")
+        shutil.copytree(SCRIPTS, os.path.join(tree, "scripts"))
+        os.makedirs(os.path.join(tree, "configs"))
+        shutil.copy(os.path.join(ROOT, "configs", "flat.ini"), os.path.join(tree, "configs"))
+        os.makedirs(os.path.join(tree, "tests", "baselines"))
+        changed = os.path.join(tree, "tests", "baselines", "flat.nc")
+        shutil.copy(os.path.join(ROOT, "tests", "baselines", "flat.nc"), changed)
+        with netCDF4.Dataset(changed, "a") as nc:
+            nc["temp"][0, 0, 0, 0] = nc["temp"][0, 0, 0, 0] + 1.0
+        for root, want in ((ROOT, 0), (tree, 1)):
+            for redirect in (">&-", ">/dev/full"):
+                rc, out, err = shell(f"{os.path.join(root, 'scripts', 'regress')} --compare "
+                                     f"--configs flat --ranks 1 --minimodel {MODEL} --python "
+                                     f"{sys.executable} {redirect}", timeout=300)
+                assert rc == want and "cannot compare" not in err and "rtol" not in err, \
+                    f"{root} {redirect}: exit {rc}, want {want}, {err[-600:]!r}"
 
 
 def test_bench_model_one_name():
     """Two configs of one file name (their rows, timing files and NumPy
     reference were taken for one another: a parallel efficiency of 47) are
-    refused before anything runs; the same config twice runs once."""
+    refused before anything runs; the same config twice (also through a
+    link of the same name) runs once."""
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(os.path.join(tmp, "alt"))
         a = write(os.path.join(tmp, "tiny.ini"), TINY_INI)
@@ -1157,9 +1173,12 @@ def test_bench_model_one_name():
         base = ["--dry-run", "--no-reference", "--layouts", "1x1", "--tdma", "reference"]
         one_line("two tiny.ini", py(BENCH, *base, "--configs", f"{a},{b}"), 2,
                  "have one name, tiny")
-        rc, out, err = py(BENCH, *base, "--configs", f"{a},{a}")
-        assert rc == 0 and out.count("tiny.ini") == 1, \
-            f"one config twice: exit {rc}, {(out + err)[-600:]!r}"
+        os.mkdir(os.path.join(tmp, "x"))
+        os.symlink(a, os.path.join(tmp, "x", "tiny.ini"))
+        for twice in (f"{a},{a}", f"{a},{os.path.join(tmp, 'x', 'tiny.ini')}"):
+            rc, out, err = py(BENCH, *base, "--configs", twice)
+            assert rc == 0 and out.count("tiny.ini") == 1, \
+                f"one config twice ({twice}): exit {rc}, {(out + err)[-600:]!r}"
 
 
 def test_bench_model_one_at_a_time():
@@ -1232,6 +1251,22 @@ def test_classic_cut_short():
                 one_line(f"{fmt} {cut} bytes short as initial.file",
                          py(REFERENCE, flat, *grid, "--set", f"initial.file={short}",
                             "--output", os.path.join(tmp, "r.nc"), timeout=120), 2, "cut short")
+        # a CDF-5 attribute of 2^63 values: the header check leaves the file
+        # to the library (a ValueError traceback from the check, exit 1)
+        be = lambda n, k: n.to_bytes(k, "big")  # noqa: E731
+        hostile = os.path.join(tmp, "attribute_2_63.nc")
+        with open(hostile, "wb") as f:
+            f.write(b"CDF\x05" + be(0, 8) + be(0x0A, 4) + be(1, 8) + be(1, 8) + b"x\0\0\0"
+                    + be(3, 8) + be(0x0C, 4) + be(1, 8) + be(1, 8) + b"a\0\0\0" + be(6, 4)
+                    + be(2**63, 8) + be(0, 4) + be(0, 8) + bytes(64))
+        for what, result, code in (
+                ("reference.py", py(REFERENCE, flat, *grid, "--set", f"initial.file={hostile}",
+                                    "--output", os.path.join(tmp, "r.nc"), timeout=120), 2),
+                ("plot_fields.py", py(PLOT_FIELDS, hostile, "-o", tmp), 1),
+                ("compare.py", py(COMPARE, hostile, hostile), None)):
+            rc, out, err = result
+            assert "Traceback" not in out + err and (code is None or rc == code), \
+                f"a 2^63-value attribute, {what}: exit {rc}, {(out + err)[-600:]!r}"
 
 
 def main(argv):
