@@ -77,6 +77,9 @@ typedef struct mm_device_backend {
    * and MM_DEV_EVENTS timing events. */
   int (*create)(const mm_settings *env, int local_rank, void **ctx, char *msg, size_t len);
   void (*destroy)(void *ctx);
+  /* The message of the operation that failed last; where none did, the
+   * device's own word on a solver's MM_TDMA_EDEVICE (CUDA's last error), or
+   * "". */
   const char *(*error)(void *ctx);
   /* "name (details)" of the context's device. */
   void (*describe)(void *ctx, char *out, size_t len);

@@ -146,8 +146,11 @@ static MM_NODISCARD mm_err solve(mm_gpu *g, int queued) {
   const int rc = with ? mm_tdma_fused_mixing(g->s.solver, &g->batch, &geo, with, rhs)
                       : mm_tdma_fused(g->s.solver, &g->batch, &geo, kappa, rhs, 2);
   if (rc) {
-    return MM_ERROR(MM_ERR_RUN, "tridiagonal solve (%s) on the %s device failed: %s",
-                    mm_tdma_backend_of(g->s.solver)->name, g->dev->name, mm_tdma_strerror(rc));
+    /* a device error's reason, where the device has one (error()) */
+    const char *why = rc == MM_TDMA_EDEVICE ? g->dev->error(g->ctx) : "";
+    return MM_ERROR(MM_ERR_RUN, "tridiagonal solve (%s) on the %s device failed: %s%s%s",
+                    mm_tdma_backend_of(g->s.solver)->name, g->dev->name, mm_tdma_strerror(rc),
+                    why && *why ? ": " : "", why ? why : "");
   }
   return MM_OK;
 }

@@ -208,7 +208,15 @@ int cu_create(const mm_settings *env, int local_rank, void **ctx, char *msg, siz
 }
 
 const char *cu_error(void *ctx) {
-  return ((Ctx *)ctx)->err;
+  Ctx *c = (Ctx *)ctx;
+  /* where no operation of this device failed, the CUDA error a solver's
+   * MM_TDMA_EDEVICE left in the last-error slot (mm_tdma.h): the reason of
+   * mm_gpu_create's synchronous solve */
+  if (!c->err[0]) {
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) snprintf(c->err, sizeof c->err, "%s", cudaGetErrorString(e));
+  }
+  return c->err;
 }
 
 void cu_describe(void *ctx, char *out, size_t len) {
