@@ -58,10 +58,8 @@ while :; do
   cat "$log"
   [ $rc -eq 0 ] && exit 0
   found=$(reports "$log")
-  # A finding unless every report is AddressSanitizer's with H5HG_read first
-  # (the deadly-signal report libFuzzer adds to a sanitizer's counts as one)
-  # (UndefinedBehaviorSanitizer's reports have no "ERROR:" line: any
-  # "runtime error:" is a finding)
+  # A finding unless every report is the known one (UndefinedBehaviorSanitizer's
+  # reports have no "ERROR:" line: any "runtime error:" is a finding)
   if [ -z "$found" ] || echo "$found" | grep -qvx 'AddressSanitizer_memcpy-param-overlap H5HG_read' ||
     grep -q 'runtime error:' "$log"; then
     echo "run_known.sh: a finding (exit $rc): ${found:-no sanitizer report}" | head -5
@@ -69,10 +67,11 @@ while :; do
   fi
   known=$((known + 1))
   echo "run_known.sh: the known libhdf5 1.10 crash in H5HG_read (a damaged global heap read" \
-    "through memory the library did not initialise; fuzz/run_known.sh), $known of at most" \
-    "$MAX_KNOWN: fuzzing again"
+    "through memory the library did not initialise; fuzz/run_known.sh), run $known of at" \
+    "most $MAX_KNOWN"
   [ $known -lt "$MAX_KNOWN" ] || {
     echo "run_known.sh: $known runs in a row ended on it: stopped"
     exit $rc
   }
+  echo "run_known.sh: fuzzing again"
 done
