@@ -69,7 +69,8 @@ def classic_cut_short(path):
             sizes = {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 1, 8: 2, 9: 4, 10: 8, 11: 8}
 
             def attributes():
-                tag, n = get(4), get(w)
+                get(4)  # the list's tag (NC_ATTRIBUTE, or 0 where absent)
+                n = get(w)
                 if n > size:
                     raise EOFError
                 for _ in range(n):
@@ -82,7 +83,8 @@ def classic_cut_short(path):
 
             numrecs = get(w)
             streaming = numrecs == (1 << (8 * w)) - 1
-            tag, ndims = get(4), get(w)
+            get(4)  # NC_DIMENSION
+            ndims = get(w)
             if ndims > size:
                 return None
             dims = []
@@ -90,7 +92,8 @@ def classic_cut_short(path):
                 name()
                 dims.append(get(w))
             attributes()
-            tag, nvars = get(4), get(w)
+            get(4)  # NC_VARIABLE
+            nvars = get(w)
             if nvars > size:
                 return None
             variables = []  # (name, begin, bytes: all or one record's, is a record variable)

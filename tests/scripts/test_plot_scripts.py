@@ -452,28 +452,20 @@ def old_rolling_median(v, w):
 COMPARISONS = [0]
 
 
+def _counting(name):
+    """float's comparison `name`, counting each call in COMPARISONS."""
+    compare = getattr(float, name)
+
+    def method(self, other):
+        COMPARISONS[0] += 1
+        return compare(self, other)
+    return method
+
+
 class Counted(float):
     """A float that counts the comparisons made of it."""
-    def __lt__(self, o):
-        COMPARISONS[0] += 1
-        return float.__lt__(self, o)
-
-    def __le__(self, o):
-        COMPARISONS[0] += 1
-        return float.__le__(self, o)
-
-    def __gt__(self, o):
-        COMPARISONS[0] += 1
-        return float.__gt__(self, o)
-
-    def __ge__(self, o):
-        COMPARISONS[0] += 1
-        return float.__ge__(self, o)
-
-    def __eq__(self, o):
-        COMPARISONS[0] += 1
-        return float.__eq__(self, o)
-
+    __lt__, __le__, __gt__, __ge__, __eq__ = (
+        _counting(n) for n in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__"))
     __hash__ = float.__hash__
 
     def __neg__(self):
