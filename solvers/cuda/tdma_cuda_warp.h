@@ -363,7 +363,12 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
     MM_WARP_SYNC();
 
     const int kend = my_d - k0 < kt ? my_d - k0 : kt; /* may be <= 0 */
-    T *const row = tc + (size_t)lane * S;
+    const size_t ro = (size_t)lane * S;               /* the lane's row of a tile */
+    T *const row = tc + ro;
+    T *dtile[NRHS];
+    MM_UNROLL
+    for (int r = 0; r < NRHS; r++)
+      dtile[r] = MM_TILE(s, 1 + r) + ro;
     /* MIX: level k0 + kt of the lane's column (the next chunk's first), the
      * two loads issued before the sweep so that their latency is not on the
      * division chain */
@@ -373,40 +378,72 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
       t_next = p.rhs[0][gn];
       s_next = p.rhs[1][gn];
     }
+    /* The operands of a level, read from the tile one level ahead: level
+     * kk + 1's loads are issued before level kk's results are stored, so
+     * that the latency of shared memory is off the division chain (the
+     * compiler may not move a load from one tile above a store to another,
+     * which it cannot tell apart). op[0..2]: a, b, c (plain) or kappa at
+     * op[2] (fused, not MIX); op[3], op[4]: g and inv_h (fused); op[5 + r]:
+     * right-hand side r as it is on entry. */
+    constexpr int kOps = 5 + NRHS;
+    auto load_level = [&](int kk, T *op) {
+      if (FUSED) {
+        op[2] = MIX ? (T)0 : row[kk];
+        op[3] = geo_g[kk];
+        op[4] = geo_h[kk];
+      } else {
+        op[0] = tile_a[ro + (size_t)kk];
+        op[1] = tile_b[ro + (size_t)kk];
+        op[2] = row[kk];
+      }
+      MM_UNROLL
+      for (int r = 0; r < NRHS; r++)
+        op[5 + r] = dtile[r][kk];
+    };
+    T cur[kOps], nxt[kOps];
+    MM_UNROLL
+    for (int i = 0; i < kOps; i++)
+      nxt[i] = (T)0;
+    if (kend > 0) load_level(0, nxt);
     for (int kk = 0; kk < kend; kk++) {
       const int k = k0 + kk;
+      MM_UNROLL
+      for (int i = 0; i < kOps; i++)
+        cur[i] = nxt[i];
+      if (kk + 1 < kend) load_level(kk + 1, nxt);
       T a, b, c;
       if (FUSED) {
         T kcur = (T)0;
         if (MIX) {
-          T *const r0 = MM_TILE(s, 1) + (size_t)lane * S, *const r1 =
-                                                              MM_TILE(s, 2) + (size_t)lane * S;
+          /* kappa of level k from levels k and k + 1 as they are on entry:
+           * level k + 1 is the next one's operands, or the next chunk's
+           * first level (kk + 1 < kend exactly when kk + 1 < kt and
+           * k + 1 < my_d) */
           if (k + 1 < my_d) {
-            const T t1 = kk + 1 < kt ? r0[kk + 1] : t_next;
-            const T s1 = kk + 1 < kt ? r1[kk + 1] : s_next;
-            kcur = (T)mm_col_kappa(p.mix.alpha, p.mix.beta, r0[kk], t1, r1[kk], s1, p.mix.convect,
-                                   p.mix.kappa_v, p.mix.kappa_mix);
+            const T t1 = kk + 1 < kt ? nxt[5] : t_next;
+            const T s1 = kk + 1 < kt ? nxt[4 + NRHS] : s_next;
+            kcur = (T)mm_col_kappa(p.mix.alpha, p.mix.beta, cur[5], t1, cur[4 + NRHS], s1,
+                                   p.mix.convect, p.mix.kappa_v, p.mix.kappa_mix);
           }
-          if (k == 0 && p.mix.top != 0.0) r0[0] += (T)p.mix.top;
+          if (k == 0 && p.mix.top != 0.0) cur[5] += (T)p.mix.top;
         } else {
-          kcur = row[kk];
+          kcur = cur[2];
         }
-        const T gcur = geo_g[kk];
-        coeffs_at<T>(k, my_d, kprev, kcur, gprev, gcur, geo_h[kk], &a, &b, &c);
+        const T gcur = cur[3];
+        coeffs_at<T>(k, my_d, kprev, kcur, gprev, gcur, cur[4], &a, &b, &c);
         kprev = kcur, gprev = gcur;
       } else {
-        a = tile_a[(size_t)lane * S + kk];
-        b = tile_b[(size_t)lane * S + kk];
-        c = row[kk];
+        a = cur[0];
+        b = cur[1];
+        c = cur[2];
       }
       const T m = k == 0 ? (T)1 / b : (T)1 / (b - a * cp_prev);
       cp_prev = c * m;
       row[kk] = cp_prev;
       MM_UNROLL
       for (int r = 0; r < NRHS; r++) {
-        T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
-        d_prev[r] = k == 0 ? dr[kk] * m : (dr[kk] - a * d_prev[r]) * m;
-        dr[kk] = d_prev[r];
+        d_prev[r] = k == 0 ? cur[5 + r] * m : (cur[5 + r] - a * d_prev[r]) * m;
+        dtile[r][kk] = d_prev[r];
       }
     }
     MM_WARP_SYNC();
@@ -450,17 +487,44 @@ MM_WDEV void warp_solve(const Args<T> &p, size_t task, int lane, unsigned char *
     }
 
     const int kend = my_d - k0 < kt ? my_d - k0 : kt;
-    const T *const row = tc + (size_t)lane * S;
+    const size_t ro = (size_t)lane * S;
+    const T *const row = tc + ro;
+    T *dtile[NRHS];
+    MM_UNROLL
+    for (int r = 0; r < NRHS; r++)
+      dtile[r] = MM_TILE(s, 1 + r) + ro;
+    /* c' and d' of level kk - 1 are read while level kk is computed (as in
+     * the forward sweep: their latency off the chain of x) */
+    T c_nxt = (T)0, d_nxt[NRHS];
+    MM_UNROLL
+    for (int r = 0; r < NRHS; r++)
+      d_nxt[r] = (T)0;
+    if (kend > 0) {
+      c_nxt = row[kend - 1];
+      MM_UNROLL
+      for (int r = 0; r < NRHS; r++)
+        d_nxt[r] = dtile[r][kend - 1];
+    }
     for (int kk = kend - 1; kk >= 0; kk--) {
       const int k = k0 + kk;
+      const T c_cur = c_nxt;
+      T d_cur[NRHS];
+      MM_UNROLL
+      for (int r = 0; r < NRHS; r++)
+        d_cur[r] = d_nxt[r];
+      if (kk > 0) {
+        c_nxt = row[kk - 1];
+        MM_UNROLL
+        for (int r = 0; r < NRHS; r++)
+          d_nxt[r] = dtile[r][kk - 1];
+      }
       MM_UNROLL
       for (int r = 0; r < NRHS; r++) {
-        T *dr = MM_TILE(s, 1 + r) + (size_t)lane * S;
         if (k == my_d - 1) {
-          x[r] = dr[kk];
+          x[r] = d_cur[r];
         } else {
-          x[r] = dr[kk] - row[kk] * x[r];
-          dr[kk] = x[r];
+          x[r] = d_cur[r] - c_cur * x[r];
+          dtile[r][kk] = x[r];
         }
       }
     }
