@@ -8,13 +8,13 @@
  * Tuning knobs (environment, read when a solver is created; for experiments
  * and tests, none is needed):
  *   MM_TDMA_CUDA_WARPS_PER_SM  warps per SM the shared memory must leave room
- *                              for (default 4, and 8 for the solve that builds
- *                              kappa inside, the model step's): fewer keeps
- *                              more of a column on chip, more hides latency
- *                              better; on an H100, 4 was the fastest of 1, 2,
- *                              3, 4, 6, 8 for the plain and fused solves, and 8
- *                              beat 4 for the step's solve on an H100 and an
- *                              H200 (docs/performance.md, "GPU")
+ *                              for (default 4): fewer keeps more of a
+ *                              column on chip, more hides latency better; on
+ *                              an H100, 4 was the fastest of 1, 2, 3, 4, 6, 8
+ *                              for the plain and fused solves, and on an H200
+ *                              (2026-11-30) 4 beat 2 and 8 for those and 8
+ *                              for the step's solve, which builds kappa
+ *                              inside (docs/performance.md, "GPU")
  *   MM_TDMA_CUDA_KT            levels per chunk, exactly (at most 32; default:
  *                              up to 4 warps per SM nz split evenly into
  *                              chunks of at most 32, 4 x 25 for nz = 100,

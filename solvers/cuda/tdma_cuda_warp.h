@@ -124,11 +124,14 @@ MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, b
 
 /* The warps per SM that a call's plan leaves room for (mm_cuda_plan's
  * warps_per_sm): env_warps when MM_TDMA_CUDA_WARPS_PER_SM sets it (> 0),
- * else 4 for the plain and fused solves and 8 for the fused solve that
- * builds kappa from its right-hand sides (mixing, the model step's): the
- * fastest measured on an H100 and an H200 (docs/performance.md, "GPU"). */
+ * else 4, for the plain and fused solves and for the fused solve that builds
+ * kappa from its right-hand sides (mixing, the model step's) alike: the
+ * fastest measured (docs/performance.md, "GPU"). The mixing solve planned
+ * for 8 until each level's operands were read one level ahead (2026-11-30):
+ * 8 won before it (H100 and H200), 4 since (H200, the step's solve 0.275
+ * against 0.292-0.294 ms in five runs of each). */
 constexpr int kDefaultWarpsPerSm = 4;
-constexpr int kDefaultWarpsPerSmMixing = 8;
+constexpr int kDefaultWarpsPerSmMixing = 4;
 MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
   return env_warps > 0 ? env_warps : mixing ? kDefaultWarpsPerSmMixing : kDefaultWarpsPerSm;
 }

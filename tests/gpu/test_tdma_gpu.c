@@ -524,14 +524,14 @@ int main(void) {
       }
   printf("cuda solve_async, solve_f_async: bitwise the synchronous solve's\n");
 
-  /* kappa inside the solve: the default plan (8 warps per SM), the plan of
-   * 4 warps per SM (the other solves' default) and plans that spill */
+  /* kappa inside the solve: the default plan (4 warps per SM), the plan of
+   * 8 warps per SM (its default before 2026-11-30) and plans that spill */
   {
     const int before = cases, before_bw = bitwise_cases;
     const size_t mcols[] = {5, 37, 1001}; /* 5: depths 0, 1, 2, nz and one more */
     const int mnzs[] = {1, 2, 17, 33, 100};
     /* KT, SLOTS, PREFETCH, WARPS_PER_SM */
-    const char *mplans[][4] = {{NULL, NULL, NULL, NULL}, {NULL, NULL, NULL, "4"},
+    const char *mplans[][4] = {{NULL, NULL, NULL, NULL}, {NULL, NULL, NULL, "8"},
                                {"8", "1", NULL, NULL},   {"3", "2", NULL, NULL},
                                {NULL, NULL, "1", NULL},  {"8", "3", "1", NULL}};
     for (size_t i = 0; i < sizeof mplans / sizeof *mplans; i++) {
