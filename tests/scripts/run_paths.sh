@@ -29,3 +29,12 @@ echo "ok: the user's configs/default.ini ran, from the directory scripts/run was
 grep -qxF "output of default: output/default.nc (history), output/default.timing.json (timings)" \
   "$work/log" || fail "no file: the outputs' line"
 echo "ok: with no file, configs/default.ini of the repository"
+# standard output closed (a job whose output nobody reads): the runs' status
+# stands, and nothing is said on standard error (awk's "write failure" of
+# the outputs' line was)
+(cd "$work" && MINIMODEL_RUN_PROGRAM="$mm" timeout -k 5 120 \
+  "$src/scripts/run" --set run.steps=2 --set output.dir=closed "$src/configs/flat.ini" >&-) \
+  2>"$work/log" || fail "standard output closed: exit $?"
+[ -f "$work/closed/flat.nc" ] || fail "standard output closed: no closed/flat.nc"
+[ ! -s "$work/log" ] || fail "standard output closed: a message on standard error"
+echo "ok: with standard output closed, exit 0 and nothing on standard error"
