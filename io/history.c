@@ -638,8 +638,8 @@ static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, con
   int nc = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s != NC_NOERR)
-    return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
-                      "cannot open the history to continue it (unreadable or damaged)", s);
+    return mm_io_open_fail(MM_ERR_INPUT, __FILE__, __LINE__, p,
+                           "cannot open the history to continue it (unreadable or damaged)", s);
   mm_err err = mm_history_check_open(nc, p, g, cfg, step, at, f);
   nc_close(nc);
   return err;

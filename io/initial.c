@@ -340,8 +340,8 @@ mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, const char *pat
   if (err == MM_OK) {
     int s = nc_open(path, NC_NOWRITE, &nc);
     if (s != NC_NOERR)
-      err = mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path,
-                       "cannot open (missing, unreadable or not NetCDF)", s);
+      err = mm_io_open_fail(MM_ERR_INPUT, __FILE__, __LINE__, path,
+                            "cannot open (missing, unreadable or not NetCDF)", s);
     open = s == NC_NOERR;
   }
   if (err == MM_OK) err = mm_initial_coords(nc, path, g);

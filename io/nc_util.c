@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -22,6 +23,24 @@
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
   return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
+}
+
+mm_err mm_io_open_fail(mm_err code, const char *src_file, int src_line, const char *path,
+                       const char *what, int status) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  bool held = false;
+  if (fd >= 0) {
+    /* a shared lock is refused only while someone holds the exclusive one;
+     * ours goes with the descriptor */
+    held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* unchecked: a read-only descriptor */
+  }
+  if (held)
+    return mm_error_set(code, src_file, src_line,
+                        "%s: cannot open: another process has it open for writing (it holds "
+                        "the file's lock: another run, or a program that appends to it)",
+                        path);
+  return mm_nc_fail(code, src_file, src_line, path, what, status);
 }
 
 void mm_io_dir_of(const char *path, char *dir, size_t size) {

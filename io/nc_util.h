@@ -29,6 +29,14 @@
 MM_NODISCARD mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                                const char *what, int status);
 
+/* Record a failed open of path (status from nc_open): where another
+ * process holds an exclusive flock(2) on the file, as HDF5 takes for a file
+ * it has open for writing (another run, a tool that appends), says so,
+ * since netCDF says only "HDF error"; otherwise mm_nc_fail with `what`.
+ * Returns code. */
+MM_NODISCARD mm_err mm_io_open_fail(mm_err code, const char *src_file, int src_line,
+                                    const char *path, const char *what, int status);
+
 /* Record a failed create of path (status from nc_create_par), with its
  * cause where the file system tells it: MPI-IO and HDF5 report most failures
  * to create a file as "Permission denied". Names a path that is a directory,
