@@ -71,8 +71,11 @@ Exit status: 0 all within tolerance, 1 some difference (also: a state or
 diagnostic variable of B missing from A, or nothing compared), 2 usage error,
 unreadable file (also a FIFO or a device, a variable whose data the
 library cannot read: a damaged chunk, or a classic-format file cut short,
-whose lacking data the library reads as zeros), not enough memory (a comparison
-takes about ten times the bytes of the largest variable), the report not
+whose lacking data the library reads as zeros), not enough memory (a numeric
+variable is compared a block of records at a time, 2**21 values of each file
+or one record where that holds more, and takes about ten times a block's
+bytes: 0.44 GB in all for 8 records of 100 x 250 x 100 doubles, where it was
+ten times the whole variable's, 1.6 GB), the report not
 written, or no numpy and netCDF4 (run it with .venv/bin/python), 130
 interrupted (Ctrl-C).
 """
@@ -109,12 +112,41 @@ def fmt_index(dims, idx):
     return ",".join(f"{d}={i}" for d, i in zip(dims, idx))
 
 
-def read(var, rows=None):
-    """All values of a variable as a masked array (mask: _FillValue); rows:
-    only those records (indices along the first dimension), or None."""
+# The values of a numeric variable are compared a block of records at a
+# time, so that compare.py holds about ten times a block's bytes (float64
+# copies, masks, differences), not ten times the variable's: blocks of
+# about this many values of each file, whole records (a record larger than
+# this is one block).
+BLOCK_VALUES = 1 << 21
+
+
+def blocks(shape):
+    """The (lo, hi) spans of the first dimension that the values of a
+    variable of this shape are read in; [None] for a scalar."""
+    if not shape:
+        return [None]
+    per = max(1, math.prod(shape[1:]))
+    step = max(1, BLOCK_VALUES // per)
+    return [(lo, min(shape[0], lo + step)) for lo in range(0, shape[0], step)] or [(0, 0)]
+
+
+def read(var, rows=None, span=None):
+    """Values of a variable as a masked array (mask: _FillValue): all of
+    them, or only the records `rows` (indices along the first dimension);
+    span (lo, hi): only [lo, hi) of those (of the records, or of rows)."""
     var.set_auto_maskandscale(True)
-    values = np.ma.asarray(var[...])
-    return values if rows is None else values[rows]
+    if span is None or not var.dimensions:
+        values = np.ma.asarray(var[...])
+        return values if rows is None else values[rows]
+    lo, hi = span
+    if rows is None:
+        return np.ma.asarray(var[lo:hi])
+    sel = [int(i) for i in rows[lo:hi]]
+    if sel and sel == list(range(sel[0], sel[0] + len(sel))):
+        return np.ma.asarray(var[sel[0]:sel[0] + len(sel)])
+    if not sel:
+        return np.ma.asarray(var[0:0])
+    return np.ma.stack([np.ma.asarray(var[i:i + 1])[0] for i in sel])
 
 
 def is_text(dtype):
@@ -169,23 +201,13 @@ def exact_mixed(x, y):
     return differ, absdiff
 
 
-def compare_numeric(name, va, vb, rtol, atol, rows=None):
-    """Compare a numeric variable; returns (ok, line)."""
-    dims = va.dimensions
-    a, b = read(va, rows), read(vb)
-    if a.shape != b.shape:
-        return False, (f"{name}: FAIL: shape mismatch {dict(zip(va.dimensions, a.shape))} vs "
-                       f"{dict(zip(vb.dimensions, b.shape))}")
-    if tuple(va.dimensions) != tuple(vb.dimensions):
-        return False, (f"{name}: FAIL: dimensions ({', '.join(va.dimensions)}) vs "
-                       f"({', '.join(vb.dimensions)})")
+def compare_block(a, b, rtol, atol):
+    """The element-wise verdicts on values a and b (masked arrays of one
+    shape): a dict of boolean arrays (mask, nan, inf, zero: the kinds of
+    difference; bad: beyond tolerance; both: compared) and of the absolute
+    and relative differences (absdiff, rel)."""
     ma, mb = np.ma.getmaskarray(a), np.ma.getmaskarray(b)
-    problems = []
     mask_diff = ma != mb
-    if mask_diff.any():
-        first = tuple(int(i) for i in np.argwhere(mask_diff)[0])
-        problems.append(f"mask differs at {int(mask_diff.sum())} element(s), first at "
-                        f"{fmt_index(dims, first)}")
     both = ~(ma | mb)
     ints_a, ints_b = a.dtype.kind in "iub", b.dtype.kind in "iub"
     # Integers exactly, an integer against a float exactly, floats in float64.
@@ -235,28 +257,64 @@ def compare_numeric(name, va, vb, rtol, atol, rows=None):
         # rtol |b| is 0 where b = 0, also for rtol = inf (not NaN)
         tol = atol + np.where(bd == 0, 0.0, rtol * np.abs(bd))
         bad = both & (absdiff > 0) & ~(absdiff <= tol) & ~nan_diff & ~inf_diff
-    if nan_diff.any():
-        first = tuple(int(i) for i in np.argwhere(nan_diff)[0])
-        problems.append(f"NaN in one file only at {int(nan_diff.sum())} element(s), first at "
-                        f"{fmt_index(dims, first)}")
-    if inf_diff.any():
-        first = tuple(int(i) for i in np.argwhere(inf_diff)[0])
-        problems.append(f"an infinity against another value at {int(inf_diff.sum())} "
-                        f"element(s), first at {fmt_index(dims, first)}")
-    if zero_sign.any():
-        first = tuple(int(i) for i in np.argwhere(zero_sign)[0])
-        problems.append(f"a zero of the other sign at {int(zero_sign.sum())} element(s), first "
-                        f"at {fmt_index(dims, first)}")
-    if bad.any():
-        problems.append(f"{int(bad.sum())} of {int(both.sum())} element(s) beyond tolerance")
-    # rel is inf where b = 0 and a differs, so its argmax finds every difference.
-    max_abs = float(absdiff.max()) if a.size else 0.0
-    max_rel = float(rel.max()) if a.size else 0.0
-    where = np.unravel_index(int(np.argmax(rel)), a.shape) if max_rel > 0 else None
-    loc = fmt_index(dims, tuple(int(i) for i in where)) if where is not None else "-"
+    return {"mask": mask_diff, "nan": nan_diff, "inf": inf_diff, "zero": zero_sign, "bad": bad,
+            "both": both, "absdiff": absdiff, "rel": rel}
+
+
+def compare_numeric(name, va, vb, rtol, atol, rows=None):
+    """Compare a numeric variable, a block of records at a time (blocks);
+    returns (ok, line)."""
+    dims = va.dimensions
+    shape_a = (len(rows),) + tuple(va.shape[1:]) if rows is not None and va.dimensions \
+        else tuple(va.shape)
+    shape_b = tuple(vb.shape)
+    if shape_a != shape_b:
+        return False, (f"{name}: FAIL: shape mismatch {dict(zip(va.dimensions, shape_a))} vs "
+                       f"{dict(zip(vb.dimensions, shape_b))}")
+    if tuple(va.dimensions) != tuple(vb.dimensions):
+        return False, (f"{name}: FAIL: dimensions ({', '.join(va.dimensions)}) vs "
+                       f"({', '.join(vb.dimensions)})")
+    kinds = ("mask", "nan", "inf", "zero")
+    count = dict.fromkeys(kinds + ("bad", "both"), 0)
+    first = {}
+    max_abs = max_rel = 0.0
+    where = None
+    types = None
+    for span in blocks(shape_a):
+        a, b = read(va, rows, span), read(vb, None, span)
+        types = (a.dtype, b.dtype)
+        v = compare_block(a, b, rtol, atol)
+        off = span[0] if span else 0
+
+        def place(flat):  # an index of this block, in the whole variable
+            idx = tuple(int(i) for i in np.unravel_index(flat, a.shape))
+            return (idx[0] + off,) + idx[1:] if idx else idx
+        for k in kinds + ("bad", "both"):
+            n = int(v[k].sum())
+            if n and k in kinds and k not in first:
+                first[k] = place(int(np.argmax(v[k].ravel())))
+            count[k] += n
+        if a.size:
+            max_abs = max(max_abs, float(v["absdiff"].max()))
+            # rel is inf where b = 0 and a differs, so its argmax finds every
+            # difference; the first block's place where blocks tie, as one
+            # argmax over the variable would
+            r = float(v["rel"].max())
+            if r > max_rel:
+                max_rel, where = r, place(int(np.argmax(v["rel"])))
+    problems = []
+    said = {"mask": "mask differs", "nan": "NaN in one file only",
+            "inf": "an infinity against another value", "zero": "a zero of the other sign"}
+    for k in kinds:
+        if count[k]:
+            problems.append(f"{said[k]} at {count[k]} element(s), first at "
+                            f"{fmt_index(dims, first[k])}")
+    if count["bad"]:
+        problems.append(f"{count['bad']} of {count['both']} element(s) beyond tolerance")
+    loc = fmt_index(dims, where) if where is not None else "-"
     line = f"{name}: max_abs={max_abs:.6g} max_rel={max_rel:.6g} at {loc}"
-    if a.dtype != b.dtype:
-        line += f" (types {a.dtype} and {b.dtype})"
+    if types and types[0] != types[1]:
+        line += f" (types {types[0]} and {types[1]})"
     if problems:
         line += "  FAIL: " + "; ".join(problems)
     return not problems, line
@@ -510,8 +568,9 @@ def main(argv=None):
                 break
             except MemoryError:
                 unreadable = (f"not enough memory to compare variable {name} "
-                              f"({va.size} and {vb.size} values; compare.py needs about ten "
-                              "times the bytes of a variable)")
+                              f"({va.size} and {vb.size} values; compare.py reads them "
+                              f"{BLOCK_VALUES} at a time, or a record where one holds more, "
+                              "and needs about ten times their bytes)")
                 break
             except (ValueError, TypeError, IndexError) as e:
                 ok, line = False, f"{name}: FAIL: cannot compare: {e}"

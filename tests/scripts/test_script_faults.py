@@ -1092,10 +1092,10 @@ def test_compare_out_of_memory():
         h = history(os.path.join(tmp, "h.nc"))
         real = compare.read
 
-        def read(var, rows=None):
+        def read(var, rows=None, span=None):
             if var.name == "salt":
                 raise MemoryError
-            return real(var, rows)
+            return real(var, rows, span)
 
         compare.read = read
         err = io.StringIO()
@@ -1106,6 +1106,73 @@ def test_compare_out_of_memory():
             compare.read = real
         assert rc == 2 and "not enough memory to compare variable salt" in err.getvalue(), \
             f"exit {rc}, {err.getvalue()!r}"
+
+
+def test_compare_blocks():
+    """compare.py reads a numeric variable a block of records at a time
+    (it held all of it, about ten times its bytes): with one record per
+    block the report is the same, word for word, as with the whole variable
+    in one block (the first place of each kind of difference, the counts,
+    the largest differences and where), also for --records-of-b, whose
+    records of A are not adjacent; and the reads are one per block."""
+    sys.path.insert(0, SCRIPTS)
+    import compare
+    import contextlib
+    import io
+    with tempfile.TemporaryDirectory() as tmp:
+        a = history(os.path.join(tmp, "a.nc"), records=8)
+        b = history(os.path.join(tmp, "b.nc"), records=8)
+        with netCDF4.Dataset(a, "a") as nc:
+            t = nc["temp"]
+            t[1, 0, 0, 1] = t[1, 0, 0, 1] + 1e-9
+            t[3, 2, 1, 0] = t[3, 2, 1, 0] * 2  # the largest relative difference
+            t[4, 0, 1, 1] = -1e30  # masked in A alone
+            t[6, 1, 1, 1] = t[6, 1, 1, 1] * 2  # as large: the first (record 3) is named
+            s = nc["salt"]
+            s[5, 0, 0, 0] = 0.0
+            s[2, 1, 2, 3] = np.nan
+        with netCDF4.Dataset(b, "a") as nc:
+            nc["salt"][5, 0, 0, 0] = -0.0
+        # B with A's records 1, 3 and 6 alone, for --records-of-b
+        sub = os.path.join(tmp, "sub.nc")
+        with netCDF4.Dataset(b) as src, netCDF4.Dataset(sub, "w") as dst:
+            for d in src.dimensions.values():
+                dst.createDimension(d.name, None if d.isunlimited() else len(d))
+            for v in src.variables.values():
+                fill = getattr(v, "_FillValue", None)
+                w = dst.createVariable(v.name, v.dtype, v.dimensions, fill_value=fill)
+                w.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
+                w[...] = v[[1, 3, 6]] if v.dimensions[:1] == ("time",) else v[...]
+
+        def report(*args, block):
+            saved, spans, real = compare.BLOCK_VALUES, [], compare.read
+
+            def read(var, rows=None, span=None):
+                spans.append((var.name, span))
+                return real(var, rows, span)
+            compare.BLOCK_VALUES, compare.read = block, read
+            out = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                    rc = compare.main(list(args))
+            finally:
+                compare.BLOCK_VALUES, compare.read = saved, real
+            return rc, out.getvalue(), [sp for name, sp in spans if name == "temp"]
+
+        for args in ((a, b), (a, b, "--rtol", "1e-6"), (a, sub, "--records-of-b")):
+            whole = report(*args, block=1 << 30)
+            per_record = report(*args, block=1)
+            assert whole[0] == 1 and whole[:2] == per_record[:2], \
+                f"{args[2:]}: one block:\n{whole[1]}\none record a block:\n{per_record[1]}"
+            n = 3 if "--records-of-b" in args else 8
+            assert len(whole[2]) == 2 and len(per_record[2]) == 2 * n, \
+                f"{args[2:]}: reads of temp {whole[2]} and {per_record[2]}"
+        out = report(a, b, block=1)[1]
+        for want in ("mask differs at 1 element(s), first at time=4,z=0,y=1,x=1",
+                     "NaN in one file only at 1 element(s), first at time=2,z=1,y=2,x=3",
+                     "at time=3,z=2,y=1,x=0", "a zero of the other sign at 1 element(s), "
+                     "first at time=5,z=0,y=0,x=0"):
+            assert want in out, f"{want!r} not in\n{out}"
 
 
 def test_reference_outputs():
