@@ -605,7 +605,11 @@ def unreadable_file(name, va, vb, path_a, path_b):
     for var, path in ((va, path_a), (vb, path_b)):
         try:
             var.set_auto_maskandscale(False)
-            var[...]
+            for span in blocks(tuple(var.shape)):  # as compared: a block at a time
+                if span is None:
+                    var[...]
+                else:
+                    var[span[0]:span[1]]
         except (OSError, RuntimeError):
             return path
         except Exception:  # noqa: BLE001 -- memory, types: not the library's refusal
