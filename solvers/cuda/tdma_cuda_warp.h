@@ -33,7 +33,10 @@
  * Thomas recurrence over the chunk's levels, reading a, b, c (or kappa and
  * the per-level geometry), writing c' over c (or kappa) and d' over the
  * right-hand side in the tile, and carrying c'_{k-1}, d'_{k-1} (and
- * kappa_{k-1}, g_{k-1}) in registers from one chunk to the next. The
+ * kappa_{k-1}, g_{k-1}) in registers from one chunk to the next. A
+ * level's operands are read from the tile while the level before it in the
+ * sweep is computed (forward and back), so that shared memory's latency is
+ * off the recurrence's chain (6-14 % faster on an H200, 2026-11-30). The
  * operations and their order are those of mm_col_thomas / mm_col_fused
  * (mm_tdma_column.h); the fused coefficients come from mm_col_coeffs itself.
  * Built with --fmad=false (no contraction to FMA) and IEEE division (the
