@@ -30,15 +30,19 @@ mm_err mm_io_open_fail(mm_err code, const char *src_file, int src_line, const ch
   const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   bool held = false;
   if (fd >= 0) {
-    /* a shared lock is refused only while someone holds the exclusive one;
-     * ours goes with the descriptor */
-    held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    /* a regular file alone (a directory can be flock'ed too: `flock DIR
+     * command`); a shared lock is refused only while someone holds the
+     * exclusive one, and ours goes with the descriptor */
+    struct stat st;
+    held = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) != 0 &&
+           errno == EWOULDBLOCK;
     close(fd); /* unchecked: a read-only descriptor */
   }
   if (held)
     return mm_error_set(code, src_file, src_line,
                         "%s: cannot open: another process has it open for writing (it holds "
-                        "the file's lock: another run, or a program that appends to it)",
+                        "HDF5's lock on the file: a program that writes it through netCDF or "
+                        "HDF5, such as one appending to it)",
                         path);
   return mm_nc_fail(code, src_file, src_line, path, what, status);
 }

@@ -30,10 +30,11 @@ MM_NODISCARD mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, 
                                const char *what, int status);
 
 /* Record a failed open of path (status from nc_open): where another
- * process holds an exclusive flock(2) on the file, as HDF5 takes for a file
- * it has open for writing (another run, a tool that appends), says so,
- * since netCDF says only "HDF error"; otherwise mm_nc_fail with `what`.
- * Returns code. */
+ * process holds an exclusive flock(2) on the regular file, as HDF5's serial
+ * driver takes for a file it has open for writing (a program appending to
+ * it through netCDF or HDF5; not a minimodel run, which writes through
+ * MPI-IO and takes no such lock), says so, since netCDF says only "HDF
+ * error"; otherwise mm_nc_fail with `what`. Returns code. */
 MM_NODISCARD mm_err mm_io_open_fail(mm_err code, const char *src_file, int src_line,
                                     const char *path, const char *what, int status);
 

@@ -483,7 +483,7 @@ static void run_mixing(Rng &r) {
       for (int convect = 0; convect <= 1; convect++)
         for (double top : {0.0, 0.25}) {
           for (const Dev &d : devs)
-            for (int wps : {2, 8}) {
+            for (int wps : {2, 4, 8}) { /* 4: the default */
               Plan pl;
               const int rc = mmcuda::mm_cuda_plan(nz, 2, sizeof(double), true, d.sm, d.block, wps,
                                                   0, 0, &pl, wps == 2 && &d == &devs[1]);
@@ -550,21 +550,27 @@ int main() {
             mmcuda::even_chunk(64, 32) == 32 && mmcuda::even_chunk(65, 32) == 22 &&
             mmcuda::even_chunk(100, 16) == 15,
         "even_chunk");
-  /* The warps per SM that prepare() (tdma_cuda.cu) plans for: 8 for the
-   * model step's solve (mixing), 4 for the others, the environment's when
-   * set; at nz = 100 on an H100/H200 the step's plan then holds fewer slots
-   * than a plain 4-warp plan would. */
-  CHECK(mmcuda::warps_per_sm_for(0, true) == 8, "the mixing solve's default is not 8 warps per SM");
+  /* The warps per SM that prepare() (tdma_cuda.cu) plans for: 4 for every
+   * solve (for the model step's, mixing, 8 until 2026-11-30), the
+   * environment's when set; at nz = 100 on an H100/H200 a plan for 8 holds
+   * fewer slots than one for 4. */
+  CHECK(mmcuda::warps_per_sm_for(0, true) == 4, "the mixing solve's default is not 4 warps per SM");
   CHECK(mmcuda::warps_per_sm_for(0, false) == 4, "the other solves' default is not 4 warps per SM");
   CHECK(mmcuda::warps_per_sm_for(3, true) == 3 && mmcuda::warps_per_sm_for(6, false) == 6,
         "MM_TDMA_CUDA_WARPS_PER_SM does not override the defaults");
-  Plan mix8, mix4;
+  Plan mixdef, mix8, mix4;
   mmcuda::mm_cuda_plan(100, 2, sizeof(double), true, 233472, 232448,
-                       mmcuda::warps_per_sm_for(0, true), 0, 0, &mix8);
+                       mmcuda::warps_per_sm_for(0, true), 0, 0, &mixdef);
+  mmcuda::mm_cuda_plan(100, 2, sizeof(double), true, 233472, 232448, 8, 0, 0, &mix8);
   mmcuda::mm_cuda_plan(100, 2, sizeof(double), true, 233472, 232448, 4, 0, 0, &mix4);
-  std::printf("plan nz=100 mixing, H100/H200: %d of %d chunks on chip at 8 warps per SM, %d at 4\n",
+  std::printf("plan nz=100 mixing, H100/H200: %d of %d chunks on chip at 8 warps per SM, %d at 4 "
+              "(the default)\n",
               mix8.slots, mix8.chunks, mix4.slots);
-  CHECK(mix8.slots == 1 && mix4.slots == 2, "the mixing solve's plan is not the 8-warp one");
+  CHECK(mixdef.kt == mix4.kt && mixdef.slots == mix4.slots && mixdef.chunks == mix4.chunks,
+        "the mixing solve's default plan is not the 4-warp one");
+  CHECK(mix8.slots == 1 && mix4.slots == 2,
+        "nz = 100 mixing: %d slots at 8 warps per SM, %d at 4; expected 1 and 2", mix8.slots,
+        mix4.slots);
   /* even chunks up to 4 warps per SM, 32-level chunks above (the faster
    * of the two at each, measured on an H200) */
   CHECK(mix8.kt == 32 && mix8.chunks == 4 && mix4.kt == 25 && mix4.chunks == 4,
