@@ -131,13 +131,12 @@ def blocks(shape):
 
 
 def read(var, rows=None, span=None):
-    """Values of a variable as a masked array (mask: _FillValue): all of
-    them, or only the records `rows` (indices along the first dimension);
-    span (lo, hi): only [lo, hi) of those (of the records, or of rows)."""
+    """Values of a variable as a masked array (mask: _FillValue): span
+    (lo, hi) of blocks(): [lo, hi) of its records, or of the records `rows`
+    (indices along the first dimension) where given; None: a scalar's."""
     var.set_auto_maskandscale(True)
-    if span is None or not var.dimensions:
-        values = np.ma.asarray(var[...])
-        return values if rows is None else values[rows]
+    if span is None:
+        return np.ma.asarray(var[...])
     lo, hi = span
     if rows is None:
         return np.ma.asarray(var[lo:hi])

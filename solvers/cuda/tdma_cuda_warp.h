@@ -134,7 +134,7 @@ MM_WHD Layout layout_of(int kt, int stride, int slots, int nrhs, size_t tsize, b
  * 8 won before it (H100 and H200), 4 since (H200, the step's solve 0.275
  * against 0.292-0.294 ms in five runs of each). */
 constexpr int kDefaultWarpsPerSm = 4;
-constexpr int kDefaultWarpsPerSmMixing = 4;
+constexpr int kDefaultWarpsPerSmMixing = kDefaultWarpsPerSm; /* one number since 2026-11-30 */
 MM_WHD int warps_per_sm_for(int env_warps, bool mixing) {
   return env_warps > 0 ? env_warps : mixing ? kDefaultWarpsPerSmMixing : kDefaultWarpsPerSm;
 }
