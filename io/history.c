@@ -949,7 +949,7 @@ mm_err mm_history_close(mm_history *h) {
   if (!h->broken) {
     MM_NC_COLL(err, MM_ERR_RUN, h->path, "cannot close", nc_close(h->ncid));
     err = mm_agree(h->comm, err);
-    if (err == MM_OK) err = mm_io_trim(h->comm, h->path);
+    if (err == MM_OK) err = mm_io_trim(h->comm, h->path, &h->seen);
   }
   mm_history_free(h);
   return err;

@@ -309,6 +309,13 @@ mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const cha
 /* What mm_reserve_here returns for another file at the path (mm_io_seen). */
 #define MM_RESERVE_REPLACED (-1)
 
+/* Whether st is another file than the one `seen` found. */
+static bool mm_seen_other(const mm_io_seen *seen, const struct stat *st) {
+  return seen && seen->known &&
+         ((unsigned long long)st->st_dev != seen->dev ||
+          (unsigned long long)st->st_ino != seen->ino);
+}
+
 /* Rank 0's part of mm_io_reserve: the error number of the reservation, 0
  * when it is in place or cannot be made on this file system, or
  * MM_RESERVE_REPLACED. */
@@ -317,9 +324,7 @@ static int mm_reserve_here(const char *path, double bytes, mm_io_seen *seen) {
   if (fd < 0) return errno;
   struct stat st;
   int e = fstat(fd, &st) == 0 ? 0 : errno;
-  if (e == 0 && seen && seen->known &&
-      ((unsigned long long)st.st_dev != seen->dev || (unsigned long long)st.st_ino != seen->ino))
-    e = MM_RESERVE_REPLACED;
+  if (e == 0 && mm_seen_other(seen, &st)) e = MM_RESERVE_REPLACED;
   if (e == 0 && seen && !seen->known)
     *seen = (mm_io_seen){true, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino};
   if (e == 0) {
@@ -546,23 +551,38 @@ static MM_NODISCARD mm_err mm_check_superblock(FILE *f, const char *path, long l
   return MM_OK;
 }
 
-/* Rank 0's part of mm_io_trim: the error number, 0 for none. */
-static int mm_trim_here(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return errno;
+/* Rank 0's part of mm_io_trim: the error number, 0 for none (nothing cut
+ * in a file that is not the one `seen` found). Opened once: the file checked
+ * is the file cut, whatever is renamed to the path in between. */
+static int mm_trim_here(const char *path, const mm_io_seen *seen) {
+  /* a file that can no longer be written (its mode changed, a read-only
+   * file system) is an error only when there is room to cut */
+  int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  const int write_errno = fd < 0 ? errno : 0;
+  if (fd < 0) fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return errno;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    return e;
+  }
   struct stat st;
   long long end = 0;
-  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) end = mm_superblock_end(f, 0);
+  int e = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !mm_seen_other(seen, &st))
+    end = mm_superblock_end(f, 0);
+  if (end > 0 && (long long)st.st_size > end)
+    e = write_errno ? write_errno : ftruncate(fd, (off_t)end) != 0 ? errno : 0;
   fclose(f);
-  if (end > 0 && (long long)st.st_size > end && truncate(path, (off_t)end) != 0) return errno;
-  return 0;
+  return e;
 }
 
-mm_err mm_io_trim(MPI_Comm comm, const char *path) {
+mm_err mm_io_trim(MPI_Comm comm, const char *path, const mm_io_seen *seen) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
   mm_err err = MM_OK;
-  const int e = rank == 0 ? mm_trim_here(path) : 0;
+  const int e = rank == 0 ? mm_trim_here(path, seen) : 0;
   if (e != 0)
     err = MM_ERROR(MM_ERR_RUN, "%s: cannot cut the reserved room past its end: %s", path,
                    strerror(e));

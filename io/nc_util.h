@@ -206,8 +206,9 @@ bool mm_io_read_only(MPI_Comm comm, const char *path);
  * the file back to the end its HDF5 superblock records, where room reserved
  * for the last write is left past it. HDF5 cuts it itself at a flush only
  * when its end of allocation moved, not after a write that only replaced
- * data. */
-MM_NODISCARD mm_err mm_io_trim(MPI_Comm comm, const char *path);
+ * data. With `seen` (mm_io_reserve's), a file at path that is not the one
+ * the reservations found (another moved to its name) is left as it is. */
+MM_NODISCARD mm_err mm_io_trim(MPI_Comm comm, const char *path, const mm_io_seen *seen);
 
 /* The configuration hash as the restart and history files carry it
  * (attribute config_hash): mm_config_solution_hash as 16 lower-case hex

@@ -309,7 +309,7 @@ static MM_NODISCARD mm_err mm_state_write(const mm_grid *g, const mm_config *cfg
     MM_NC_COLL(close_err, MM_ERR_RUN, tmp, "cannot close", nc_close(nc));
     close_err = mm_agree(comm, close_err);
     if (err == MM_OK) err = close_err;
-    if (err == MM_OK) err = mm_io_trim(comm, tmp);
+    if (err == MM_OK) err = mm_io_trim(comm, tmp, NULL);
   }
   if (err != MM_OK) goto remove_tmp;
 
