@@ -31,8 +31,11 @@ for delay in 100 0; do for np in 1 2; do
     "$filler" "$out" flat.restart.nc.tmp "$work/disk/fill" $delay >"$work/filled" &
     watcher=$!
     sleep 0.2 # the watch in place
+    # steps well past the first restart: a fill that lands late (the filler
+    # scheduled after the restart was written) meets a later reservation,
+    # not the timing file's write at the end
     timeout -k 5 120 mpirun --oversubscribe -np "$np" "$mm" --quiet --set output.dir="$out" \
-      --set output.restart_interval=5 --set run.steps=20 "$ini" >"$work/log" 2>&1
+      --set output.restart_interval=5 --set run.steps=200 "$ini" >"$work/log" 2>&1
     rc=$?
     kill $watcher 2>/dev/null; wait $watcher 2>/dev/null
     what="$np rank(s), fill after $delay us, try $try ($(cat "$work/filled"))"

@@ -25,8 +25,8 @@ grep -qE "^minimodel: error: .*gyre_bowl\.lock: the lock file was removed or rep
   "$work/first.log" || fail "the first run does not name the lost lock"
 [ "$(cat "$out/gyre_bowl.lock" 2>/dev/null)" = "pid 1 on host another" ] ||
   fail "the first run removed or changed the lock file it did not make"
-timeout -k 10 300 "$mm" --quiet --set output.dir="$out" --set run.steps=30000 \
-  --set output.interval=1000 --set output.restart_interval=0 \
+timeout -k 10 300 "$mm" --quiet --set output.dir="$out" --set run.steps=3000 \
+  --set output.interval=100 --set output.restart_interval=0 \
   "$src/configs/gyre_bowl.ini" >"$work/second.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "the case again: exit $rc, expected 0"

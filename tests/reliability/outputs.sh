@@ -273,10 +273,13 @@ lock)
   done
   [ ! -e out/gyre_bowl.lock ] || fail "the lock file is left after the run"
   # a lock held by another program (flock(1)): refused, no pid known
-  flock out/gyre_bowl.lock sleep 60 &
+  # (flock(1) makes the file before it takes the lock: the command it runs
+  # says when the lock is held)
+  rm -f held
+  flock out/gyre_bowl.lock sh -c 'touch held; exec sleep 60' &
   holder=$!
-  for ((i = 0; i < 500; i++)); do [ -e out/gyre_bowl.lock ] && break; sleep 0.01; done
-  sleep 0.2
+  for ((i = 0; i < 3000; i++)); do [ -e held ] && break; sleep 0.01; done
+  [ -e held ] || fail "flock(1) did not take the lock within 30 s"
   expect 2 "out/gyre_bowl.lock: the outputs of this case are in use by another run" \
     --set output.dir=out --set run.steps=2 "$ini"
   pkill -P $holder; kill $holder 2>/dev/null; wait $holder 2>/dev/null

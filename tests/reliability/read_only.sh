@@ -24,13 +24,13 @@ out="$work/fs/out"
 # records seconds apart, no restart file: the error is forced between two
 # writes (one inside HDF5's flush of metadata is a known limit: the ranks
 # hang there, docs/reliability.md), so the next reservation meets it
-timeout -k 5 120 mpirun --oversubscribe -np 3 "$mm" --quiet --set output.dir="$out" \
+timeout -k 5 300 mpirun --oversubscribe -np 3 "$mm" --quiet --set output.dir="$out" \
   --set run.steps=100000000 --set output.interval=50000 --set output.restart_interval=0 \
   "$src/configs/flat.ini" >"$work/log" 2>&1 &
 run=$!
 size() { stat -c %s "$out/flat.nc" 2>/dev/null || echo 0; }
 for _ in $(seq 600); do # until the history holds its first record (flushed)
-  ncdump -v step "$out/flat.nc" 2>/dev/null | grep -q "step = 0 ;" && break
+  timeout 10 ncdump -v step "$out/flat.nc" 2>/dev/null | grep -q "step = 0 ;" && break
   sleep 0.1
 done
 before=-1

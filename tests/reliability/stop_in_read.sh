@@ -112,6 +112,12 @@ judge() {
   echo "ok: $1: exit $2 within $5 s of the signal"
 }
 
+# Under mpirun a rank that one signal stopped has Open MPI's
+# odls_base_sigkill_timeout (1 s) before the others get SIGTERM and, as long
+# after, SIGKILL; the read's watchdog takes 0.5 s of that by design
+# (app/run.c). 5 s leave the stop room on a loaded machine, as in signal.sh.
+slow_kill="--mca odls_base_sigkill_timeout 5"
+
 # signal NAME SIG PID CODE LINE OUTPATH: SIG to PID (the run, one of its
 # ranks or mpirun), then the run's job is waited for and judged
 signal() {
@@ -140,7 +146,7 @@ signal "SIGTERM during the read itself, MINIMODEL_READ_TIMEOUT=0" TERM $job 143 
   "$(watch_line SIGTERM)" out2
 
 # 3. two ranks, SIGTERM to rank 1 alone (rank 0 holds the test read)
-timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
+timeout -k 5 120 mpirun --oversubscribe $slow_kill -np 2 "$mm" --set initial.restart="$work/loop.nc" \
   --set output.dir=out3 "$flat" >log 2>&1 &
 job=$!
 settle $job "$work/loop.nc"
@@ -150,11 +156,11 @@ ranks=$(pgrep -f -- "^$mm --set initial.restart=$work/loop.nc --set output.dir=o
 signal "SIGTERM to rank 1 of 2" TERM "$(echo "$ranks" | tail -1)" 143 "$(watch_line SIGTERM)" out3
 
 # 4. two ranks, SIGTERM to mpirun (exit 1: mpirun's own, docs/reliability.md)
-timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --set initial.restart="$work/loop.nc" \
+timeout -k 5 120 mpirun --oversubscribe $slow_kill -np 2 "$mm" --set initial.restart="$work/loop.nc" \
   --set output.dir=out4 "$flat" >log 2>&1 &
 job=$!
 settle $job "$work/loop.nc"
-launcher=$(pgrep -f -- "^mpirun --oversubscribe -np 2 $mm --set initial.restart=$work/loop.nc --set output.dir=out4")
+launcher=$(pgrep -f -- "^mpirun --oversubscribe $slow_kill -np 2 $mm --set initial.restart=$work/loop.nc --set output.dir=out4")
 [ -n "$launcher" ] || fail "no mpirun"
 signal "SIGTERM to mpirun" TERM "$launcher" 1 "$(probe_line 15 Terminated)" out4/flat.nc
 
@@ -219,7 +225,7 @@ echo "ok: the history unchanged"
 mpirun --oversubscribe -np 2 "$mm" --quiet --set run.steps=2 --set output.restart_interval=2 \
   --set output.dir=out9 "$flat" >log 2>&1 || fail "making the restart"
 cp loop.nc out9/flat.nc
-timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" \
+timeout -k 5 120 mpirun --oversubscribe $slow_kill -np 2 "$mm" \
   --set initial.restart="$work/out9/flat.restart.nc" --set output.dir=out9 "$flat" >log 2>&1 &
 job=$!
 settle $job "out9/flat.nc"
@@ -240,7 +246,7 @@ mpirun --oversubscribe -np 2 "$mm" --quiet --set run.steps=2 --set output.restar
 cp out10/flat.nc history10.nc
 : >log
 MINIMODEL_FAULT_READ_HANG=history MINIMODEL_READ_TIMEOUT=0 timeout -k 5 120 \
-  mpirun --oversubscribe -np 2 -x MINIMODEL_FAULT_READ_HANG -x MINIMODEL_READ_TIMEOUT "$mm" \
+  mpirun --oversubscribe $slow_kill -np 2 -x MINIMODEL_FAULT_READ_HANG -x MINIMODEL_READ_TIMEOUT "$mm" \
   --set initial.restart="$work/out10/flat.restart.nc" --set output.dir=out10 "$flat" >log 2>&1 &
 job=$!
 for ((i = 0; i < 600; i++)); do grep -q "injected fault: the read never ends" log && break; sleep 0.1; done

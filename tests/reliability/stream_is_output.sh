@@ -91,8 +91,13 @@ rm -rf "$work/out"; mkdir -p "$work/out"
 # not seen; the run makes a new history, not written over the file tee
 # holds, so the history reads (it had the log written into it, and exit 0)
 "$mm" "${run[@]}" "$cfg" >/dev/null 2>&1 || fail "a first run: exit $?"
-"$mm" "${run[@]}" "$cfg" 2>&1 | tee "$work/out/flat.nc" >/dev/null
+# (the file opened before the run starts, as tee has it open by then, in
+# all but a race the test would lose: tee started late truncates the new
+# history)
+exec 3>"$work/out/flat.nc"
+"$mm" "${run[@]}" "$cfg" 2>&1 | cat >&3
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "| tee the history: exit ${PIPESTATUS[0]}"
+exec 3>&-
 ncdump -h "$work/out/flat.nc" >/dev/null 2>&1 || fail "| tee the history: the history does not read"
 echo "ok: | tee the history's name: the history reads"
 rm -rf "$work/out"; mkdir -p "$work/out"
