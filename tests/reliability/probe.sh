@@ -114,7 +114,7 @@ rm -f slow_started
 MINIMODEL_PROBE_HELPER="$work/slow.sh" MINIMODEL_READ_TIMEOUT=60 \
   run --set initial.restart="$crash" --set output.dir=out6 "$flat" &
 job=$!
-for _ in $(seq 200); do [ -s slow_started ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -s slow_started ] && break; sleep 0.05; done
 [ -s slow_started ] || fail "the slow helper did not start"
 rank0=$(cat slow_started)
 group=$(ps -o pgid= -p "$rank0" | tr -d ' ')

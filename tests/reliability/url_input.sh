@@ -23,7 +23,7 @@ while True:
 ' >"$work/server" &
 server=$!
 trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 50); do [ -s "$work/server" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$work/server" ] && break; sleep 0.1; done
 port=$(head -1 "$work/server")
 [ -n "$port" ] || fail "the server did not start"
 url="http://127.0.0.1:$port/x.nc"
