@@ -320,9 +320,14 @@ static bool mm_seen_other(const mm_io_seen *seen, const struct stat *st) {
  * when it is in place or cannot be made on this file system, or
  * MM_RESERVE_REPLACED. */
 static int mm_reserve_here(const char *path, double bytes, mm_io_seen *seen) {
-  const int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
+  /* O_NONBLOCK: a FIFO moved to the name is refused at once, not waited on
+   * for a reader (it hung the run) */
+  const int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
+  if (fd < 0) {
+    const int e = errno;
+    return stat(path, &st) == 0 && mm_seen_other(seen, &st) ? MM_RESERVE_REPLACED : e;
+  }
   int e = fstat(fd, &st) == 0 ? 0 : errno;
   if (e == 0 && mm_seen_other(seen, &st)) e = MM_RESERVE_REPLACED;
   if (e == 0 && seen && !seen->known)
@@ -348,7 +353,7 @@ bool mm_io_read_only(MPI_Comm comm, const char *path) {
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return false;
   if (rank == 0 && statvfs(path, &fs) == 0 && (fs.f_flag & ST_RDONLY)) ro = 1;
   if (rank == 0 && !ro) { /* ext4's emergency read-only state is in no flag */
-    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    const int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no wait */
     if (fd >= 0)
       close(fd);
     else
