@@ -18,6 +18,7 @@
 #include "mm_bandwidth.h"
 #include "mm_config.h"
 #include "mm_error.h"
+#include "mm_file_watch.h"
 #include "mm_io.h"
 #include "mm_outputs.h"
 #include "mm_report.h"
@@ -66,6 +67,9 @@ static const char usage[] =
     "      limit less its use where less, shared by the node's ranks)\n"
     "  MINIMODEL_READ_TIMEOUT\n"
     "      seconds allowed for reading an input file (0: no limit)\n"
+    "  MINIMODEL_IO_FAIL_WAIT\n"
+    "      seconds a case may take to end after a file operation failed\n"
+    "      inside netCDF/HDF5 (default 60; 0: no limit)\n"
     "  MINIMODEL_PROBE_HELPER\n"
     "      the program that test-reads an input file's metadata (default:\n"
     "      minimodel-probe beside minimodel)\n"
@@ -358,6 +362,7 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, MM_ERR_RUN); /* unchecked: does not return */
   }
   mm_signal_install();
+  mm_file_watch_install(MPI_COMM_WORLD); /* (every rank) */
   const mm_err args = args_agree(argc, argv, MPI_COMM_WORLD);
   if (args != MM_OK) {
     if (rank == 0) fprintf(stderr, "minimodel: error: %s\n", mm_error_message());
@@ -447,6 +452,8 @@ int main(int argc, char **argv) {
     }
   }
   if (err == MM_OK && !done) err = settings_err;
+  /* a write that fails inside the libraries ends a stuck run */
+  if (err == MM_OK && !done) mm_file_watch_wait(mm_file_watch_seconds(&env));
   if (err == MM_OK && !done && n_files == 0) {
     /* a --set that took the file for its value says so, rather than that
      * no file was given */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mm_file_watch.h"
 #include "mm_io.h"
 #include "mm_model.h"
 #include "mm_outputs.h"
@@ -449,6 +450,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   /* from here until the case ends no other run writes its files */
   mm_output_lock lock;
   MM_CHECK(mm_output_lock_create(cfg, g->cart, &lock));
+  mm_file_watch_case(cfg, &lock); /* released by a watch that ends the rank */
 
   /* The copy of the last good state. Allocated by each rank alone: the ranks
    * agree before the next collective, or a rank that failed alone would
@@ -467,6 +469,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   if (err != MM_OK) {
     free(good_t);
     free(good_s);
+    mm_file_watch_case(NULL, NULL);
     mm_output_lock_destroy(&lock);
     return err;
   }
@@ -597,6 +600,7 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
   mm_timers_free(&tm);
   free(good_t);
   free(good_s);
+  mm_file_watch_case(NULL, NULL);
   mm_output_lock_destroy(&lock);
   return err;
 }
@@ -635,6 +639,9 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
   }
   mm_err err = mm_config_name_origin(cfg, mm_agree(comm, mm_model_create(cfg, comm, &m)));
   if (err == MM_OK) err = mm_config_name_origin(cfg, mm_agree(comm, run_model(m, opt, sum)));
+  /* every rank is past the case's file operations: a failure among them
+   * was agreed on (or had no effect), and its watch stops */
+  mm_file_watch_settle();
   mm_model_destroy(m);
   return err;
 }

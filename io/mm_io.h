@@ -154,6 +154,10 @@ bool mm_io_files_left_open(MPI_Comm comm);
  * user's files. */
 void mm_io_remove_mpi_lock(const char *path);
 
+/* The same for the process `pid` (another rank's: its rank 0's lock files,
+ * removed by a rank that ends the run for it, app/mm_file_watch.h). */
+void mm_io_remove_mpi_lock_of(const char *path, long pid);
+
 /* What the file at path (st: its stat, links followed) is where it is not
  * a regular file that can hold data, for a message: "a FIFO", "a character
  * device", "a directory", "a file of /proc"...; NULL for a regular file. */

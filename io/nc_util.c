@@ -436,6 +436,10 @@ void mm_io_hash_text(const mm_config *cfg, char text[17]) {
  * singleton's job is not told, and any is taken. Names are compared, not
  * matched as a pattern (a path may hold '*' or '['). */
 void mm_io_remove_mpi_lock(const char *path) {
+  mm_io_remove_mpi_lock_of(path, (long)getpid());
+}
+
+void mm_io_remove_mpi_lock_of(const char *path, long pid) {
   const char *slash = strrchr(path, '/');
   const char *base = slash ? slash + 1 : path;
   char dir[PATH_MAX];
@@ -449,7 +453,7 @@ void mm_io_remove_mpi_lock(const char *path) {
     snprintf(dir, sizeof dir, ".");
   }
   char tail[64]; /* "-<pid>.lock" */
-  snprintf(tail, sizeof tail, "-%ld.lock", (long)getpid());
+  snprintf(tail, sizeof tail, "-%ld.lock", pid);
   const size_t base_len = strlen(base), tail_len = strlen(tail);
   const char *our_job = getenv("OMPI_MCA_ess_base_jobid"); /* NULL: a singleton */
   DIR *d = opendir(dir);

@@ -100,6 +100,15 @@ mm_err mm_settings_read(mm_settings *s) {
                "limit)",
                s->read_timeout);
   }
+  MM_CHECK(env_text("MINIMODEL_IO_FAIL_WAIT", s->io_fail_wait));
+  if (s->io_fail_wait[0]) { /* a typo must not turn the watch off */
+    char *end = NULL;
+    const double seconds = strtod(s->io_fail_wait, &end);
+    MM_REQUIRE(end != s->io_fail_wait && !*end && seconds >= 0.0, MM_ERR_INPUT,
+               "MINIMODEL_IO_FAIL_WAIT = %s: must be a number of seconds >= 0 (0 or inf: no "
+               "limit)",
+               s->io_fail_wait);
+  }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
   long graph, aware, kappa_in_solve, tiles;
   MM_CHECK(env_switch("MINIMODEL_CUDA_GRAPH", 1, &graph));
@@ -213,6 +222,10 @@ static const struct {
      "it too (default: the same, not shared)"},
     {"MINIMODEL_READ_TIMEOUT", "seconds",
      "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
+    {"MINIMODEL_IO_FAIL_WAIT", "seconds",
+     "time a case may take to end after a file operation failed inside netCDF/HDF5 on a rank, "
+     "before that rank ends the run (parallel HDF5 can leave the ranks waiting for each other "
+     "then); 0: no limit (default 60 s)"},
     {"MINIMODEL_PROBE_HELPER", "path",
      "the program that test-reads an input file's metadata first (default: minimodel-probe "
      "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},

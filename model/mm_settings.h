@@ -97,6 +97,9 @@ typedef struct {
   char memory_limit[MM_SETTING_MAX]; /* MINIMODEL_MEMORY_LIMIT: bytes a rank may use; "" unset */
   char read_timeout[MM_SETTING_MAX]; /* MINIMODEL_READ_TIMEOUT: seconds for reading an input
                                         file, 0 = no limit; "" unset */
+  char io_fail_wait[MM_SETTING_MAX]; /* MINIMODEL_IO_FAIL_WAIT: seconds a case may take to end
+                                        after a file operation failed inside netCDF/HDF5, 0 = no
+                                        limit (app/mm_file_watch.h); "" unset */
   char probe_helper[MM_SETTING_PATH_MAX]; /* MINIMODEL_PROBE_HELPER: the test read's program
                                              (io/probe.c); "" the default */
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */

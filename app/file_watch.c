@@ -1,0 +1,247 @@
+#include "mm_file_watch.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mm_io.h"
+
+/* The watch of this process (see mm_file_watch.h for why it is static).
+ * `lock` guards every field the watch's thread reads. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  double seconds; /* 0: no watch */
+  bool usable;    /* the condition variable was made */
+  int rank;
+  const mm_config *cfg;      /* the case's configuration; NULL between cases */
+  mm_output_lock *case_lock; /* released before the rank ends; NULL: none */
+  bool failed;               /* a call failed since the last settlement */
+  bool settled;              /* the ranks agreed since: the thread ends */
+  bool running;              /* the thread runs (to be joined) */
+  long pid0; /* the process id of rank 0 of MPI_COMM_WORLD: it names the MPI-IO lock files */
+  pthread_t thread;
+  char error[MPI_MAX_ERROR_STRING + 64]; /* what failed: the call and its outcome */
+  char path[PATH_MAX];                   /* the file it failed on; "" unknown */
+  /* the files open through MPI-IO (main thread only), by which a failure
+   * names its file */
+  struct {
+    MPI_File fh;
+    char path[PATH_MAX];
+  } open[8];
+} watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+double mm_file_watch_seconds(const mm_settings *env) {
+  const char *text = env->io_fail_wait;
+  if (!*text) return MM_FILE_WATCH_DEFAULT_S;
+  char *end = NULL;
+  const double s = strtod(text, &end);
+  /* 0, or beyond any run (inf, 1e400): no limit (checked when read) */
+  return *end || !(s > 0.0) || !(s < 1e9) ? 0.0 : s;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The thread started at a failure: ends the rank unless the ranks agree
+ * within the time allowed. */
+static void *watch_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&watch.lock);
+  const double end = now() + watch.seconds;
+  while (!watch.settled) {
+    const double t = now();
+    if (t >= end) break;
+    struct timespec until = {.tv_sec = (time_t)end};
+    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+    pthread_cond_timedwait(&watch.cond, &watch.lock, &until);
+  }
+  if (watch.settled) {
+    pthread_mutex_unlock(&watch.lock);
+    return NULL;
+  }
+  /* the lock stays held: nothing changes the state any more */
+  fprintf(stderr,
+          "minimodel: error (rank %d): %s%sa write failed inside the netCDF/HDF5 libraries (%s), "
+          "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them waiting "
+          "for each other after such a failure; the run ends here, its files as their last "
+          "flush left them (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds); exit status %d\n",
+          watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.cfg->run_name,
+          watch.seconds, (int)MM_ERR_RUN);
+  fflush(stderr);
+  /* what the case leaves that a run ended by the libraries' close would
+   * not: a restart or crash file's .tmp (never complete: it is renamed
+   * once closed), and the MPI-IO lock files (named by rank 0's process) */
+  static const char *const files[] = {".nc", ".restart.nc.tmp", ".crash.nc.tmp"};
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    char path[2 * MM_STR_MAX + 32];
+    if (mm_dir_file(path, sizeof path, watch.cfg->output_dir, watch.cfg->run_name, files[f]) >=
+        (int)sizeof path)
+      continue;
+    mm_io_remove_mpi_lock_of(path, watch.pid0);
+    struct stat st;
+    if (f > 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+      (void)unlink(path); /* unchecked: the rank is ending; at worst the .tmp stays */
+  }
+  if (watch.case_lock) mm_output_lock_destroy(watch.case_lock);
+  _exit(MM_ERR_RUN);
+}
+
+/* A failed call on a file, seen by the wrappers below (in the thread that
+ * made it: the main thread, MPI_THREAD_FUNNELED): the first of a case
+ * starts the watch. */
+static void watch_failed(MPI_File fh, const char *what) {
+  if (watch.seconds <= 0.0) return;
+  pthread_mutex_lock(&watch.lock);
+  if (!watch.failed && !watch.running && watch.cfg) {
+    watch.failed = true;
+    watch.settled = false;
+    snprintf(watch.error, sizeof watch.error, "%s", what);
+    watch.path[0] = '\0';
+    for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
+      if (watch.open[f].path[0] && watch.open[f].fh == fh)
+        snprintf(watch.path, sizeof watch.path, "%s", watch.open[f].path);
+    watch.running = pthread_create(&watch.thread, NULL, watch_main, NULL) == 0;
+    if (!watch.running)
+      fprintf(stderr,
+              "minimodel: warning (rank %d): no watch over the failed file operation (a thread "
+              "cannot be started): should the ranks wait for each other, the run is not ended\n",
+              watch.rank);
+  }
+  pthread_mutex_unlock(&watch.lock);
+}
+
+/* A call's return code: MPI's text of an error. */
+static void watch_code(MPI_File fh, const char *call, int code) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING + 1];
+  int len = 0;
+  if (PMPI_Error_string(code, text, &len) != MPI_SUCCESS)
+    snprintf(text, sizeof text, "code %d", code);
+  char what[MPI_MAX_ERROR_STRING + 64];
+  snprintf(what, sizeof what, "%s: %s", call, text);
+  watch_failed(fh, what);
+}
+
+/* A write's: an error, or fewer items written than asked for. Open MPI's
+ * OMPIO returns MPI_SUCCESS from a write that failed in the file system
+ * (it prints "error in writev"), with a status of 0 bytes written, which
+ * HDF5 takes for the failure. */
+static void watch_write(MPI_File fh, const char *call, int code, int count, MPI_Datatype type,
+                        const MPI_Status *status) {
+  if (code != MPI_SUCCESS) {
+    watch_code(fh, call, code);
+    return;
+  }
+  int written = 0;
+  if (PMPI_Get_count(status, type, &written) != MPI_SUCCESS || written != count) {
+    char what[128];
+    snprintf(what, sizeof what, "%s: %d of %d items written", call,
+             written == MPI_UNDEFINED ? -1 : written, count);
+    watch_failed(fh, what);
+  }
+}
+
+/* The calls the netCDF/HDF5 libraries make on a file that can fail for
+ * the file system, through MPI's profiling interface (MPI 3.1, 14.2): each
+ * calls its PMPI_ twin and looks at the outcome. The executable exports
+ * them (app/CMakeLists.txt), so that libhdf5's calls reach them. */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
+  const int code = PMPI_File_open(comm, filename, amode, info, fh);
+  if (code == MPI_SUCCESS) {
+    pthread_mutex_lock(&watch.lock);
+    for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
+      if (!watch.open[f].path[0]) {
+        watch.open[f].fh = *fh;
+        snprintf(watch.open[f].path, sizeof watch.open[f].path, "%s", filename);
+        break;
+      }
+    pthread_mutex_unlock(&watch.lock);
+  }
+  return code;
+}
+
+int MPI_File_close(MPI_File *fh) {
+  pthread_mutex_lock(&watch.lock);
+  for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
+    if (watch.open[f].path[0] && watch.open[f].fh == *fh) watch.open[f].path[0] = '\0';
+  pthread_mutex_unlock(&watch.lock);
+  return PMPI_File_close(fh);
+}
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+                      MPI_Status *status) {
+  MPI_Status own;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+  const int code = PMPI_File_write_at(fh, offset, buf, count, type, st);
+  watch_write(fh, "MPI_File_write_at", code, count, type, st);
+  return code;
+}
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype type, MPI_Status *status) {
+  MPI_Status own;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+  const int code = PMPI_File_write_at_all(fh, offset, buf, count, type, st);
+  watch_write(fh, "MPI_File_write_at_all", code, count, type, st);
+  return code;
+}
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
+  const int code = PMPI_File_set_size(fh, size);
+  watch_code(fh, "MPI_File_set_size", code);
+  return code;
+}
+
+int MPI_File_sync(MPI_File fh) {
+  const int code = PMPI_File_sync(fh);
+  watch_code(fh, "MPI_File_sync", code);
+  return code;
+}
+
+void mm_file_watch_install(MPI_Comm comm) {
+  watch.seconds = 0.0; /* until mm_file_watch_wait */
+  if (MPI_Comm_rank(comm, &watch.rank) != MPI_SUCCESS) watch.rank = -1;
+  watch.pid0 = (long)getpid();
+  if (MPI_Bcast(&watch.pid0, 1, MPI_LONG, 0, comm) != MPI_SUCCESS)
+    watch.pid0 = -1; /* no lock file is named so: none removed */
+  pthread_condattr_t attr;
+  watch.usable = pthread_condattr_init(&attr) == 0;
+  if (watch.usable) {
+    (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* as now() */
+    watch.usable = pthread_cond_init(&watch.cond, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+  }
+}
+
+void mm_file_watch_wait(double seconds) {
+  watch.seconds = watch.usable ? seconds : 0.0;
+}
+
+void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock) {
+  pthread_mutex_lock(&watch.lock);
+  watch.cfg = cfg;
+  watch.case_lock = lock;
+  pthread_mutex_unlock(&watch.lock);
+}
+
+void mm_file_watch_settle(void) {
+  pthread_mutex_lock(&watch.lock);
+  const bool running = watch.running;
+  watch.settled = true;
+  if (running) pthread_cond_signal(&watch.cond);
+  pthread_mutex_unlock(&watch.lock);
+  if (running) pthread_join(watch.thread, NULL);
+  pthread_mutex_lock(&watch.lock);
+  watch.running = watch.failed = false;
+  pthread_mutex_unlock(&watch.lock);
+}

@@ -1,0 +1,55 @@
+/* A watch over the file writes that the netCDF/HDF5 libraries make through
+ * MPI-IO. Parallel HDF5 1.10 does not recover from a write that fails on
+ * some ranks only (a metadata write at a flush or a close, on a file system
+ * that fails a write inside the room reserved for it, or one filled where
+ * nothing was reserved): the rank that failed skips a barrier the others
+ * wait in, and every rank waits for ever (docs/reliability.md, "A write that
+ * fails part-way"). minimodel wraps those calls (MPI_File_write_at,
+ * MPI_File_write_at_all, MPI_File_set_size, MPI_File_sync; MPI_File_open and
+ * MPI_File_close to name the file) through MPI's profiling interface, and
+ * sees the failure where it happens, inside the libraries: it starts a
+ * watch on that rank. A case that has not ended
+ * MINIMODEL_IO_FAIL_WAIT seconds after the failure (default
+ * MM_FILE_WATCH_DEFAULT_S; mm_file_watch_settle) is taken to be stuck: the
+ * rank says so, removes what the case leaves half-written, releases the
+ * case's lock and exits with status 1, and
+ * mpirun ends the other ranks. A case whose ranks agree on the failure ends
+ * as before, with the failure's own message. The wrappers have no argument
+ * of their own, so the watch is one per process (static state in
+ * app/file_watch.c). */
+#ifndef MM_FILE_WATCH_H
+#define MM_FILE_WATCH_H
+
+#include <mpi.h>
+
+#include "mm_config.h"
+#include "mm_error.h"
+#include "mm_outputs.h"
+#include "mm_settings.h"
+
+/* seconds a case may take to end after a failed MPI-IO call */
+#define MM_FILE_WATCH_DEFAULT_S 60.0
+
+/* The seconds of MINIMODEL_IO_FAIL_WAIT (0: no limit), or the default. */
+double mm_file_watch_seconds(const mm_settings *env);
+
+/* Set the watch up (once, right after MPI_Init; collective over comm,
+ * MPI_COMM_WORLD); it watches nothing until mm_file_watch_wait. */
+void mm_file_watch_install(MPI_Comm comm);
+
+/* The wait after a failure (before any file is opened): `seconds` as
+ * mm_file_watch_seconds, 0: no watch. */
+void mm_file_watch_wait(double seconds);
+
+/* The case that runs now: its configuration (its files, by which the
+ * watch removes a restart or crash file's .tmp and the MPI-IO lock files
+ * of this process before it ends the rank) and its lock, which it
+ * releases; NULL, NULL: none (before the lock is released). */
+void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock);
+
+/* After the ranks agreed on a case's end: every rank has left the
+ * libraries' calls, so a failure before it was dealt with, and a watch
+ * started by one ends without ending the rank. */
+void mm_file_watch_settle(void);
+
+#endif

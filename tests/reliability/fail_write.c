@@ -1,0 +1,66 @@
+/* fail_write.so: loaded with LD_PRELOAD into the ranks of a run, it makes
+ * the writes to one file fail with ENOSPC on one rank, as a file system that
+ * fails a write inside the room reserved for it (an I/O error, a
+ * copy-on-write file system), beneath MPI-IO and HDF5. For file_watch.sh.
+ *   FAIL_WRITE_SUFFIX=NAME  the file: its path ends with NAME (unset: none)
+ *   FAIL_WRITE_RANK=R       the rank (OMPI_COMM_WORLD_RANK) whose writes fail
+ *   FAIL_WRITE_AFTER=N      the first N writes to the file succeed (default 0)
+ * Every write after them fails; each failure is counted on stderr
+ * ("fail_write: ..."). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static long writes; /* to the file, on this rank */
+
+static int fails(int fd) {
+  const char *suffix = getenv("FAIL_WRITE_SUFFIX");
+  const char *rank = getenv("FAIL_WRITE_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
+  if (!suffix || !*suffix || !rank || !me || strcmp(rank, me) != 0) return 0;
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n <= 0) return 0;
+  path[n] = '\0';
+  const size_t len = strlen(suffix);
+  if ((size_t)n < len || strcmp(path + n - len, suffix) != 0) return 0;
+  const char *after = getenv("FAIL_WRITE_AFTER");
+  if (writes++ < (after ? atol(after) : 0)) return 0;
+  fprintf(stderr, "fail_write: rank %s: write %ld to %s failed\n", me, writes, path);
+  errno = ENOSPC;
+  return 1;
+}
+
+/* The C library's function `name` (a function pointer from dlsym's object
+ * pointer through memcpy: ISO C has no cast between them). */
+static void next(const char *name, void *fn, size_t size) {
+  void *found = dlsym(RTLD_NEXT, name);
+  memcpy(fn, &found, size);
+}
+#define NEXT(name, ...)                                                                            \
+  do {                                                                                             \
+    __typeof__(&name) next_;                                                                       \
+    next(#name, &next_, sizeof next_);                                                             \
+    return fails(fd) ? -1 : next_(__VA_ARGS__);                                                    \
+  } while (0)
+
+ssize_t write(int fd, const void *buf, size_t n) {
+  NEXT(write, fd, buf, n);
+}
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t at) {
+  NEXT(pwrite, fd, buf, n, at);
+}
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t at) {
+  NEXT(pwrite64, fd, buf, n, at);
+}
+ssize_t writev(int fd, const struct iovec *v, int count) {
+  NEXT(writev, fd, v, count);
+}
+ssize_t pwritev(int fd, const struct iovec *v, int count, off_t at) {
+  NEXT(pwritev, fd, v, count, at);
+}

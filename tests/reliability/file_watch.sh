@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# file_watch.sh MINIMODEL FAIL_WRITE_SO SOURCE_DIR WORK
+# A write that fails inside HDF5 although its room was reserved (a file
+# system's I/O error; fail_write.so makes one rank's writes to one file fail
+# with ENOSPC beneath MPI-IO and HDF5). On 2 ranks parallel HDF5 1.10 then
+# leaves the ranks waiting for each other in different collectives (they
+# hung for ever); the rank whose write failed ends the run after
+# MINIMODEL_IO_FAIL_WAIT seconds (app/mm_file_watch.h):
+#   restart0   a restart's .tmp, the write failing on rank 0: exit 1 within
+#              the wait and 30 s, one message naming the file, no .tmp, no
+#              MPI-IO lock file, no case lock left, the history readable
+#              with its records (steps 0 and 5)
+#   restart1   the same on rank 1 (the case's lock, rank 0's, may stay)
+#   history0   the history's header on rank 0: exit 1, the message
+#   one_rank   restart0 on 1 rank: the libraries report the failure and the
+#              case ends with their message at once, the watch silent
+#   settled    on 1 rank, a case that fails so, then a case that runs
+#              longer than the wait: the watch of the first case ends with
+#              it, and the second runs to its end (exit 1, the first case's)
+#   bad_value  MINIMODEL_IO_FAIL_WAIT=soon: exit 2 and the variable named
+# Open MPI's own lines (its "error in writev", the job's end) may come too.
+set -u
+mm="$1"; so="$2"; src="$3"; work="$4"
+ini="$src/configs/flat.ini"
+wait_s=5
+fail() { echo "FAIL ($what): $*"; cat "$work/log" 2>/dev/null; exit 1; }
+rm -rf "$work"; mkdir -p "$work"
+cd "$work" || exit 1
+# under ASan, the library preloaded comes before the sanitizer's runtime
+asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# run NP RANK SUFFIX [ARGS...]: sets rc and took
+run() {
+  local np="$1" rank="$2" suffix="$3" t0=$SECONDS
+  shift 3
+  rm -rf out
+  timeout -k 10 120 mpirun --oversubscribe -np "$np" -x MINIMODEL_IO_FAIL_WAIT="$wait_s" \
+    -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX="$suffix" \
+    -x FAIL_WRITE_RANK="$rank" "$mm" --quiet --set output.dir=out "$@" >log 2>&1
+  rc=$?
+  took=$((SECONDS - t0))
+  [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung (exit $rc after $took s)"
+  grep -q "^fail_write: rank $rank: write 1 to .*$suffix failed" log ||
+    fail "no write was made to fail (fail_write.so not loaded?)"
+}
+# watched RANK FILE: the watch of RANK ended the run, naming FILE
+watched() {
+  [ $rc = 1 ] || fail "exit $rc, expected 1"
+  [ "$(grep -c '^minimodel: error' log)" = 1 ] || fail "not one error message"
+  grep -Eq "^minimodel: error \(rank $1\): [^ ]*/$2: a write failed inside the netCDF/HDF5 libraries \(MPI_File_write_at(_all)?: 0 of [0-9]+ items written\), and the ranks had not ended case flat $wait_s s after it: .*exit status 1$" log ||
+    fail "not the watch's message"
+  [ $took -le $((wait_s + 30)) ] || fail "took $took s (the wait: $wait_s s)"
+  echo "ok ($what): exit 1 after $took s: $(grep '^minimodel: error' log | cut -c1-120)..."
+}
+# left_as_flushed: no .tmp, no MPI-IO lock file; the history reads, its
+# records those of steps 0 and 5
+left_as_flushed() {
+  [ ! -e out/flat.restart.nc.tmp ] || fail "the .tmp is left"
+  ! ls out | grep -qE -- '-[0-9]+-[0-9]+\.lock$' || fail "an MPI-IO lock is left: $(ls out)"
+  local steps
+  steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $steps"
+  grep -q "step = 0, 5 ;" <<<"$steps" || fail "the history's records: $steps"
+  echo "ok ($what): no .tmp, no MPI-IO lock; the history reads, records of steps 0 and 5"
+}
+
+what=restart0
+run 2 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
+watched 0 flat.restart.nc.tmp
+left_as_flushed
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+
+what=restart1
+run 2 1 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
+watched 1 flat.restart.nc.tmp
+left_as_flushed
+
+what=history0
+run 2 0 flat.nc --set run.steps=20 "$ini"
+watched 0 flat.nc
+
+what=one_rank
+run 1 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
+[ $rc = 1 ] || fail "exit $rc, expected 1"
+grep -q "^minimodel: error: out/flat.restart.nc.tmp: cannot write the header: NetCDF: HDF error$" log ||
+  fail "not the libraries' message"
+[ "$(grep -c '^minimodel: error' log)" = 1 ] || fail "not one error message"
+[ ! -e out/flat.restart.nc.tmp ] || fail "the .tmp is left"
+echo "ok ($what): exit 1 after $took s, the libraries' message"
+
+what=settled
+wait_s=1
+printf '[run]\nname = flat\nsteps = 20\n[output]\nrestart_interval = 5\n' >first.ini
+printf '[run]\nname = second\nsteps = 800\n[grid]\nnx = 200\nny = 150\nnz = 30\n[output]\ninterval = 400\n' \
+  >second.ini
+run 1 0 flat.restart.nc.tmp first.ini second.ini
+[ $rc = 1 ] || fail "exit $rc, expected 1 (the first case's)"
+! grep -q "had not ended" log || fail "the watch of the first case ended the second"
+grep -Eq '^  first.ini +FAILED \(exit 1\)$' log || fail "first.ini not listed as failed"
+grep -Eq '^  second.ini +ok +800 steps' log || fail "second.ini did not run to its end"
+[ -f out/second.timing.json ] || fail "second.ini wrote no timing file"
+echo "ok ($what): the second case ran its 800 steps to the end ($took s in all, the wait $wait_s s)"
+
+what=bad_value
+MINIMODEL_IO_FAIL_WAIT=soon timeout -k 5 60 "$mm" --quiet --set output.dir=out "$ini" >log 2>&1
+rc=$?
+[ $rc = 2 ] || fail "exit $rc, expected 2"
+grep -q "^minimodel: error: MINIMODEL_IO_FAIL_WAIT = soon: must be a number of seconds" log ||
+  fail "not the message"
+echo "ok ($what): exit 2, $(head -1 log)"
