@@ -20,7 +20,8 @@ static struct {
   double seconds; /* 0: no watch */
   bool usable;    /* the condition variable was made */
   int rank;
-  const mm_config *cfg;      /* the case's configuration; NULL between cases */
+  const mm_config *cfg;      /* the case's configuration; NULL between cases and
+                              * after the case's lock is released */
   mm_output_lock *case_lock; /* released before the rank ends; NULL: none */
   bool failed;               /* a call failed since the last settlement */
   bool settled;              /* the ranks agreed since: the thread ends */
@@ -29,6 +30,8 @@ static struct {
   pthread_t thread;
   char error[MPI_MAX_ERROR_STRING + 64]; /* what failed: the call and its outcome */
   char path[PATH_MAX];                   /* the file it failed on; "" unknown */
+  char name[MM_STR_MAX];                 /* the case's run.name, at the failure */
+  char dir[MM_STR_MAX];                  /* its output.dir */
   /* the files open through MPI-IO (main thread only), by which a failure
    * names its file */
   struct {
@@ -75,8 +78,8 @@ static void *watch_main(void *arg) {
           "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them waiting "
           "for each other after such a failure; the run ends here, its files as their last "
           "flush left them (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds); exit status %d\n",
-          watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.cfg->run_name,
-          watch.seconds, (int)MM_ERR_RUN);
+          watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.name, watch.seconds,
+          (int)MM_ERR_RUN);
   fflush(stderr);
   /* what the case leaves that a run ended by the libraries' close would
    * not: a restart or crash file's .tmp (never complete: it is renamed
@@ -84,8 +87,7 @@ static void *watch_main(void *arg) {
   static const char *const files[] = {".nc", ".restart.nc.tmp", ".crash.nc.tmp"};
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
     char path[2 * MM_STR_MAX + 32];
-    if (mm_dir_file(path, sizeof path, watch.cfg->output_dir, watch.cfg->run_name, files[f]) >=
-        (int)sizeof path)
+    if (mm_dir_file(path, sizeof path, watch.dir, watch.name, files[f]) >= (int)sizeof path)
       continue;
     mm_io_remove_mpi_lock_of(path, watch.pid0);
     struct stat st;
@@ -106,6 +108,10 @@ static void watch_failed(MPI_File fh, const char *what) {
     watch.failed = true;
     watch.settled = false;
     snprintf(watch.error, sizeof watch.error, "%s", what);
+    /* copied: the case's rank may leave run_model (and the configuration
+     * be cleared here) while another rank is still inside the libraries */
+    snprintf(watch.name, sizeof watch.name, "%s", watch.cfg->run_name);
+    snprintf(watch.dir, sizeof watch.dir, "%s", watch.cfg->output_dir);
     watch.path[0] = '\0';
     for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
       if (watch.open[f].path[0] && watch.open[f].fh == fh)

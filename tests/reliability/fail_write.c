@@ -6,7 +6,8 @@
  *   FAIL_WRITE_RANK=R       the rank (OMPI_COMM_WORLD_RANK) whose writes fail
  *   FAIL_WRITE_AFTER=N      the first N writes to the file succeed (default 0)
  * Every write after them fails; each failure is counted on stderr
- * ("fail_write: ..."). */
+ * ("fail_write: ..."), and the rank's writes to the file in all at its exit
+ * ("fail_write: rank R: N writes"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,6 +18,12 @@
 #include <unistd.h>
 
 static long writes; /* to the file, on this rank */
+
+__attribute__((destructor)) static void count(void) {
+  const char *rank = getenv("FAIL_WRITE_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && me && !strcmp(rank, me))
+    fprintf(stderr, "fail_write: rank %s: %ld writes\n", me, writes);
+}
 
 static int fails(int fd) {
   const char *suffix = getenv("FAIL_WRITE_SUFFIX");

@@ -12,6 +12,9 @@
 #              with its records (steps 0 and 5)
 #   restart1   the same on rank 1 (the case's lock, rank 0's, may stay)
 #   history0   the history's header on rank 0: exit 1, the message
+#   close0     the history's last write, in its close, on rank 0 (a run that
+#              fails nothing counts the writes first): exit 1, the message,
+#              the history readable with all its records
 #   one_rank   restart0 on 1 rank: the libraries report the failure and the
 #              case ends with their message at once, the watch silent
 #   settled    on 1 rank, a case that fails so, then a case that runs
@@ -28,18 +31,22 @@ rm -rf "$work"; mkdir -p "$work"
 cd "$work" || exit 1
 # under ASan, the library preloaded comes before the sanitizer's runtime
 asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-# run NP RANK SUFFIX [ARGS...]: sets rc and took
+# run NP RANK SUFFIX [ARGS...]: sets rc and took; the writes after the first
+# $after fail (default 0)
+after=0
 run() {
   local np="$1" rank="$2" suffix="$3" t0=$SECONDS
   shift 3
   rm -rf out
   timeout -k 10 300 mpirun --oversubscribe -np "$np" -x MINIMODEL_IO_FAIL_WAIT="$wait_s" \
     -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX="$suffix" \
-    -x FAIL_WRITE_RANK="$rank" "$mm" --quiet --set output.dir=out "$@" >log 2>&1
+    -x FAIL_WRITE_RANK="$rank" -x FAIL_WRITE_AFTER="$after" "$mm" --quiet \
+    --set output.dir=out "$@" >log 2>&1
   rc=$?
   took=$((SECONDS - t0))
   [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung (exit $rc after $took s)"
-  grep -q "^fail_write: rank $rank: write 1 to .*$suffix failed" log ||
+  [ "$after" -gt 1000000 ] ||
+    grep -q "^fail_write: rank $rank: write $((after + 1)) to .*$suffix failed" log ||
     fail "no write was made to fail (fail_write.so not loaded?)"
 }
 # watched RANK FILE: the watch of RANK ended the run, naming FILE
@@ -76,6 +83,20 @@ left_as_flushed
 what=history0
 run 2 0 flat.nc --set run.steps=20 "$ini"
 watched 0 flat.nc
+
+what=close0
+after=100000000 # none fails: the writes counted
+run 2 0 flat.nc --set run.steps=20 "$ini"
+[ $rc = 0 ] || fail "the run that fails nothing: exit $rc"
+after=$(sed -n 's/^fail_write: rank 0: \([0-9]*\) writes$/\1/p' log)
+[ -n "$after" ] && [ "$after" -gt 1 ] || fail "no count of the writes"
+after=$((after - 1)) # the last, in the close (the superblock's)
+run 2 0 flat.nc --set run.steps=20 "$ini"
+watched 0 flat.nc
+steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $steps"
+grep -q "step = 0, 5, 10, 15, 20 ;" <<<"$steps" || fail "the history's records: $steps"
+echo "ok ($what): the history reads, with every record"
+after=0
 
 what=one_rank
 run 1 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
