@@ -40,9 +40,28 @@ static struct {
   } open[8];
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-double mm_file_watch_seconds(const mm_settings *env) {
-  const char *text = env->io_fail_wait;
-  if (!*text) return MM_FILE_WATCH_DEFAULT_S;
+/* How much later than rank 0 another rank's call watch ends it: more than
+ * the second between mpirun's SIGTERM and SIGKILL to the other ranks after
+ * one ends, so that one message is printed where rank 0 waits too. */
+#define MM_FILE_WATCH_AFTER_0_S 3.0
+
+/* The watch over one open or close (mm_file_watch.h): a thread for the
+ * call's time, ended when the call returns. `lock` guards the fields. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  double seconds; /* 0: no watch */
+  bool done;      /* the call returned */
+  const char *call;
+  char path[PATH_MAX];                    /* the file */
+  char name[MM_STR_MAX], dir[MM_STR_MAX]; /* the case's run.name and output.dir; "" none */
+  mm_output_lock *case_lock;              /* the case's lock; NULL none */
+} call_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Seconds of a setting (text) as mm_settings_read checked it, or `unset`
+ * where it is not set: 0 (0, or beyond any run: inf, 1e400) is no limit. */
+static double seconds_of(const char *text, double unset) {
+  if (!*text) return unset;
   char *end = NULL;
   const double s = strtod(text, &end);
   /* 0, or beyond any run (inf, 1e400): no limit (checked when read) */
@@ -53,6 +72,31 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* End the rank for a watch (exit 1, after its message, `ending` held): what the case
+ * leaves that a run ended by the libraries' close would not is removed: a
+ * restart or crash file's .tmp (never complete: it is renamed once closed),
+ * the MPI-IO lock files (named by rank 0's process) beside the case's files
+ * (name, dir: its run.name and output.dir; "" for none), and the case's
+ * lock, where this rank holds it. */
+/* Taken by the watch that ends the rank, never released: a second one
+ * (a failed write in a close that does not return) says nothing more. */
+static pthread_mutex_t ending = PTHREAD_MUTEX_INITIALIZER;
+
+_Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock *case_lock) {
+  fflush(stderr);
+  static const char *const files[] = {".nc", ".restart.nc.tmp", ".crash.nc.tmp"};
+  for (size_t f = 0; name[0] && f < sizeof files / sizeof files[0]; f++) {
+    char path[2 * MM_STR_MAX + 32];
+    if (mm_dir_file(path, sizeof path, dir, name, files[f]) >= (int)sizeof path) continue;
+    mm_io_remove_mpi_lock_of(path, watch.pid0);
+    struct stat st;
+    if (f > 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+      (void)unlink(path); /* unchecked: the rank is ending; at worst the .tmp stays */
+  }
+  if (case_lock) mm_output_lock_destroy(case_lock);
+  _exit(MM_ERR_RUN);
 }
 
 /* The thread started at a failure: ends the rank unless the ranks agree
@@ -73,6 +117,7 @@ static void *watch_main(void *arg) {
     return NULL;
   }
   /* the lock stays held: nothing changes the state any more */
+  pthread_mutex_lock(&ending);
   fprintf(stderr,
           "minimodel: error (rank %d): %s%sa write failed inside the netCDF/HDF5 libraries (%s), "
           "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them waiting "
@@ -81,21 +126,69 @@ static void *watch_main(void *arg) {
           watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.name, watch.seconds,
           (int)MM_ERR_RUN);
   fflush(stderr);
-  /* what the case leaves that a run ended by the libraries' close would
-   * not: a restart or crash file's .tmp (never complete: it is renamed
-   * once closed), and the MPI-IO lock files (named by rank 0's process) */
-  static const char *const files[] = {".nc", ".restart.nc.tmp", ".crash.nc.tmp"};
-  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-    char path[2 * MM_STR_MAX + 32];
-    if (mm_dir_file(path, sizeof path, watch.dir, watch.name, files[f]) >= (int)sizeof path)
-      continue;
-    mm_io_remove_mpi_lock_of(path, watch.pid0);
-    struct stat st;
-    if (f > 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-      (void)unlink(path); /* unchecked: the rank is ending; at worst the .tmp stays */
+  end_rank(watch.name, watch.dir, watch.case_lock);
+}
+
+/* The thread of a call's watch: ends the rank when the call has not
+ * returned within its time. */
+static void *call_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&call_watch.lock);
+  /* rank 0 first: where it waits too, its end ends the others (mpirun) */
+  const double end = now() + call_watch.seconds + (watch.rank > 0 ? MM_FILE_WATCH_AFTER_0_S : 0.0);
+  while (!call_watch.done) {
+    const double t = now();
+    if (t >= end) break;
+    struct timespec until = {.tv_sec = (time_t)end};
+    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+    pthread_cond_timedwait(&call_watch.cond, &call_watch.lock, &until);
   }
-  if (watch.case_lock) mm_output_lock_destroy(watch.case_lock);
-  _exit(MM_ERR_RUN);
+  /* a write that failed in the call: that watch ends the rank, with its
+   * own message */
+  pthread_mutex_lock(&watch.lock);
+  const bool failing = watch.running;
+  pthread_mutex_unlock(&watch.lock);
+  if (call_watch.done || failing) {
+    pthread_mutex_unlock(&call_watch.lock);
+    return NULL;
+  }
+  pthread_mutex_lock(&ending);
+  fprintf(stderr,
+          "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are waiting "
+          "for each other inside MPI-IO (after a step of the call that failed on one rank "
+          "alone, such as Open MPI's making of its lock file beside the file), or the file "
+          "system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit in "
+          "seconds); exit status %d\n",
+          watch.rank, call_watch.path, call_watch.call, call_watch.seconds, (int)MM_ERR_RUN);
+  end_rank(call_watch.name, call_watch.dir, call_watch.case_lock);
+}
+
+/* Start the watch over a call on path (the main thread); false where none
+ * runs. */
+static bool call_begin(const char *call, const char *path, pthread_t *thread) {
+  if (call_watch.seconds <= 0.0) return false;
+  pthread_mutex_lock(&watch.lock);
+  const mm_config *cfg = watch.cfg;
+  mm_output_lock *case_lock = watch.case_lock;
+  pthread_mutex_unlock(&watch.lock);
+  pthread_mutex_lock(&call_watch.lock);
+  call_watch.done = false;
+  call_watch.call = call;
+  snprintf(call_watch.path, sizeof call_watch.path, "%s", path ? path : "(a file)");
+  snprintf(call_watch.name, sizeof call_watch.name, "%s", cfg ? cfg->run_name : "");
+  snprintf(call_watch.dir, sizeof call_watch.dir, "%s", cfg ? cfg->output_dir : "");
+  call_watch.case_lock = case_lock;
+  const bool started = pthread_create(thread, NULL, call_main, NULL) == 0;
+  pthread_mutex_unlock(&call_watch.lock);
+  return started; /* none: the call goes on unwatched */
+}
+
+static void call_end(pthread_t thread) {
+  pthread_mutex_lock(&call_watch.lock);
+  call_watch.done = true;
+  pthread_cond_signal(&call_watch.cond);
+  pthread_mutex_unlock(&call_watch.lock);
+  pthread_join(thread, NULL);
 }
 
 /* A failed call on a file, seen by the wrappers below (in the thread that
@@ -162,7 +255,10 @@ static void watch_write(MPI_File fh, const char *call, int code, int count, MPI_
  * calls its PMPI_ twin and looks at the outcome. The executable exports
  * them (app/CMakeLists.txt), so that libhdf5's calls reach them. */
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
+  pthread_t thread;
+  const bool watched = call_begin("MPI_File_open", filename, &thread);
   const int code = PMPI_File_open(comm, filename, amode, info, fh);
+  if (watched) call_end(thread);
   if (code == MPI_SUCCESS) {
     pthread_mutex_lock(&watch.lock);
     for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
@@ -177,11 +273,19 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 }
 
 int MPI_File_close(MPI_File *fh) {
+  char path[PATH_MAX] = "";
   pthread_mutex_lock(&watch.lock);
   for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
-    if (watch.open[f].path[0] && watch.open[f].fh == *fh) watch.open[f].path[0] = '\0';
+    if (watch.open[f].path[0] && watch.open[f].fh == *fh) {
+      snprintf(path, sizeof path, "%s", watch.open[f].path);
+      watch.open[f].path[0] = '\0';
+    }
   pthread_mutex_unlock(&watch.lock);
-  return PMPI_File_close(fh);
+  pthread_t thread;
+  const bool watched = call_begin("MPI_File_close", path[0] ? path : NULL, &thread);
+  const int code = PMPI_File_close(fh);
+  if (watched) call_end(thread);
+  return code;
 }
 
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
@@ -224,13 +328,15 @@ void mm_file_watch_install(MPI_Comm comm) {
   watch.usable = pthread_condattr_init(&attr) == 0;
   if (watch.usable) {
     (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* as now() */
-    watch.usable = pthread_cond_init(&watch.cond, &attr) == 0;
+    watch.usable = pthread_cond_init(&watch.cond, &attr) == 0 &&
+                   pthread_cond_init(&call_watch.cond, &attr) == 0;
     pthread_condattr_destroy(&attr);
   }
 }
 
-void mm_file_watch_wait(double seconds) {
-  watch.seconds = watch.usable ? seconds : 0.0;
+void mm_file_watch_set(const mm_settings *env) {
+  watch.seconds = watch.usable ? seconds_of(env->io_fail_wait, MM_FILE_WATCH_FAIL_S) : 0.0;
+  call_watch.seconds = watch.usable ? seconds_of(env->open_timeout, MM_FILE_WATCH_OPEN_S) : 0.0;
 }
 
 void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock) {

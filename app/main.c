@@ -70,6 +70,9 @@ static const char usage[] =
     "  MINIMODEL_IO_FAIL_WAIT\n"
     "      seconds a case may take to end after a file operation failed\n"
     "      inside netCDF/HDF5 (default 60; 0: no limit)\n"
+    "  MINIMODEL_OPEN_TIMEOUT\n"
+    "      seconds an MPI-IO open or close of a file may take (default 600;\n"
+    "      0: no limit)\n"
     "  MINIMODEL_PROBE_HELPER\n"
     "      the program that test-reads an input file's metadata (default:\n"
     "      minimodel-probe beside minimodel)\n"
@@ -453,7 +456,7 @@ int main(int argc, char **argv) {
   }
   if (err == MM_OK && !done) err = settings_err;
   /* a write that fails inside the libraries ends a stuck run */
-  if (err == MM_OK && !done) mm_file_watch_wait(mm_file_watch_seconds(&env));
+  if (err == MM_OK && !done) mm_file_watch_set(&env);
   if (err == MM_OK && !done && n_files == 0) {
     /* a --set that took the file for its value says so, rather than that
      * no file was given */

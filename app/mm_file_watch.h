@@ -6,15 +6,23 @@
  * wait in, and every rank waits for ever (docs/reliability.md, "A write that
  * fails part-way"). minimodel wraps those calls (MPI_File_write_at,
  * MPI_File_write_at_all, MPI_File_set_size, MPI_File_sync; MPI_File_open and
- * MPI_File_close to name the file) through MPI's profiling interface, and
+ * MPI_File_close, which also name the file) through MPI's profiling interface, and
  * sees the failure where it happens, inside the libraries: it starts a
  * watch on that rank. A case that has not ended
  * MINIMODEL_IO_FAIL_WAIT seconds after the failure (default
- * MM_FILE_WATCH_DEFAULT_S; mm_file_watch_settle) is taken to be stuck: the
+ * MM_FILE_WATCH_FAIL_S; mm_file_watch_settle) is taken to be stuck: the
  * rank says so, removes what the case leaves half-written, releases the
  * case's lock and exits with status 1, and
  * mpirun ends the other ranks. A case whose ranks agree on the failure ends
- * as before, with the failure's own message. The wrappers have no argument
+ * as before, with the failure's own message.
+ *
+ * A call that fails inside MPI-IO itself on one rank can also leave the
+ * ranks waiting in the open: Open MPI 4.1's MPI_File_open, where rank 0
+ * cannot make its lock file `<file>-<job>-<pid>.lock` (a file system full at
+ * that moment), returns to its own clean-up while the other ranks wait in a
+ * barrier. Neither returns, so no outcome can be seen; an open or a close
+ * that has not returned after MINIMODEL_OPEN_TIMEOUT seconds (default
+ * MM_FILE_WATCH_OPEN_S) ends the rank the same way. The wrappers have no argument
  * of their own, so the watch is one per process (static state in
  * app/file_watch.c). */
 #ifndef MM_FILE_WATCH_H
@@ -28,18 +36,17 @@
 #include "mm_settings.h"
 
 /* seconds a case may take to end after a failed MPI-IO call */
-#define MM_FILE_WATCH_DEFAULT_S 60.0
-
-/* The seconds of MINIMODEL_IO_FAIL_WAIT (0: no limit), or the default. */
-double mm_file_watch_seconds(const mm_settings *env);
+#define MM_FILE_WATCH_FAIL_S 60.0
+/* seconds an open or a close may take */
+#define MM_FILE_WATCH_OPEN_S 600.0
 
 /* Set the watch up (once, right after MPI_Init; collective over comm,
  * MPI_COMM_WORLD); it watches nothing until mm_file_watch_wait. */
 void mm_file_watch_install(MPI_Comm comm);
 
-/* The wait after a failure (before any file is opened): `seconds` as
- * mm_file_watch_seconds, 0: no watch. */
-void mm_file_watch_wait(double seconds);
+/* The watch's limits, from the settings (before any file is opened):
+ * MINIMODEL_IO_FAIL_WAIT and MINIMODEL_OPEN_TIMEOUT, 0 none. */
+void mm_file_watch_set(const mm_settings *env);
 
 /* The case that runs now: its configuration (its files, by which the
  * watch removes a restart or crash file's .tmp and the MPI-IO lock files

@@ -1,6 +1,7 @@
 #include "mm_settings.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,23 +92,22 @@ mm_err mm_settings_read(mm_settings *s) {
              MM_ERR_INPUT, "MINIMODEL_PROGRESS = %s: expected bar, lines, off or auto",
              s->progress);
   MM_CHECK(env_text("MINIMODEL_MEMORY_LIMIT", s->memory_limit));
-  MM_CHECK(env_text("MINIMODEL_READ_TIMEOUT", s->read_timeout));
-  if (s->read_timeout[0]) { /* a typo must not turn the read watchdog off */
+  /* seconds settings: a typo must not turn a watchdog off */
+  static const struct {
+    const char *name;
+    size_t offset;
+  } seconds[] = {{"MINIMODEL_READ_TIMEOUT", offsetof(mm_settings, read_timeout)},
+                 {"MINIMODEL_IO_FAIL_WAIT", offsetof(mm_settings, io_fail_wait)},
+                 {"MINIMODEL_OPEN_TIMEOUT", offsetof(mm_settings, open_timeout)}};
+  for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++) {
+    char *text = (char *)s + seconds[i].offset;
+    MM_CHECK(env_text(seconds[i].name, text));
+    if (!text[0]) continue;
     char *end = NULL;
-    const double seconds = strtod(s->read_timeout, &end);
-    MM_REQUIRE(end != s->read_timeout && !*end && seconds >= 0.0, MM_ERR_INPUT,
-               "MINIMODEL_READ_TIMEOUT = %s: must be a number of seconds >= 0 (0 or inf: no "
-               "limit)",
-               s->read_timeout);
-  }
-  MM_CHECK(env_text("MINIMODEL_IO_FAIL_WAIT", s->io_fail_wait));
-  if (s->io_fail_wait[0]) { /* a typo must not turn the watch off */
-    char *end = NULL;
-    const double seconds = strtod(s->io_fail_wait, &end);
-    MM_REQUIRE(end != s->io_fail_wait && !*end && seconds >= 0.0, MM_ERR_INPUT,
-               "MINIMODEL_IO_FAIL_WAIT = %s: must be a number of seconds >= 0 (0 or inf: no "
-               "limit)",
-               s->io_fail_wait);
+    const double value = strtod(text, &end);
+    MM_REQUIRE(end != text && !*end && value >= 0.0, MM_ERR_INPUT,
+               "%s = %s: must be a number of seconds >= 0 (0 or inf: no limit)", seconds[i].name,
+               text);
   }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
   long graph, aware, kappa_in_solve, tiles;
@@ -226,6 +226,9 @@ static const struct {
      "time a case may take to end after a file operation failed inside netCDF/HDF5 on a rank, "
      "before that rank ends the run (parallel HDF5 can leave the ranks waiting for each other "
      "then); 0: no limit (default 60 s)"},
+    {"MINIMODEL_OPEN_TIMEOUT", "seconds",
+     "time an MPI-IO open or close of a file may take before the rank ends the run (the ranks "
+     "can wait for each other in one that failed on one rank); 0: no limit (default 600 s)"},
     {"MINIMODEL_PROBE_HELPER", "path",
      "the program that test-reads an input file's metadata first (default: minimodel-probe "
      "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},

@@ -100,6 +100,8 @@ typedef struct {
   char io_fail_wait[MM_SETTING_MAX]; /* MINIMODEL_IO_FAIL_WAIT: seconds a case may take to end
                                         after a file operation failed inside netCDF/HDF5, 0 = no
                                         limit (app/mm_file_watch.h); "" unset */
+  char open_timeout[MM_SETTING_MAX]; /* MINIMODEL_OPEN_TIMEOUT: seconds an MPI-IO open or close
+                                        may take, 0 = no limit (app/mm_file_watch.h); "" unset */
   char probe_helper[MM_SETTING_PATH_MAX]; /* MINIMODEL_PROBE_HELPER: the test read's program
                                              (io/probe.c); "" the default */
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */

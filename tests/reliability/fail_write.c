@@ -5,12 +5,16 @@
  *   FAIL_WRITE_SUFFIX=NAME  the file: its path ends with NAME (unset: none)
  *   FAIL_WRITE_RANK=R       the rank (OMPI_COMM_WORLD_RANK) whose writes fail
  *   FAIL_WRITE_AFTER=N      the first N writes to the file succeed (default 0)
+ *   FAIL_OPEN_MATCH=TEXT    on that rank, an open that would create a file
+ *                           whose path holds TEXT fails (ENOSPC)
  * Every write after them fails; each failure is counted on stderr
  * ("fail_write: ..."), and the rank's writes to the file in all at its exit
  * ("fail_write: rank R: N writes"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,3 +75,29 @@ ssize_t writev(int fd, const struct iovec *v, int count) {
 ssize_t pwritev(int fd, const struct iovec *v, int count, off_t at) {
   NEXT(pwritev, fd, v, count, at);
 }
+
+/* An open that would create a file: fails where FAIL_OPEN_MATCH says. */
+static int open_fails(const char *path, int flags) {
+  const char *match = getenv("FAIL_OPEN_MATCH");
+  const char *rank = getenv("FAIL_WRITE_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
+  if (!match || !*match || !rank || !me || strcmp(rank, me) != 0 || !(flags & O_CREAT) ||
+      !strstr(path, match))
+    return 0;
+  fprintf(stderr, "fail_write: rank %s: open of %s failed\n", me, path);
+  errno = ENOSPC;
+  return 1;
+}
+
+#define OPEN(name)                                                                                 \
+  int name(const char *path, int flags, ...) {                                                     \
+    va_list args;                                                                                  \
+    va_start(args, flags);                                                                         \
+    const mode_t mode = (flags & O_CREAT) ? (mode_t)va_arg(args, int) : 0;                         \
+    va_end(args);                                                                                  \
+    if (open_fails(path, flags)) return -1;                                                        \
+    int (*next_)(const char *, int, ...);                                                          \
+    next(#name, &next_, sizeof next_);                                                             \
+    return next_(path, flags, mode);                                                               \
+  }
+OPEN(open)
+OPEN(open64)

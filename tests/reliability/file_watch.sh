@@ -15,12 +15,17 @@
 #   close0     the history's last write, in its close, on rank 0 (a run that
 #              fails nothing counts the writes first): exit 1, the message,
 #              the history readable with all its records
+#   open0      Open MPI's lock file beside a restart's .tmp cannot be made on
+#              rank 0 (MPI_File_open then left both ranks waiting in it):
+#              MINIMODEL_OPEN_TIMEOUT (5 s in every run here) ends rank 0: exit 1, one
+#              message naming the .tmp, nothing left, the history readable
 #   one_rank   restart0 on 1 rank: the libraries report the failure and the
 #              case ends with their message at once, the watch silent
 #   settled    on 1 rank, a case that fails so, then a case that runs
 #              longer than the wait: the watch of the first case ends with
 #              it, and the second runs to its end (exit 1, the first case's)
-#   bad_value  MINIMODEL_IO_FAIL_WAIT=soon: exit 2 and the variable named
+#   bad_value  MINIMODEL_IO_FAIL_WAIT=soon, MINIMODEL_OPEN_TIMEOUT=-1: exit 2
+#              and the variable named
 # Open MPI's own lines (its "error in writev", the job's end) may come too.
 set -u
 mm="$1"; so="$2"; src="$3"; work="$4"
@@ -32,22 +37,29 @@ cd "$work" || exit 1
 # under ASan, the library preloaded comes before the sanitizer's runtime
 asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 # run NP RANK SUFFIX [ARGS...]: sets rc and took; the writes after the first
-# $after fail (default 0)
+# $after fail (default 0); where $open_match is set, the making of a file
+# whose path holds it fails instead (none of the writes)
 after=0
+open_match=
 run() {
   local np="$1" rank="$2" suffix="$3" t0=$SECONDS
   shift 3
   rm -rf out
   timeout -k 10 300 mpirun --oversubscribe -np "$np" -x MINIMODEL_IO_FAIL_WAIT="$wait_s" \
     -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX="$suffix" \
-    -x FAIL_WRITE_RANK="$rank" -x FAIL_WRITE_AFTER="$after" "$mm" --quiet \
+    -x FAIL_WRITE_RANK="$rank" -x FAIL_WRITE_AFTER="$after" -x FAIL_OPEN_MATCH="$open_match" \
+    -x MINIMODEL_OPEN_TIMEOUT=5 "$mm" --quiet \
     --set output.dir=out "$@" >log 2>&1
   rc=$?
   took=$((SECONDS - t0))
   [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung (exit $rc after $took s)"
-  [ "$after" -gt 1000000 ] ||
+  if [ -n "$open_match" ]; then
+    grep -q "^fail_write: rank $rank: open of .*$open_match.* failed" log ||
+      fail "no open was made to fail (fail_write.so not loaded?)"
+  elif [ "$after" -le 1000000 ]; then
     grep -q "^fail_write: rank $rank: write $((after + 1)) to .*$suffix failed" log ||
-    fail "no write was made to fail (fail_write.so not loaded?)"
+      fail "no write was made to fail (fail_write.so not loaded?)"
+  fi
 }
 # watched RANK FILE: the watch of RANK ended the run, naming FILE
 watched() {
@@ -98,6 +110,19 @@ grep -q "step = 0, 5, 10, 15, 20 ;" <<<"$steps" || fail "the history's records: 
 echo "ok ($what): the history reads, with every record"
 after=0
 
+what=open0
+open_match=flat.restart.nc.tmp-
+run 2 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
+open_match=
+[ $rc = 1 ] || fail "exit $rc, expected 1"
+[ "$(grep -c '^minimodel: error' log)" = 1 ] || fail "not one error message"
+grep -Eq "^minimodel: error \(rank 0\): [^ ]*/flat.restart.nc.tmp: MPI_File_open has not returned after 5 s: .*exit status 1$" log ||
+  fail "not the watch's message"
+[ $took -le $((wait_s + 30)) ] || fail "took $took s (the limit: $wait_s s)"
+echo "ok ($what): exit 1 after $took s: $(grep '^minimodel: error' log | cut -c1-100)..."
+left_as_flushed
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+
 what=one_rank
 run 1 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
 [ $rc = 1 ] || fail "exit $rc, expected 1"
@@ -126,9 +151,11 @@ awk -v s="$second" -v w=$wait_s 'BEGIN { exit !(s > 2 * w) }' ||
 echo "ok ($what): the second case ran its 6000 steps to the end in $second s (the wait $wait_s s)"
 
 what=bad_value
-MINIMODEL_IO_FAIL_WAIT=soon timeout -k 5 60 "$mm" --quiet --set output.dir=out "$ini" >log 2>&1
-rc=$?
-[ $rc = 2 ] || fail "exit $rc, expected 2"
-grep -q "^minimodel: error: MINIMODEL_IO_FAIL_WAIT = soon: must be a number of seconds" log ||
-  fail "not the message"
-echo "ok ($what): exit 2, $(head -1 log)"
+for setting in MINIMODEL_IO_FAIL_WAIT=soon MINIMODEL_OPEN_TIMEOUT=-1; do
+  env "$setting" timeout -k 5 60 "$mm" --quiet --set output.dir=out "$ini" >log 2>&1
+  rc=$?
+  [ $rc = 2 ] || fail "$setting: exit $rc, expected 2"
+  grep -q "^minimodel: error: ${setting%%=*} = ${setting#*=}: must be a number of seconds" log ||
+    fail "$setting: not the message"
+  echo "ok ($what): $setting: exit 2, $(head -1 log)"
+done
