@@ -1,6 +1,7 @@
 #include "mm_file_watch.h"
 
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,14 +12,16 @@
 #include <unistd.h>
 
 #include "mm_io.h"
+#include "mm_signal.h"
 
 /* The watch of this process (see mm_file_watch.h for why it is static).
  * `lock` guards every field the watch's thread reads. */
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  double seconds; /* 0: no watch */
-  bool usable;    /* the condition variable was made */
+  double seconds; /* 0: no time limit (still a watch for a stop signal) */
+  bool usable;    /* the condition variables were made */
+  bool set;       /* the limits were set (mm_file_watch_set): watching */
   int rank;
   const mm_config *cfg;      /* the case's configuration; NULL between cases and
                               * after the case's lock is released */
@@ -40,6 +43,13 @@ static struct {
   } open[8];
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* A stop signal (mm_signal.h) during a watch ends the rank when the case
+ * (or the call) has not ended MM_FILE_WATCH_STOP_S after it, with 128 + N,
+ * as the read watchdog does (app/run.c); looked for every
+ * MM_FILE_WATCH_POLL_S. */
+#define MM_FILE_WATCH_POLL_S 0.05
+#define MM_FILE_WATCH_STOP_S 0.5
+
 /* How much later than rank 0 another rank's call watch ends it: more than
  * the second between mpirun's SIGTERM and SIGKILL to the other ranks after
  * one ends, so that one message is printed where rank 0 waits too. */
@@ -50,7 +60,7 @@ static struct {
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  double seconds; /* 0: no watch */
+  double seconds; /* 0: no time limit (still a watch for a stop signal) */
   bool done;      /* the call returned */
   const char *call;
   char path[PATH_MAX];                    /* the file */
@@ -84,7 +94,8 @@ static double now(void) {
  * (a failed write in a close that does not return) says nothing more. */
 static pthread_mutex_t ending = PTHREAD_MUTEX_INITIALIZER;
 
-_Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock *case_lock) {
+_Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock *case_lock,
+                               int status) {
   fflush(stderr);
   static const char *const files[] = {".nc", ".restart.nc.tmp", ".crash.nc.tmp"};
   for (size_t f = 0; name[0] && f < sizeof files / sizeof files[0]; f++) {
@@ -96,7 +107,29 @@ _Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock
       (void)unlink(path); /* unchecked: the rank is ending; at worst the .tmp stays */
   }
   if (case_lock) mm_output_lock_destroy(case_lock);
-  _exit(MM_ERR_RUN);
+  _exit(status);
+}
+
+/* Wait, `mutex` held, until *done, until `seconds` have passed (0: no
+ * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h),
+ * looked for every MM_FILE_WATCH_POLL_S: 0 when done, -1 at the limit, the
+ * signal's number at a stop (also where the limit comes after the signal:
+ * a signal that came first is the reason, as for the read watchdog). */
+static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *done,
+                      double seconds) {
+  const double end = seconds > 0.0 ? now() + seconds : INFINITY;
+  double stop_by = INFINITY;
+  int signo = 0;
+  while (!*done) {
+    const double t = now();
+    if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_FILE_WATCH_STOP_S;
+    if (t >= stop_by || t >= end) return signo ? signo : -1;
+    const double wake = fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S);
+    struct timespec until = {.tv_sec = (time_t)wake};
+    until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
+    pthread_cond_timedwait(cond, mutex, &until);
+  }
+  return 0;
 }
 
 /* The thread started at a failure: ends the rank unless the ranks agree
@@ -104,29 +137,39 @@ _Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock
 static void *watch_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&watch.lock);
-  const double end = now() + watch.seconds;
-  while (!watch.settled) {
-    const double t = now();
-    if (t >= end) break;
-    struct timespec until = {.tv_sec = (time_t)end};
-    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
-    pthread_cond_timedwait(&watch.cond, &watch.lock, &until);
-  }
-  if (watch.settled) {
+  const int why = watch_wait(&watch.cond, &watch.lock, &watch.settled, watch.seconds);
+  if (why == 0) {
     pthread_mutex_unlock(&watch.lock);
     return NULL;
   }
   /* the lock stays held: nothing changes the state any more */
   pthread_mutex_lock(&ending);
-  fprintf(stderr,
-          "minimodel: error (rank %d): %s%sa write failed inside the netCDF/HDF5 libraries (%s), "
-          "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them waiting "
-          "for each other after such a failure; the run ends here, its files as their last "
-          "flush left them (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds); exit status %d\n",
-          watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.name, watch.seconds,
-          (int)MM_ERR_RUN);
-  fflush(stderr);
-  end_rank(watch.name, watch.dir, watch.case_lock);
+  /* the history's record being written may have reached the file in part */
+  char history[2 * MM_STR_MAX + 8];
+  const bool in_history =
+      mm_dir_file(history, sizeof history, watch.dir, watch.name, ".nc") < (int)sizeof history &&
+      !strcmp(history, watch.path);
+  const char *record = in_history ? "; the history's last record, the one being written, may be "
+                                    "incomplete: the records before it are whole"
+                                  : "";
+  if (why > 0)
+    fprintf(stderr,
+            "minimodel: stopped by %s (rank %d) in case %s while the ranks waited for each other "
+            "after a write that failed inside the netCDF/HDF5 libraries (%s%s%s): they had not "
+            "ended %g s after the signal%s; exit status %d\n",
+            mm_signal_name(why), watch.rank, watch.name, watch.path, watch.path[0] ? ": " : "",
+            watch.error, MM_FILE_WATCH_STOP_S, record, (int)MM_ERR_SIGNAL + why);
+  else
+    fprintf(stderr,
+            "minimodel: error (rank %d): %s%sa write failed inside the netCDF/HDF5 libraries (%s), "
+            "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them "
+            "waiting for each other after such a failure; the run ends here, its files as their "
+            "last flush left them%s (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds); exit "
+            "status %d\n",
+            watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.name,
+            watch.seconds, record, (int)MM_ERR_RUN);
+  end_rank(watch.name, watch.dir, watch.case_lock,
+           why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
 }
 
 /* The thread of a call's watch: ends the rank when the call has not
@@ -135,38 +178,42 @@ static void *call_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&call_watch.lock);
   /* rank 0 first: where it waits too, its end ends the others (mpirun) */
-  const double end = now() + call_watch.seconds + (watch.rank > 0 ? MM_FILE_WATCH_AFTER_0_S : 0.0);
-  while (!call_watch.done) {
-    const double t = now();
-    if (t >= end) break;
-    struct timespec until = {.tv_sec = (time_t)end};
-    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
-    pthread_cond_timedwait(&call_watch.cond, &call_watch.lock, &until);
-  }
+  const double seconds = call_watch.seconds > 0.0
+                             ? call_watch.seconds + (watch.rank > 0 ? MM_FILE_WATCH_AFTER_0_S : 0.0)
+                             : 0.0;
+  const int why = watch_wait(&call_watch.cond, &call_watch.lock, &call_watch.done, seconds);
   /* a write that failed in the call: that watch ends the rank, with its
    * own message */
   pthread_mutex_lock(&watch.lock);
   const bool failing = watch.running;
   pthread_mutex_unlock(&watch.lock);
-  if (call_watch.done || failing) {
+  if (why == 0 || failing) {
     pthread_mutex_unlock(&call_watch.lock);
     return NULL;
   }
   pthread_mutex_lock(&ending);
-  fprintf(stderr,
-          "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are waiting "
-          "for each other inside MPI-IO (after a step of the call that failed on one rank "
-          "alone, such as Open MPI's making of its lock file beside the file), or the file "
-          "system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit in "
-          "seconds); exit status %d\n",
-          watch.rank, call_watch.path, call_watch.call, call_watch.seconds, (int)MM_ERR_RUN);
-  end_rank(call_watch.name, call_watch.dir, call_watch.case_lock);
+  if (why > 0)
+    fprintf(stderr,
+            "minimodel: stopped by %s (rank %d) while %s of %s had not returned %g s after the "
+            "signal; exit status %d\n",
+            mm_signal_name(why), watch.rank, call_watch.call, call_watch.path, MM_FILE_WATCH_STOP_S,
+            (int)MM_ERR_SIGNAL + why);
+  else
+    fprintf(stderr,
+            "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are "
+            "waiting for each other inside MPI-IO (after a step of the call that failed on one "
+            "rank alone, such as Open MPI's making of its lock file beside the file), or the "
+            "file system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit "
+            "in seconds); exit status %d\n",
+            watch.rank, call_watch.path, call_watch.call, call_watch.seconds, (int)MM_ERR_RUN);
+  end_rank(call_watch.name, call_watch.dir, call_watch.case_lock,
+           why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
 }
 
 /* Start the watch over a call on path (the main thread); false where none
  * runs. */
 static bool call_begin(const char *call, const char *path, pthread_t *thread) {
-  if (call_watch.seconds <= 0.0) return false;
+  if (!watch.usable || !watch.set) return false;
   pthread_mutex_lock(&watch.lock);
   const mm_config *cfg = watch.cfg;
   mm_output_lock *case_lock = watch.case_lock;
@@ -195,7 +242,7 @@ static void call_end(pthread_t thread) {
  * made it: the main thread, MPI_THREAD_FUNNELED): the first of a case
  * starts the watch. */
 static void watch_failed(MPI_File fh, const char *what) {
-  if (watch.seconds <= 0.0) return;
+  if (!watch.usable || !watch.set) return;
   pthread_mutex_lock(&watch.lock);
   if (!watch.failed && !watch.running && watch.cfg) {
     watch.failed = true;
@@ -319,7 +366,7 @@ int MPI_File_sync(MPI_File fh) {
 }
 
 void mm_file_watch_install(MPI_Comm comm) {
-  watch.seconds = 0.0; /* until mm_file_watch_wait */
+  watch.seconds = 0.0; /* until mm_file_watch_set */
   if (MPI_Comm_rank(comm, &watch.rank) != MPI_SUCCESS) watch.rank = -1;
   watch.pid0 = (long)getpid();
   if (MPI_Bcast(&watch.pid0, 1, MPI_LONG, 0, comm) != MPI_SUCCESS)
@@ -335,8 +382,9 @@ void mm_file_watch_install(MPI_Comm comm) {
 }
 
 void mm_file_watch_set(const mm_settings *env) {
-  watch.seconds = watch.usable ? seconds_of(env->io_fail_wait, MM_FILE_WATCH_FAIL_S) : 0.0;
-  call_watch.seconds = watch.usable ? seconds_of(env->open_timeout, MM_FILE_WATCH_OPEN_S) : 0.0;
+  watch.seconds = seconds_of(env->io_fail_wait, MM_FILE_WATCH_FAIL_S);
+  call_watch.seconds = seconds_of(env->open_timeout, MM_FILE_WATCH_OPEN_S);
+  watch.set = true;
 }
 
 void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock) {

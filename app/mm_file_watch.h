@@ -14,7 +14,9 @@
  * rank says so, removes what the case leaves half-written, releases the
  * case's lock and exits with status 1, and
  * mpirun ends the other ranks. A case whose ranks agree on the failure ends
- * as before, with the failure's own message.
+ * as before, with the failure's own message. A stop signal during the
+ * wait ends the rank MM_FILE_WATCH_STOP_S (0.5 s) after it, with 128 + N,
+ * also with no time limit (0).
  *
  * A call that fails inside MPI-IO itself on one rank can also leave the
  * ranks waiting in the open: Open MPI 4.1's MPI_File_open, where rank 0
@@ -45,7 +47,8 @@
 void mm_file_watch_install(MPI_Comm comm);
 
 /* The watch's limits, from the settings (before any file is opened):
- * MINIMODEL_IO_FAIL_WAIT and MINIMODEL_OPEN_TIMEOUT, 0 none. */
+ * MINIMODEL_IO_FAIL_WAIT and MINIMODEL_OPEN_TIMEOUT, 0 no time limit (a
+ * watch for a stop signal still). */
 void mm_file_watch_set(const mm_settings *env);
 
 /* The case that runs now: its configuration (its files, by which the

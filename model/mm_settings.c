@@ -105,7 +105,11 @@ mm_err mm_settings_read(mm_settings *s) {
     if (!text[0]) continue;
     char *end = NULL;
     const double value = strtod(text, &end);
-    MM_REQUIRE(end != text && !*end && value >= 0.0, MM_ERR_INPUT,
+    /* decimal as written: no blank, sign or hexadecimal that strtod takes */
+    const bool decimal = ((text[0] >= '0' && text[0] <= '9') || text[0] == '.' || text[0] == 'i' ||
+                          text[0] == 'I') &&
+                         !strpbrk(text, "xX");
+    MM_REQUIRE(decimal && end != text && !*end && value >= 0.0, MM_ERR_INPUT,
                "%s = %s: must be a number of seconds >= 0 (0 or inf: no limit)", seconds[i].name,
                text);
   }

@@ -19,6 +19,9 @@
 #              rank 0 (MPI_File_open then left both ranks waiting in it):
 #              MINIMODEL_OPEN_TIMEOUT (5 s in every run here) ends rank 0: exit 1, one
 #              message naming the .tmp, nothing left, the history readable
+#   signal     restart0 with no time limit (MINIMODEL_IO_FAIL_WAIT=0), and
+#              SIGTERM to mpirun (which sends it to the ranks): rank 0 stops
+#              0.5 s later with its message, nothing left (it hung)
 #   one_rank   restart0 on 1 rank: the libraries report the failure and the
 #              case ends with their message at once, the watch silent
 #   settled    on 1 rank, a case that fails so, then a case that runs
@@ -122,6 +125,33 @@ grep -Eq "^minimodel: error \(rank 0\): [^ ]*/flat.restart.nc.tmp: MPI_File_open
 echo "ok ($what): exit 1 after $took s: $(grep '^minimodel: error' log | cut -c1-100)..."
 left_as_flushed
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
+
+what=signal
+rm -rf out
+t0=$SECONDS
+timeout -k 10 120 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 5 \
+  -x MINIMODEL_IO_FAIL_WAIT=0 -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" \
+  -x FAIL_WRITE_SUFFIX=flat.restart.nc.tmp -x FAIL_WRITE_RANK=0 -x FAIL_WRITE_AFTER=0 "$mm" \
+  --quiet --set output.dir=out --set output.restart_interval=5 --set run.steps=20 "$ini" \
+  >log 2>&1 &
+launcher=$!
+for _ in $(seq 600); do
+  grep -q "^fail_write: rank 0: write 1 to .*flat.restart.nc.tmp failed" log && break
+  sleep 0.1
+done
+grep -q "^fail_write: rank 0: write 1" log || fail "no write was made to fail"
+sleep 1 # the ranks waiting for each other
+kill -TERM $launcher
+t1=$SECONDS
+wait $launcher
+rc=$?
+[ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung after SIGTERM (exit $rc)"
+[ $((SECONDS - t1)) -le 30 ] || fail "took $((SECONDS - t1)) s after SIGTERM"
+grep -Eq "^minimodel: stopped by SIGTERM \(rank 0\) in case flat while the ranks waited for each other after a write that failed inside the netCDF/HDF5 libraries \([^ ]*/flat.restart.nc.tmp: .*exit status 143$" log ||
+  fail "not the stop's message"
+left_as_flushed
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+echo "ok ($what): exit $rc (mpirun's), $((SECONDS - t1)) s after SIGTERM, sent $((t1 - t0)) s after the start"
 
 what=one_rank
 run 1 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
