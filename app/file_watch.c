@@ -111,18 +111,24 @@ _Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock
 }
 
 /* Wait, `mutex` held, until *done, until `seconds` have passed (0: no
- * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h),
- * looked for every MM_FILE_WATCH_POLL_S: 0 when done, -1 at the limit, the
- * signal's number at a stop (also where the limit comes after the signal:
- * a signal that came first is the reason, as for the read watchdog). */
+ * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h;
+ * looked for every MM_FILE_WATCH_POLL_S, and not where one came before the
+ * wait): 0 when done, -1 at the limit, the signal's number at a stop (also
+ * where the limit comes after the signal: a signal that came first is the
+ * reason, as for the read watchdog). */
 static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *done,
                       double seconds) {
   const double end = seconds > 0.0 ? now() + seconds : INFINITY;
   double stop_by = INFINITY;
+  /* a signal before the watch began is the run's stop under way (a restart
+   * written at the stop, output.restart_at_stop): its calls are left their
+   * time limit */
+  const bool stopping = mm_signal_received() != 0;
   int signo = 0;
   while (!*done) {
     const double t = now();
-    if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_FILE_WATCH_STOP_S;
+    if (!stopping && !signo && (signo = mm_signal_received()) != 0)
+      stop_by = t + MM_FILE_WATCH_STOP_S;
     if (t >= stop_by || t >= end) return signo ? signo : -1;
     const double wake = fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S);
     struct timespec until = {.tv_sec = (time_t)wake};
