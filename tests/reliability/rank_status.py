@@ -26,6 +26,11 @@ child = subprocess.Popen(cmd)
 with open(os.path.join(out, f"pid.{rank}"), "w") as f:
     f.write(f"{child.pid}\n")
 rc = child.wait()
+# the command has ended: later signals are not its; a handler that wrote
+# while the line below is written failed ("reentrant call"), and the status
+# was never recorded
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCONT):
+    signal.signal(s, signal.SIG_IGN)
 status = f"signal {-rc}" if rc < 0 else f"{rc}"
 events.write(f"{time.time():.3f} rank {rank}: ended, {status}\n")
 with open(os.path.join(out, f"status.{rank}"), "w") as f:
