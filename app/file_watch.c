@@ -68,16 +68,6 @@ static struct {
   mm_output_lock *case_lock;              /* the case's lock; NULL none */
 } call_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Seconds of a setting (text) as mm_settings_read checked it, or `unset`
- * where it is not set: 0 (0, or beyond any run: inf, 1e400) is no limit. */
-static double seconds_of(const char *text, double unset) {
-  if (!*text) return unset;
-  char *end = NULL;
-  const double s = strtod(text, &end);
-  /* 0, or beyond any run (inf, 1e400): no limit (checked when read) */
-  return *end || !(s > 0.0) || !(s < 1e9) ? 0.0 : s;
-}
-
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -388,8 +378,8 @@ void mm_file_watch_install(MPI_Comm comm) {
 }
 
 void mm_file_watch_set(const mm_settings *env) {
-  watch.seconds = seconds_of(env->io_fail_wait, MM_FILE_WATCH_FAIL_S);
-  call_watch.seconds = seconds_of(env->open_timeout, MM_FILE_WATCH_OPEN_S);
+  watch.seconds = mm_settings_seconds(env->io_fail_wait, MM_FILE_WATCH_FAIL_S);
+  call_watch.seconds = mm_settings_seconds(env->open_timeout, MM_FILE_WATCH_OPEN_S);
   watch.set = true;
 }
 

@@ -26,15 +26,9 @@
 extern char **environ;
 
 double mm_io_read_timeout(const mm_settings *env, const char *path) {
-  const char *text = env->read_timeout;
-  if (*text) {
-    char *end = NULL;
-    const double s = strtod(text, &end);
-    /* 0, not a number, or beyond any run (inf, 1e400): no limit */
-    return *end || !(s > 0.0) || !(s < 1e9) ? 0.0 : s;
-  }
   struct stat st;
-  return 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
+  const double by_size = 600.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
+  return mm_settings_seconds(env->read_timeout, by_size);
 }
 
 static double now(void) {

@@ -213,6 +213,13 @@ int mm_settings_start_threads(void) {
   return started;
 }
 
+double mm_settings_seconds(const char *text, double unset) {
+  if (!*text) return unset;
+  char *end = NULL;
+  const double s = strtod(text, &end);
+  return *end || !(s > 0.0) || !(s < 1e9) ? 0.0 : s;
+}
+
 /* Every variable, for docs/configuration.md (--config-reference). */
 static const struct {
   const char *name, *value, *meaning;

@@ -132,6 +132,11 @@ typedef struct {
  * longer than MM_SETTING_MAX - 1 characters. */
 MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 
+/* A seconds setting (read_timeout, io_fail_wait, open_timeout) as
+ * mm_settings_read checked it: `unset` where it is not set; 0 for no limit
+ * (0, or beyond any run: inf, 1e400). */
+double mm_settings_seconds(const char *text, double unset);
+
 /* Start every OpenMP thread of the rank (OMP_NUM_THREADS, OMP_STACKSIZE)
  * now, with one empty parallel region: called before any file is made. The
  * OpenMP runtime ends the process when it cannot make a thread (libgomp:
