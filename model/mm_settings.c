@@ -1,5 +1,7 @@
 #include "mm_settings.h"
 
+#include "mm_gpu_kernels.h" /* MM_GPU_TILE_MIN_BLOCKS */
+
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -123,11 +125,19 @@ mm_err mm_settings_read(mm_settings *s) {
   long faces;
   MM_CHECK(env_switch("MINIMODEL_CUDA_TILE_FACES", 0, &faces));
   s->tile_faces = faces == 1;
+  /* the two instances of the tiles' kernel compiled: the build's
+   * MM_GPU_TILE_MIN_BLOCKS (3 unless the build says otherwise) and 4 */
   const char *min_blocks = getenv("MINIMODEL_CUDA_TILE_MIN_BLOCKS");
   if (min_blocks && *min_blocks) {
-    MM_REQUIRE(!strcmp(min_blocks, "3") || !strcmp(min_blocks, "4"), MM_ERR_INPUT,
-               "MINIMODEL_CUDA_TILE_MIN_BLOCKS = %.40s: must be 3 or 4", min_blocks);
-    s->tile_min_blocks = min_blocks[0] - '0';
+    char built[16], allowed[32];
+    snprintf(built, sizeof built, "%d", MM_GPU_TILE_MIN_BLOCKS);
+    if (MM_GPU_TILE_MIN_BLOCKS == 4)
+      snprintf(allowed, sizeof allowed, "4");
+    else
+      snprintf(allowed, sizeof allowed, "%d or 4", MM_GPU_TILE_MIN_BLOCKS);
+    MM_REQUIRE(!strcmp(min_blocks, built) || !strcmp(min_blocks, "4"), MM_ERR_INPUT,
+               "MINIMODEL_CUDA_TILE_MIN_BLOCKS = %.40s: must be %s", min_blocks, allowed);
+    s->tile_min_blocks = atoi(min_blocks);
   }
   const char *levels = getenv("MINIMODEL_CUDA_TILE_LEVELS");
   if (levels && *levels) {
