@@ -35,6 +35,7 @@ static struct {
   char path[PATH_MAX];                   /* the file it failed on; "" unknown */
   char name[MM_STR_MAX];                 /* the case's run.name, at the failure */
   char dir[MM_STR_MAX];                  /* its output.dir */
+  char during[MM_ERROR_MAX];             /* what the case was doing (mm_file_watch_during); "" */
   /* the files open through MPI-IO (main thread only), by which a failure
    * names its file */
   struct {
@@ -100,6 +101,12 @@ _Noreturn static void end_rank(const char *name, const char *dir, mm_output_lock
   _exit(status);
 }
 
+/* "; " and what the case was doing (mm_file_watch_during), for a
+ * message; "" when nothing was said. Read with the ending lock held. */
+static const char *during_sep(void) {
+  return watch.during[0] ? "; " : "";
+}
+
 /* Wait, `mutex` held, until *done, until `seconds` have passed (0: no
  * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h;
  * looked for every MM_FILE_WATCH_POLL_S, and not where one came before the
@@ -152,18 +159,19 @@ static void *watch_main(void *arg) {
     fprintf(stderr,
             "minimodel: stopped by %s (rank %d) in case %s while the ranks waited for each other "
             "after a write that failed inside the netCDF/HDF5 libraries (%s%s%s): they had not "
-            "ended %g s after the signal%s; exit status %d\n",
+            "ended %g s after the signal%s%s%s; exit status %d\n",
             mm_signal_name(why), watch.rank, watch.name, watch.path, watch.path[0] ? ": " : "",
-            watch.error, MM_FILE_WATCH_STOP_S, record, (int)MM_ERR_SIGNAL + why);
+            watch.error, MM_FILE_WATCH_STOP_S, record, during_sep(), watch.during,
+            (int)MM_ERR_SIGNAL + why);
   else
     fprintf(stderr,
             "minimodel: error (rank %d): %s%sa write failed inside the netCDF/HDF5 libraries (%s), "
             "and the ranks had not ended case %s %g s after it: parallel HDF5 leaves them "
             "waiting for each other after such a failure; the run ends here, its files as their "
-            "last flush left them%s (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds); exit "
+            "last flush left them%s (MINIMODEL_IO_FAIL_WAIT sets the wait in seconds)%s%s; exit "
             "status %d\n",
             watch.rank, watch.path, watch.path[0] ? ": " : "", watch.error, watch.name,
-            watch.seconds, record, (int)MM_ERR_RUN);
+            watch.seconds, record, during_sep(), watch.during, (int)MM_ERR_RUN);
   end_rank(watch.name, watch.dir, watch.case_lock,
            why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
 }
@@ -191,17 +199,18 @@ static void *call_main(void *arg) {
   if (why > 0)
     fprintf(stderr,
             "minimodel: stopped by %s (rank %d) while %s of %s had not returned %g s after the "
-            "signal; exit status %d\n",
+            "signal%s%s; exit status %d\n",
             mm_signal_name(why), watch.rank, call_watch.call, call_watch.path, MM_FILE_WATCH_STOP_S,
-            (int)MM_ERR_SIGNAL + why);
+            during_sep(), watch.during, (int)MM_ERR_SIGNAL + why);
   else
     fprintf(stderr,
             "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are "
             "waiting for each other inside MPI-IO (after a step of the call that failed on one "
             "rank alone, such as Open MPI's making of its lock file beside the file), or the "
             "file system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit "
-            "in seconds); exit status %d\n",
-            watch.rank, call_watch.path, call_watch.call, call_watch.seconds, (int)MM_ERR_RUN);
+            "in seconds)%s%s; exit status %d\n",
+            watch.rank, call_watch.path, call_watch.call, call_watch.seconds, during_sep(),
+            watch.during, (int)MM_ERR_RUN);
   end_rank(call_watch.name, call_watch.dir, call_watch.case_lock,
            why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
 }
@@ -388,6 +397,13 @@ void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock) {
   watch.cfg = cfg;
   watch.case_lock = lock;
   pthread_mutex_unlock(&watch.lock);
+  mm_file_watch_during(NULL); /* a new case, or none */
+}
+
+void mm_file_watch_during(const char *what) {
+  pthread_mutex_lock(&ending); /* the messages read it under this lock */
+  snprintf(watch.during, sizeof watch.during, "%s", what ? what : "");
+  pthread_mutex_unlock(&ending);
 }
 
 void mm_file_watch_settle(void) {

@@ -43,7 +43,7 @@
 #define MM_FILE_WATCH_OPEN_S 600.0
 
 /* Set the watch up (once, right after MPI_Init; collective over comm,
- * MPI_COMM_WORLD); it watches nothing until mm_file_watch_wait. */
+ * MPI_COMM_WORLD); it watches nothing until mm_file_watch_set. */
 void mm_file_watch_install(MPI_Comm comm);
 
 /* The watch's limits, from the settings (before any file is opened):
@@ -56,6 +56,13 @@ void mm_file_watch_set(const mm_settings *env);
  * of this process before it ends the rank) and its lock, which it
  * releases; NULL, NULL: none (before the lock is released). */
 void mm_file_watch_case(const mm_config *cfg, mm_output_lock *lock);
+
+/* What the case was doing, told by the message of a watch that ends the
+ * rank meanwhile (a clause; NULL or "" for nothing): set when a case ends
+ * for a blow-up or a stop signal, whose own message the rank's end would
+ * otherwise leave unsaid, before the crash file, the restart at the stop
+ * and the history's close are written; cleared by mm_file_watch_case. */
+void mm_file_watch_during(const char *what);
 
 /* After the ranks agreed on a case's end: every rank has left the
  * libraries' calls, so a failure before it was dealt with, and a watch

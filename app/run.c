@@ -373,9 +373,18 @@ static MM_NODISCARD mm_err checked_diagnostics(mm_model *m, const mm_io_origin *
       range_text(d, what, sizeof what);
     mm_err werr = MM_OK;
     if (*good_step >= 0) werr = mm_agree(g->cart, mm_model_fetch_good(m, good_t, good_s));
-    if (werr == MM_OK && *good_step >= 0)
+    if (werr == MM_OK && *good_step >= 0) {
+      /* a watch that ends the rank in the crash file's write (or the
+       * history's close after it) says what the case ended for */
+      char during[MM_ERROR_MAX];
+      snprintf(during, sizeof during,
+               "the case was ending after a numerical blow-up at step %ld: %s (its last good "
+               "state, step %ld, for the crash file)",
+               mm_model_steps_done(m), what, *good_step);
+      mm_file_watch_during(during);
       werr = mm_crash_write(g, cfg, origin, good_t, good_s, *good_step,
                             (double)*good_step * cfg->run_dt);
+    }
     char saved[MM_ERROR_MAX] = "no good state could be saved";
     if (werr != MM_OK) {
       snprintf(saved, sizeof saved, "the crash file could not be written: %s", mm_error_message());
@@ -549,6 +558,13 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
      * step (the blow-up check, its record where one falls, the restart
      * file) and is the last. */
     stop = err == MM_OK && signo;
+    if (stop) { /* said by a watch that ends the rank in the writes that follow */
+      char during[160];
+      snprintf(during, sizeof during, "the case was stopping by %s after step %ld",
+               mm_signal_name(signo),
+               cfg->restart_at_stop ? mm_model_steps_done(m) : mm_model_steps_done(m) - 1);
+      mm_file_watch_during(during);
+    }
     if (stop && !cfg->restart_at_stop) {
       stop_after = mm_model_steps_done(m) - 1;
       mm_timers_step_end(&tm, mm_model_steps_done(m));

@@ -15,6 +15,13 @@
 #   close0     the history's last write, in its close, on rank 0 (a run that
 #              fails nothing counts the writes first): exit 1, the message,
 #              the history readable with all its records
+#   crash0     the crash file's .tmp on rank 0, after a blow-up (a NaN
+#              planted after step 7): exit 1, the watch's message with the
+#              blow-up's (it said nothing of it), no .tmp, the history's
+#              records up to the last good state
+#   stop0      the restart written at a stop (output.restart_at_stop,
+#              SIGTERM after step 7), its .tmp on rank 0: exit 1, the
+#              watch's message with the stop's
 #   open0      Open MPI's lock file beside a restart's .tmp cannot be made on
 #              rank 0 (MPI_File_open then left both ranks waiting in it):
 #              MINIMODEL_OPEN_TIMEOUT (5 s in every run here) ends rank 0: exit 1, one
@@ -44,6 +51,8 @@ asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 # whose path holds it fails instead (none of the writes)
 after=0
 open_match=
+nan_step= # a NaN planted after that step (MINIMODEL_FAULT_NAN_STEP); none
+signal_step= # SIGTERM raised on rank 0 after that step (MINIMODEL_FAULT_SIGNAL_STEP); none
 run() {
   local np="$1" rank="$2" suffix="$3" t0=$SECONDS
   shift 3
@@ -51,7 +60,8 @@ run() {
   timeout -k 10 300 mpirun --oversubscribe -np "$np" -x MINIMODEL_IO_FAIL_WAIT="$wait_s" \
     -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX="$suffix" \
     -x FAIL_WRITE_RANK="$rank" -x FAIL_WRITE_AFTER="$after" -x FAIL_OPEN_MATCH="$open_match" \
-    -x MINIMODEL_OPEN_TIMEOUT=5 "$mm" --quiet \
+    -x MINIMODEL_OPEN_TIMEOUT=5 -x MINIMODEL_FAULT_NAN_STEP="$nan_step" \
+    -x MINIMODEL_FAULT_SIGNAL_STEP="$signal_step" "$mm" --quiet \
     --set output.dir=out "$@" >log 2>&1
   rc=$?
   took=$((SECONDS - t0))
@@ -115,6 +125,28 @@ steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $st
 grep -q "step = 0, 5, 10, 15, 20 ;" <<<"$steps" || fail "the history's records: $steps"
 echo "ok ($what): the history reads, with every record"
 after=0
+
+what=crash0
+nan_step=7
+run 2 0 flat.crash.nc.tmp --set run.steps=20 "$ini"
+nan_step=
+watched 0 flat.crash.nc.tmp
+grep -Eq "; the case was ending after a numerical blow-up at step 10: temp = NaN/Inf at i=[0-9]+ j=[0-9]+ k=[0-9]+ \([0-9]+ non-finite values\) \(its last good state, step 5, for the crash file\); exit status 1$" log ||
+  fail "the message does not say what the crash file followed"
+[ ! -e out/flat.crash.nc.tmp ] || fail "the .tmp is left"
+[ ! -e out/flat.crash.nc ] || fail "a crash file is left"
+steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $steps"
+grep -q "step = 0, 5 ;" <<<"$steps" || fail "the history's records: $steps"
+echo "ok ($what): the blow-up said, no .tmp, the history reads with steps 0 and 5"
+
+what=stop0
+signal_step=7
+run 2 0 flat.restart.nc.tmp --set run.steps=20 --set output.restart_at_stop=true "$ini"
+signal_step=
+watched 0 flat.restart.nc.tmp
+grep -Eq "; the case was stopping by SIGTERM after step 7; exit status 1$" log ||
+  fail "the message does not say the stop"
+left_as_flushed
 
 what=open0
 open_match=flat.restart.nc.tmp-
