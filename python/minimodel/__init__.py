@@ -17,5 +17,11 @@ def __getattr__(name):
     if name == "jax":
         import importlib
 
-        return importlib.import_module(".jax", __name__)
+        try:
+            return importlib.import_module(".jax", __name__)
+        except ImportError as e:
+            # AttributeError, as a missing attribute must be (hasattr and
+            # getattr with a default answer it), saying why
+            raise AttributeError(f"module {__name__!r} has no attribute 'jax': {e} "
+                                 "(minimodel.jax needs JAX: pip install jax)") from e
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

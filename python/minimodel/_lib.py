@@ -16,7 +16,14 @@ def _load():
         raise ImportError(
             f"minimodel: {path} is missing: the package is not built. Install it with "
             "`pip install ./python` from the project's root (scripts/setup does).")
-    lib = ctypes.CDLL(path)
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:  # a library it links cannot be loaded
+        raise ImportError(
+            f"minimodel: {path} cannot be loaded: {e}. A package built with CUDA (automatic "
+            "where nvcc is found) needs the CUDA runtime and cuSPARSE where it runs: install "
+            "them, or build the package without CUDA: `pip install ./python "
+            "-Ccmake.define.MINIMODEL_CUDA=OFF`") from e
     lib.mm_py_abi.restype = ctypes.c_int
     lib.mm_py_abi.argtypes = []
     if lib.mm_py_abi() != _ABI:

@@ -414,3 +414,47 @@ def test_library_refuses_depths_before_filling_out(sys4):
                                        out.ctypes.data, 1)
         assert rc == _lib.EINVAL, f"depth {value}: rc {rc}"
         assert (out == 7.0).all(), f"depth {value}: out was written"
+
+
+def test_library_that_cannot_load():
+    """A shared library the package's library links that cannot be loaded
+    (the CUDA runtime of a package built with CUDA, on a machine without
+    it) is an ImportError that says so and how to build without CUDA: it
+    was ctypes' OSError."""
+    code = (
+        "import ctypes\n"
+        "def refuse(path, *a, **k):\n"
+        "    raise OSError('libcudart.so.13: cannot open shared object file')\n"
+        "ctypes.CDLL = refuse\n"
+        "try:\n"
+        "    import minimodel.tdma\n"
+        "except ImportError as e:\n"
+        "    print('ImportError:', e)\n")
+    r = run_script(code)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert "ImportError: minimodel: " in r.stdout, r.stdout
+    assert "_minimodel_tdma.so cannot be loaded: libcudart.so.13: cannot open" in r.stdout, r.stdout
+    assert "-Ccmake.define.MINIMODEL_CUDA=OFF" in r.stdout, r.stdout
+
+
+def test_jax_attribute_without_jax():
+    """Without JAX, minimodel.jax is a missing attribute (hasattr False,
+    getattr's default), whose message says why: hasattr raised ImportError."""
+    code = (
+        "import sys\n"
+        "sys.modules['jax'] = None  # JAX not importable\n"
+        "import minimodel\n"
+        "print('hasattr', hasattr(minimodel, 'jax'))\n"
+        "print('getattr', getattr(minimodel, 'jax', 'default'))\n"
+        "try:\n"
+        "    minimodel.jax\n"
+        "except AttributeError as e:\n"
+        "    print('AttributeError:', e, '| from', type(e.__cause__).__name__)\n"
+        "import minimodel.tdma\n"
+        "print('tdma', minimodel.tdma.backends()[0])\n")
+    r = run_script(code)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert "hasattr False" in r.stdout and "getattr default" in r.stdout, r.stdout
+    assert "has no attribute 'jax'" in r.stdout and "needs JAX" in r.stdout, r.stdout
+    assert "| from ImportError" in r.stdout, r.stdout
+    assert "tdma " in r.stdout, r.stdout
