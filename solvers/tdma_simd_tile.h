@@ -585,6 +585,18 @@ static void MM_FN(mm_run_range)(const MM_FN(mm_job) *restrict jb, const mm_tdma_
   if (n) MM_FN(mm_tile_finish)(jb, &t, n, buf);
 }
 
+/* Every wet column of a batch, one after another (mm_tile_scalar). */
+static void MM_FN(mm_run_columns)(const MM_FN(mm_job) *restrict jb, const mm_tdma_batch *bt,
+                                  MM_V *restrict buf) {
+  MM_FN(mm_tile) t;
+  t.live = 1;
+  for (size_t col = 0; col < bt->ncol; col++)
+    if ((t.dep[0] = bt->depth[col]) > 0) {
+      t.off[0] = (long)(col * (size_t)bt->nz);
+      MM_FN(mm_tile_scalar)(jb, &t, buf);
+    }
+}
+
 /* A whole batch: chunks of columns shared among the threads. */
 static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_job) * jb) {
   int rc = mm_tdma_check_depths(bt);
@@ -597,13 +609,22 @@ static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_jo
   if (chunk < 4 * MM_W) chunk = 4 * MM_W;
   const long nchunk = (long)((bt->ncol + chunk - 1) / chunk);
   if (nchunk < nt) nt = (int)nchunk; /* a thread without a chunk needs no workspace */
+  /* A batch of fewer columns than half a tile (one column alone, too) runs
+   * column by column (mm_tile_scalar: the same bits): a tile's workspace,
+   * for W columns, would exceed the batch's own arrays (two float32
+   * columns of 2e7 levels took 2.4 GB beside their 0.64 GB). Deep columns
+   * pay for it in time where the workspace is reused (docs/performance.md,
+   * "The workspace of a call"). */
+  const int by_column = bt->ncol == 1 || bt->ncol < MM_W / 2; /* on one thread: one chunk */
   /* c' and the nrhs d' of every level of a tile (buf in mm_tile_finish);
-   * for a batch of one column, which runs alone, c' and kappa of that
-   * column (mm_tile_scalar) */
-  const size_t bytes = bt->ncol == 1
-                           ? 2 * (size_t)bt->nz * sizeof(MM_T)
-                           : (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
+   * column by column, c' and kappa of one column */
+  const size_t bytes = by_column ? 2 * (size_t)bt->nz * sizeof(MM_T)
+                                 : (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
   if ((rc = mm_tdma_ws_reserve(&s->ws, nt, bytes))) return rc;
+  if (by_column) {
+    MM_FN(mm_run_columns)(jb, bt, mm_tdma_ws_block(&s->ws, 0));
+    return MM_TDMA_OK;
+  }
   if (nt == 1) { /* no parallel region: it costs more than a small batch */
     MM_FN(mm_run_range)(jb, bt, 0, bt->ncol, mm_tdma_ws_block(&s->ws, 0));
     return MM_TDMA_OK;

@@ -286,14 +286,16 @@ def vm_size():
             return int(line.split()[1]) * 1024
 
 nz = 1_000_000
-z = np.ones((2, nz))
+z = np.ones((8, nz))
 lower, upper = -0.1 * z, -0.1 * z
 for dtype in (np.float64, np.float32):
     args = [a.astype(dtype) for a in (lower, z, upper, z)]
     out = np.full_like(args[3], 7.0)
     # simd reserves c' and d' of a tile of columns, (1 + 1) * nz * 64 bytes
-    # or more (128 MB here), when it solves: under this limit it cannot, after
-    # every argument was found good
+    # (128 MB here), when it solves a batch of half a tile or more (8
+    # columns: a tile is 8 float64 or 16 float32 columns; fewer are solved
+    # column by column): under this limit it cannot, after every argument
+    # was found good
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (vm_size() + 48 * 2**20, hard))
     try:

@@ -3,10 +3,15 @@
  *     most right-hand sides and threads a call could have (simd reserved
  *     1 + MM_TDMA_MAX_RHS d' of a whole tile of lanes per thread: 2.6 GB a
  *     thread for one column of 2e6 levels).
- *  2. float32 columns deeper than 2^24 levels beside a column of another
- *     depth give `reference`'s bits (simd compared level numbers as floats,
- *     which hold every integer only up to 2^24: depth 2^24 + 2 ended the
- *     column one level early, and the levels above it came out wrong);
+ *  2. a few deep columns (2 and 3, float32) cost workspace below their
+ *     data: simd reserved a whole tile of 16 lanes for them, 4 times the
+ *     data of two columns;
+ *  3. float32 columns deeper than 2^24 levels beside a column of another
+ *     depth, in one tile (in a batch of 8 columns, the rest land, wide
+ *     enough for tiles), give `reference`'s bits (simd compared level
+ *     numbers as floats, which hold every integer only up to 2^24: depth
+ *     2^24 + 2 ended the column one level early, and the levels above it
+ *     came out wrong);
  * About 3 GB of memory at its peak. */
 #include "tdma_test_util.h"
 
@@ -65,18 +70,54 @@ int main(void) {
     }
     free(a), free(b), free(c), free(x);
   }
-  /* 2. two columns: depths nz and 2^24 + 2 (depth - 1 rounds down in float) */
+  /* 2. two and three columns of 4e6 levels in float32 (arrays larger than
+   * part 1's peak, so that the peak measures them) */
+  for (int ncol = 2; ncol <= 3; ncol++) {
+    const int nz = 4000000;
+    const size_t n = (size_t)ncol * (size_t)nz;
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c),
+          *x = malloc(n * sizeof *x);
+    TU_CHECK(a && b && c && x, "out of memory");
+    if (!(a && b && c && x)) return 1;
+    deep_system(n, a, b, c, x);
+    const int depth[3] = {nz, nz, nz};
+    const mm_tdma_batch bt = {.ncol = (size_t)ncol, .nz = nz, .depth = depth};
+    const double data = 4.0 * (double)n * sizeof(float);
+    for (const mm_tdma_backend *const *pb = mm_tdma_backends(); *pb; pb++) {
+      const mm_tdma_backend *be = *pb;
+      if (be->device_memory || !be->solve_f || (be->available && !be->available())) continue;
+      mm_tdma *s = NULL;
+      if (mm_tdma_create(be->name, nz, 0, &s) != MM_TDMA_OK) continue;
+      const double before = peak_bytes();
+      const int rc = mm_tdma_solve_f(s, &bt, a, b, c, &x, 1);
+      const double grown = peak_bytes() - before;
+      TU_CHECK(rc == MM_TDMA_OK, "%s: %d deep columns: %s", be->name, ncol, mm_tdma_strerror(rc));
+      /* column by column: c' and kappa of one column, 0.5 / ncol of the
+       * data; a tile of 16 lanes, c' and d': 32 / (4 ncol) */
+      TU_CHECK(grown <= 1.0 * data,
+               "%s: %d columns of %d levels grew the peak virtual size by %.0f MB (%.1f x their "
+               "data)",
+               be->name, ncol, nz, grown / 1e6, grown / data);
+      printf("%s: %d columns of %d levels: peak virtual size grew by %.0f MB (%.2f x the data)\n",
+             be->name, ncol, nz, grown / 1e6, grown / data);
+      mm_tdma_destroy(s);
+    }
+    free(a), free(b), free(c), free(x);
+  }
+  /* 3. depths nz and 2^24 + 2 (depth - 1 rounds down in float) in columns 0
+   * and 1 of 8 (at least half a tile of float32 lanes, so that simd solves
+   * them in a tile; the other 6 land, their memory never touched) */
   {
     const int nz = (1 << 24) + 3;
-    const size_t n = 2 * (size_t)nz;
-    const int depth[2] = {nz, (1 << 24) + 2};
-    const mm_tdma_batch bt = {.ncol = 2, .nz = nz, .depth = depth};
-    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c),
-          *want = malloc(n * sizeof *want), *x = malloc(n * sizeof *x);
+    const size_t n = 8 * (size_t)nz, wet = 2 * (size_t)nz;
+    const int depth[8] = {nz, (1 << 24) + 2, 0, 0, 0, 0, 0, 0};
+    const mm_tdma_batch bt = {.ncol = 8, .nz = nz, .depth = depth};
+    float *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b), *c = calloc(n, sizeof *c),
+          *want = calloc(n, sizeof *want), *x = calloc(n, sizeof *x);
     TU_CHECK(a && b && c && want && x, "out of memory");
     if (!(a && b && c && want && x)) return 1;
-    deep_system(n, a, b, c, want);
-    memcpy(x, want, n * sizeof *x);
+    deep_system(wet, a, b, c, want);
+    memcpy(x, want, wet * sizeof *x);
     mm_tdma *ref = NULL;
     TU_CHECK(mm_tdma_create("reference", nz, 0, &ref) == MM_TDMA_OK, "reference");
     TU_CHECK(mm_tdma_solve_f(ref, &bt, a, b, c, &want, 1) == MM_TDMA_OK, "reference solve");
@@ -88,11 +129,11 @@ int main(void) {
         continue;
       mm_tdma *s = NULL;
       if (mm_tdma_create(be->name, nz, 0, &s) != MM_TDMA_OK) continue;
-      deep_system(n, a, b, c, x);
+      deep_system(wet, a, b, c, x);
       const int rc = mm_tdma_solve_f(s, &bt, a, b, c, &x, 1);
       TU_CHECK(rc == MM_TDMA_OK, "%s: deep float32 solve: %s", be->name, mm_tdma_strerror(rc));
       size_t differ = 0, first = n;
-      for (size_t e = 0; e < n; e++)
+      for (size_t e = 0; e < wet; e++)
         if (memcmp(&x[e], &want[e], sizeof *x)) differ++, first = first < e ? first : e;
       TU_CHECK(differ == 0,
                "%s: %zu values differ from reference, the first at column %zu level %zu", be->name,
