@@ -230,6 +230,8 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
       bar_width = width - 7 - (int)strlen(fields[0]) > 5 ? width - 7 - (int)strlen(fields[0]) : 5;
     else if (bar_width > 0)
       bar_width = 0;
+    else if (nfield > 0)
+      nfield = 0; /* the step too: a field goes whole ("step 1090/300" of 3000 misread) */
     else
       break;
   }
@@ -242,9 +244,9 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
       bar_width > 0 ? snprintf(line, n, "[%s] %3d%%", bar, pct) : snprintf(line, n, "%3d%%", pct);
   for (int f = 0; f < nfield && at > 0 && (size_t)at < n; f++)
     at += snprintf(line + at, n - (size_t)at, "%s", fields[f]);
-  /* narrower than the percentage and the step: cut; narrower than the
-   * percentage itself: nothing ("100%" cut to "10" would read as 10 %) */
-  if (width >= 0 && at > width) line[at = width < 4 ? 0 : width] = '\0';
+  /* narrower than the percentage itself: nothing ("100%" cut to "10"
+   * would read as 10 %) */
+  if (width >= 0 && at > width) line[at = 0] = '\0';
   return at;
 }
 

@@ -22,7 +22,7 @@ case "$kind" in
   bar)
     [ "$has_cr" -eq 1 ] || fail "no bar (no carriage return)"
     # fitted to the width: fields dropped from the right; below 17 columns
-    # no bar, the percentage and as much of the step as fits
+    # no bar, and below the width of "100%  step 13/13" the percentage alone
     reach="\[#+\] 100%  step $steps/$steps  model .* ETA .* points/s"
     if [ -n "${COLUMNS:-}" ]; then
       reach="\[#+\] 100%"
@@ -36,6 +36,10 @@ case "$kind" in
       # the end of the line
       widest=$(awk 'BEGIN { RS = "\r" } NR > 1 { sub(/\n.*/, ""); if (length($0) > w) w = length($0) } END { print w + 0 }' <<<"$out")
       [ "$widest" -lt "$COLUMNS" ] || fail "a redraw of $widest characters on $COLUMNS columns"
+      # a field is dropped whole, never cut: a cut step ("step 1090/300"
+      # of 3000) reads as another number
+      cut=$(awk -v s="$steps" 'BEGIN { RS = "\r" } NR > 1 { sub(/\n.*/, ""); if ($0 ~ /step/ && $0 !~ ("step [0-9]+/" s "(  |$)")) { print; exit } }' <<<"$out")
+      [ -z "$cut" ] || fail "a redraw with its step cut: '$cut' on $COLUMNS columns"
       # narrower than "100%": nothing, not a cut percentage ("10")
       [ "$COLUMNS" -ge 5 ] || [ "$widest" -eq 0 ] ||
         fail "a redraw of $widest characters (a cut percentage) on $COLUMNS columns"
