@@ -46,10 +46,16 @@ MM_NODISCARD mm_err mm_streams_check(const mm_config *cfgs, const char *const *f
 
 /* What keeps dir from being an output directory, or NULL: a file that is
  * not a directory, a symbolic link to nothing (its target named), a loop of
- * links, a path through something that is not a directory. A dir that does
- * not exist is fine (the run creates it, not its parents). The message may
- * be written into buf[size]. */
+ * links, a path through something that is not a directory, a dir that does
+ * not exist in a folder where this process may not make one (no write
+ * permission, a read-only file system). A dir that does not exist is
+ * otherwise fine (the run creates it, not its parents, which an earlier
+ * case may make). The message may be written into buf[size]. */
 const char *mm_output_dir_problem(const char *dir, char *buf, size_t size);
+
+/* The folder that holds dir (dir without its last name and the slashes
+ * after it; "." for a name alone), into parent[size]. */
+void mm_output_dir_parent(const char *dir, char *parent, size_t size);
 
 /* A new file at `tmp` (a case's `.tmp`, renamed into place once written),
  * opened for writing: whatever stood at that name, a link included, is

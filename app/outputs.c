@@ -113,6 +113,15 @@ static bool mm_same_file(const char *a, const char *b) {
   return mm_same_id(&ia, &ib);
 }
 
+void mm_output_dir_parent(const char *dir, char *parent, size_t size) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", dir);
+  size_t len = strlen(path);
+  while (len > 1 && path[len - 1] == '/')
+    path[--len] = '\0';
+  mm_io_dir_of(path, parent, size);
+}
+
 const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
   struct stat st, link;
   if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? NULL : "exists and is not a directory";
@@ -124,7 +133,16 @@ const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
     snprintf(buf, size, "is a symbolic link to '%s', which does not exist", target);
     return buf;
   }
-  if (e == ENOENT) return NULL; /* the run creates it */
+  if (e == ENOENT) { /* the run creates it, where it may */
+    char parent[PATH_MAX];
+    mm_output_dir_parent(dir, parent, sizeof parent);
+    struct stat up;
+    if (stat(parent, &up) == 0 && S_ISDIR(up.st_mode) && access(parent, W_OK | X_OK) != 0) {
+      snprintf(buf, size, "cannot be created in '%s': %s", parent, strerror(errno));
+      return buf;
+    }
+    return NULL;
+  }
   if (e == ELOOP) return "too many levels of symbolic links (a loop of links?)";
   if (e == ENOTDIR) return "a part of the path before its last name is not a directory";
   snprintf(buf, size, "cannot be looked at: %s", strerror(e));

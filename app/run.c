@@ -264,9 +264,14 @@ static MM_NODISCARD mm_err make_output_dir(const mm_config *cfg, MPI_Comm comm) 
       err = MM_ERROR(MM_ERR_RUN, "output.dir = %s: %s", cfg->output_dir, bad);
     else if (stat(cfg->output_dir, &st) != 0 && mkdir(cfg->output_dir, 0777) != 0) {
       const int e = errno;
+      char parent[PATH_MAX];
+      mm_output_dir_parent(cfg->output_dir, parent, sizeof parent);
+      /* the hint where the parent is missing (a file system that makes no
+       * folder, /proc, says ENOENT too) */
+      const bool no_parent = e == ENOENT && stat(parent, &st) != 0;
       err =
           MM_ERROR(MM_ERR_RUN, "output.dir = %s: cannot create: %s%s", cfg->output_dir, strerror(e),
-                   e == ENOENT ? " (minimodel creates output.dir, not its parents)" : "");
+                   no_parent ? " (minimodel creates output.dir, not its parents)" : "");
     }
   }
   return mm_agree(comm, err);

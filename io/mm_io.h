@@ -187,4 +187,8 @@ MM_NODISCARD mm_err mm_initial_read(const mm_grid *g, const mm_settings *env, co
  * and salt NULL, mm_initial_read does the same. */
 MM_NODISCARD mm_err mm_initial_check(MPI_Comm comm, const mm_config *cfg, const char *path);
 
+/* The directory of path into dir (size bytes): "." for a bare name, "/"
+ * for a file in the root. */
+void mm_io_dir_of(const char *path, char *dir, size_t size);
+
 #endif

@@ -135,10 +135,6 @@ MM_NODISCARD mm_err mm_io_path(char *path, const mm_config *cfg, const char *suf
  * MM_ERR_RUN naming path and dir otherwise. */
 MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
 
-/* The directory of path into dir (size bytes): "." for a bare name, "/"
- * for a file in the root. */
-void mm_io_dir_of(const char *path, char *dir, size_t size);
-
 /* File descriptors a rank must have free before it opens a file through
  * MPI-IO and HDF5 (mm_io_check_inodes), seen on 2 ranks (Open MPI 4.1,
  * HDF5 1.10): the first open of a process loads Open MPI's I/O components

@@ -215,6 +215,11 @@ output_dir)
   # a missing parent: when the case runs (exit 1), not its parents created
   expect 1 "output.dir = no/x: cannot create: No such file or directory \(minimodel creates output.dir, not its parents\)" \
     --set output.dir=no/x a.ini
+  # a parent that exists, where no folder can be made (/proc, even by
+  # root): the file system's reason alone (the hint said its parent was
+  # missing)
+  expect 1 "output.dir = /proc/minimodel_x: cannot create: No such file or directory$" \
+    --set output.dir=/proc/minimodel_x a.ini
   # a link to a directory is a directory
   mkdir real && ln -s real linked
   expect 0 "" --set output.dir=linked a.ini

@@ -5,6 +5,9 @@
 # file system's reason ("Permission denied"), not netCDF's "HDF error" at
 # exit 1, before any step, and the history left as it was: both where
 # records after the restart step would be removed and where none would.
+# Then an output.dir to be made in a folder that user may not write: exit 2
+# before any case, naming the folder and the reason (it was exit 1 when its
+# case ran, after the cases before it had run).
 # Runs as the user nobody (setpriv); needs root, skipped (77) otherwise.
 set -u
 mm="$1"; src="$2"; work="$3"
@@ -38,4 +41,14 @@ for from in 4 8; do
   cmp -s out/ro.nc before.nc || fail "from step $from: the history was changed"
   echo "ok: continued from step $from: $(grep -o 'error: .*' log)"
 done
+mkdir locked && chmod 755 locked # root's
+printf '[run]\nname = first\nsteps = 2\n[output]\ndir = %s\n' "$work/out" >first.ini
+printf '[run]\nname = second\nsteps = 2\n[output]\ndir = %s\n' "$work/locked/sub" >second.ini
+as_nobody "$mm" --quiet first.ini second.ini >log 2>&1
+rc=$?
+[ $rc = 2 ] || fail "output.dir in a folder not writable: exit $rc, expected 2"
+grep -q "^minimodel: error: second.ini: output.dir = $work/locked/sub: cannot be created in '$work/locked': Permission denied$" log ||
+  fail "output.dir in a folder not writable: not the message"
+[ ! -e out/first.nc ] && [ ! -e locked/sub ] || fail "output.dir in a folder not writable: a case ran"
+echo "ok: $(grep -o 'error: .*' log)"
 echo "ok"
