@@ -17,12 +17,14 @@
  * Exit status: 0, 2 for a usage or configuration error, 1 for a failure
  * while running (also: the result could not be written to standard
  * output). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mm_model_private.h"
 #include "mm_physics.h"
+#include "mm_settings.h"
 
 #define MAX_SETS 32
 
@@ -67,10 +69,21 @@ static int run(int argc, char **argv, int rank) {
     if (!strcmp(argv[a], "--phase") || !strcmp(argv[a], "--repeats") || !strcmp(argv[a], "--set"))
       a++;
   }
+  bool phase_given = false, repeats_given = false;
   for (int a = 1; a < argc; a++) {
+    /* an option given twice is refused, as minimodel's and tdma-bench's
+     * are (the last one was taken without a word) */
+    if ((!strcmp(argv[a], "--phase") && phase_given) ||
+        (!strcmp(argv[a], "--repeats") && repeats_given)) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "%.100s given twice", argv[a]);
+      return usage(rank, msg);
+    }
     if (!strcmp(argv[a], "--phase") && a + 1 < argc) {
       phase = argv[++a];
+      phase_given = true;
     } else if (!strcmp(argv[a], "--repeats") && a + 1 < argc) {
+      repeats_given = true;
       char *end;
       repeats = strtol(argv[++a], &end, 10);
       if (*end || repeats < 1 || repeats > 100000) return usage(rank, "--repeats: 1 to 100000");
@@ -96,12 +109,18 @@ static int run(int argc, char **argv, int rank) {
   if (which < 0) return usage(rank, "--phase: horizontal, solve or step");
   if (!config) return usage(rank, "no configuration file");
 
+  /* the environment's settings, as minimodel reads them (mm_settings.h):
+   * OMP_NUM_THREADS beyond what a rank can run (100000 crashed the OpenMP
+   * runtime), MINIMODEL_MEMORY_LIMIT (it was not read) */
+  mm_settings env;
   mm_config cfg;
   mm_model *m = NULL;
-  if (mm_config_load(&cfg, config, sets, nsets) != MM_OK) {
+  if (mm_settings_read(&env) != MM_OK || mm_config_load(&cfg, config, sets, nsets) != MM_OK) {
     if (rank == 0) fprintf(stderr, "phase-bench: %s\n", mm_error_message());
     return 2;
   }
+  cfg.env = env;
+  (void)mm_settings_start_threads(); /* before the model's first region, as minimodel */
   /* a failure's exit status is its error code: 1 running, 2 input */
   int status = MM_ERR_RUN;
   const char *why = "out of memory";
