@@ -167,6 +167,11 @@ static options parse(int argc, char **argv) {
       o.list = 1;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
+      if (fflush(stdout) != 0 || ferror(stdout)) { /* the text is the point, as minimodel's */
+        fprintf(stderr, "tdma-bench: cannot write the help to standard output: %s\n",
+                strerror(errno));
+        exit(1);
+      }
       exit(0);
     } else {
       bad_args("unknown argument %s", a);
@@ -752,7 +757,8 @@ int main(int argc, char **argv) {
       break;
     }
   if (fflush(stdout) != 0 || ferror(stdout)) { /* the results are the point */
-    fprintf(stderr, "tdma-bench: cannot write the results to standard output\n");
+    fprintf(stderr, "tdma-bench: cannot write the results to standard output: %s\n",
+            strerror(errno));
     status = 1;
   }
   problem_free(&p);
