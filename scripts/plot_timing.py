@@ -131,8 +131,12 @@ def load(path):
     if problem:
         sys.exit(f"plot_timing: {path}: not a minimodel timing file ({problem})")
     if not any(r["step_s"] > 0 for r in d["per_step"]):
+        stride, steps = d.get("per_step_stride"), d.get("steps")
+        why = (f"per_step_stride = {stride} (output.timing_stride) is beyond the run's {steps} "
+               "steps" if isinstance(stride, int) and isinstance(steps, int) and 0 < steps < stride
+               else "a run of 0 steps?")
         sys.exit(f"plot_timing: {path}: no steps timed (no per_step record with step_s > 0; "
-                 "a run of 0 steps?): nothing to plot")
+                 f"{why}): nothing to plot")
     return d
 
 

@@ -803,6 +803,12 @@ def test_plot_timing_no_steps():
             png = os.path.join(tmp, f"{name}.png")
             one_line(name, py(PLOT_TIMING, path, "-o", png), 1, "no steps timed")
             assert not os.path.exists(png), f"{name}: a picture was written"
+        # a stride beyond the run's steps (output.timing_stride = 1000 on 3
+        # steps) is named as the reason, not "a run of 0 steps?"
+        path = timing(os.path.join(tmp, "stride.timing.json"), per_step=[], steps=3,
+                      per_step_stride=1000)
+        one_line("stride", py(PLOT_TIMING, path, "-o", os.path.join(tmp, "stride.png")), 1,
+                 "per_step_stride = 1000 (output.timing_stride) is beyond the run's 3 steps")
 
 
 # ---------------------------------------------------------------------------
