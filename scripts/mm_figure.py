@@ -1,7 +1,10 @@
 """What plot_fields.py, plot_timing.py and plot_tdma_bench.py share: the
 file a figure goes to, checked before the work is done and written whole
 or not at all; the inputs they read, regular files of a bounded size; and
-user text shown literally (not as matplotlib mathtext).
+user text shown literally (not as matplotlib mathtext). scripts/bench-model,
+scripts/bench_peers.py and scripts/scaling write their documents and
+results through the same functions (write_text, check_target). Only the standard library is imported
+here (matplotlib where a figure is saved).
 
     try:
         out = mm_figure.output_name(args.output)           # -o NAME -> NAME.png
@@ -36,7 +39,8 @@ INPUT_LIMIT = 256 << 20  # bytes of one input read at most
 
 
 class FigureError(Exception):
-    """One line: why the figure cannot be written where asked (exit 2)."""
+    """One line: why the figure (or another file written here: a document,
+    results) cannot be written where asked (exit 2)."""
 
 
 class InputRefused(Exception):
@@ -139,11 +143,24 @@ def _umask():
 def save(fig, path, inputs=(), **savefig_kw):
     """Write fig to path (its format from the extension, as output_name
     gives it) through a temporary file in its folder, renamed onto it when
-    complete; FigureError (the temporary file removed, the target as it
-    was) when path is refused (check_target) or the writing fails. Other
-    exceptions (an interrupt) also remove the temporary file."""
-    real = check_target(path, inputs)
+    complete (write_atomic)."""
     fmt = os.path.splitext(path)[1][1:].lower() or "png"
+    write_atomic(path, lambda f: fig.savefig(f, format=fmt, **savefig_kw), inputs)
+
+
+def write_text(path, text, inputs=()):
+    """Write text (UTF-8) to path whole or not at all (write_atomic)."""
+    data = text.encode("utf-8")
+    write_atomic(path, lambda f: f.write(data), inputs)
+
+
+def write_atomic(path, fill, inputs=()):
+    """Write path through a temporary file in its folder, filled by
+    fill(f) (f: the temporary file, open for binary writing) and renamed
+    onto path when complete; FigureError (the temporary file removed, the
+    target as it was) when path is refused (check_target) or the writing
+    fails. Other exceptions (an interrupt) also remove the temporary file."""
+    real = check_target(path, inputs)
     try:
         st = os.stat(real)
     except FileNotFoundError:
@@ -156,7 +173,7 @@ def save(fig, path, inputs=(), **savefig_kw):
     done = False
     try:
         with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, **savefig_kw)
+            fill(f)
             f.flush()
             os.fsync(f.fileno())
         if st is None:
@@ -209,3 +226,4 @@ def read_input(path, limit=INPUT_LIMIT):
         if size > limit:
             raise InputRefused(f"larger than {limit >> 20} MiB: not read")
     return b"".join(chunks)
+

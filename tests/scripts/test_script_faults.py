@@ -1280,6 +1280,64 @@ def test_bench_model_one_at_a_time():
             shutil.rmtree(out_dir, ignore_errors=True)
 
 
+# a timing file of 2 steps, as bench-model reads it
+STAND_IN_TIMING = json.dumps({
+    "tdma": "reference", "steps": 2, "grid": [8, 6, 4],
+    "per_step": [{"step": 1, "step_s": 1e-3}, {"step": 2, "step_s": 1e-3}],
+    "phases": {"step": {"mean_s": 1e-3, "bytes": 1000}, "solve": {"share": 0.5},
+               "horizontal": {}}})
+
+
+def bench_tree(tmp):
+    """A copy of scripts/ in tmp/root with a stand-in scripts/build (does
+    nothing) and build/minimodel (writes a timing file of 2 steps): the
+    whole of a bench-model run in seconds, the repository's output/ and
+    docs/ untouched. Returns the copy of bench-model."""
+    root = os.path.join(tmp, "root")
+    shutil.copytree(SCRIPTS, os.path.join(root, "scripts"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    stand_in(os.path.join(root, "scripts"), "build", "exit 0")
+    os.makedirs(os.path.join(root, "build"))
+    stand_in(os.path.join(root, "build"), "minimodel",
+             'for a; do case "$a" in --version) echo "minimodel (stand-in)"; exit 0;;\n'
+             '  --dry-run) exit 0;; run.name=*) n="${a#run.name=}";;\n'
+             '  output.dir=*) d="${a#output.dir=}";; esac; done\n'
+             f"printf '%s\\n' '{STAND_IN_TIMING}' >\"$d/$n.timing.json\"")
+    return os.path.join(root, "scripts", "bench-model")
+
+
+def test_bench_model_doc_not_written():
+    """A --doc that a full disk keeps from being written (a file-size
+    limit) after the runs: one line naming it, exit 2, and the doc left as
+    it was, no temporary file beside it (it was opened with "w": the doc
+    truncated, and an OSError traceback); without the limit the table
+    replaces its section and the rest is kept."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = bench_tree(tmp)
+        docs = os.path.join(tmp, "docs")
+        os.mkdir(docs)
+        before = ("# Performance\n\n## Model time step (bench-model)\n\nold table\n\n"
+                  "## Other\n\n" + "text that stays\n" * 4096)
+        doc = write(os.path.join(docs, "performance.md"), before)
+        good = write(os.path.join(tmp, "tiny.ini"), TINY_INI)
+        cmd = [sys.executable, bench, "--no-reference", "--layouts", "1x1", "--tdma",
+               "reference", "--bandwidth", "none", "--configs", good, "--doc", doc]
+        rc, out, err = run(cmd, preexec_fn=fsize_limit(16384), timeout=120)
+        said = [ln for ln in err.splitlines() if "performance.md" in ln]
+        assert rc == 2 and "Traceback" not in err and len(said) == 1 and \
+            "cannot be written" in said[0], f"exit {rc}, want 2: {(out + err)[-800:]!r}"
+        with open(doc) as f:
+            assert f.read() == before, "the doc was changed"
+        assert os.listdir(docs) == ["performance.md"], os.listdir(docs)
+        assert "| tiny |" in out, f"no table on stdout: {out[-800:]!r}"
+        rc, out, err = run(cmd, timeout=120)
+        with open(doc) as f:
+            after = f.read()
+        assert rc == 0 and "old table" not in after and "| tiny |" in after and \
+            after.endswith("## Other\n\n" + "text that stays\n" * 4096), \
+            f"without the limit: exit {rc}, {(out + err)[-800:]!r}"
+
+
 def test_classic_cut_short():
     """A classic-format file (CDF-1, CDF-2, CDF-5; fixed and record
     variables) cut short, whose lacking data the netCDF library reads as
