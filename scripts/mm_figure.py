@@ -3,7 +3,8 @@ file a figure goes to, checked before the work is done and written whole
 or not at all; the inputs they read, regular files of a bounded size; and
 user text shown literally (not as matplotlib mathtext). scripts/bench-model,
 scripts/bench_peers.py and scripts/scaling write their documents and
-results through the same functions (write_text, check_target). Only the standard library is imported
+results through the same functions (write_text, check_target) and read the
+documents they edit with read_text. Only the standard library is imported
 here (matplotlib where a figure is saved).
 
     try:
@@ -227,3 +228,20 @@ def read_input(path, limit=INPUT_LIMIT):
             raise InputRefused(f"larger than {limit >> 20} MiB: not read")
     return b"".join(chunks)
 
+
+TEXT_LIMIT = 16 << 20  # bytes of a document read at most (docs/performance.md: 0.1 MiB)
+
+
+def read_text(path, limit=TEXT_LIMIT):
+    """The text of path, a document to edit: InputRefused as read_input
+    (not a regular file, more than limit bytes), and also when it is not
+    UTF-8 text (a binary file: bytes that are not UTF-8, or a NUL byte);
+    OSError when it cannot be opened or read."""
+    data = read_input(path, limit)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputRefused(f"not UTF-8 text (byte {e.start}): not read") from None
+    if "\0" in text:
+        raise InputRefused(f"not text (a NUL byte at {text.index(chr(0))}): not read")
+    return text

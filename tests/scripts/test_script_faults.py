@@ -1338,6 +1338,45 @@ def test_bench_model_doc_not_written():
             f"without the limit: exit {rc}, {(out + err)[-800:]!r}"
 
 
+def test_bench_model_doc_refused():
+    """A --doc that cannot be read as a document (a FIFO hung, /dev/zero and
+    /dev/full ran out of memory, a binary file was a UnicodeDecodeError
+    traceback, all after the whole benchmark; one larger than 16 MiB) or
+    written (chmod 444): one line and exit 2 before anything is built or
+    run (here with --dry-run, which went on and exited 0)."""
+    import resource
+
+    def bounded():  # were it read, /dev/zero ends in MemoryError, not the OOM killer
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    with tempfile.TemporaryDirectory() as tmp:
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        fifo = os.path.join(tmp, "fifo.md")
+        os.mkfifo(fifo)
+        binary = os.path.join(tmp, "binary.md")
+        with open(binary, "wb") as f:
+            f.write(b"# Performance\n\xff\xfe\x00\x01")
+        nul = write(os.path.join(tmp, "nul.md"), "# Performance\n\0\n")
+        large = os.path.join(tmp, "large.md")
+        with open(large, "wb") as f:
+            f.truncate((16 << 20) + 1)
+        protected = write(os.path.join(tmp, "protected.md"), "# Performance\n")
+        os.chmod(protected, 0o444)
+        base = ["--dry-run", "--no-reference", "--layouts", "1x1", "--tdma", "reference",
+                "--configs", good]
+        for doc, message in (("/dev/zero", "not a regular file (a device)"),
+                             ("/dev/full", "not a regular file (a device)"),
+                             (fifo, "not a regular file (a FIFO)"),
+                             (binary, "not UTF-8 text"), (nul, "a NUL byte"),
+                             (large, "larger than 16 MiB"), (protected, "write-protected")):
+            if not os.path.exists(doc):
+                continue
+            result = py(BENCH, *base, "--doc", doc, timeout=60, preexec_fn=bounded)
+            one_line(f"--doc {doc}", result, 2, message)
+            assert f"--doc {doc}" in result[2], f"--doc {doc}: not named: {result[2]!r}"
+        with open(binary, "rb") as f:
+            assert f.read() == b"# Performance\n\xff\xfe\x00\x01", "the binary file changed"
+
+
 def test_classic_cut_short():
     """A classic-format file (CDF-1, CDF-2, CDF-5; fixed and record
     variables) cut short, whose lacking data the netCDF library reads as
