@@ -42,6 +42,17 @@ table of medians and ratios (peer median / tdma-bench simd median of the same
 case; the scans over jax-donated). With --docs FILE the table, the machine,
 the date and the command replace what stands between the markers
 <!-- bench_peers:begin --> and <!-- bench_peers:end --> in FILE.
+
+Both files are checked before the runs (exit 2): --jsonl a regular file
+(or none yet) in a folder that exists, --docs a regular file of UTF-8 text
+up to 16 MiB with both markers, each writable (not a folder, FIFO or
+device such as /dev/full). Each is written whole or not at all, through a
+temporary file beside it renamed onto it (scripts/mm_figure.py): one that
+cannot be written after the runs (a full disk) is left as it was.
+
+Exit status: 0 done, 1 a run failed (tdma-bench, a worker), 2 usage (also
+a --jsonl or --docs refused before the runs) or a --jsonl or --docs that
+could not be written after them, 130 interrupted (Ctrl-C).
 """
 import argparse
 import datetime
@@ -54,6 +65,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_figure  # noqa: E402
 PEERS = ["tdma-bench-simd", "numpy-solve", "jax-donated", "jax", "scan-transposes",
          "scan-levels-first", "numba", "veros"]
 BEGIN, END = "<!-- bench_peers:begin -->", "<!-- bench_peers:end -->"
@@ -430,6 +443,64 @@ def positive(text):
     return x
 
 
+def read_docs(path):
+    """The text of the --docs file and its parts (head, tail) around the
+    markers; ValueError (why, one line) when it cannot be read or lacks a
+    marker."""
+    try:
+        doc = mm_figure.read_text(path)
+    except mm_figure.InputRefused as e:
+        raise ValueError(f"--docs {path}: {e}") from None
+    except OSError as e:
+        raise ValueError(f"--docs {path}: {e.strerror or e}") from None
+    head, _, rest = doc.partition(BEGIN)
+    if not rest or END not in rest:
+        raise ValueError(f"--docs {path}: no {BEGIN} ... {END} markers")
+    return head, rest.split(END, 1)[1]
+
+
+def docs_problem(path):
+    """Why the --docs file cannot be read and written, or None."""
+    try:
+        read_docs(path)
+        mm_figure.check_target(path)
+    except ValueError as e:
+        return str(e)
+    except mm_figure.FigureError as e:
+        return f"--docs: {e}"
+    return None
+
+
+def write_results(a, records, text):
+    """Append records to --jsonl and put text between the markers of
+    --docs, each written whole or not at all; the lines saying what could
+    not be written."""
+    problems = []
+    if a.jsonl:
+        lines = "".join(json.dumps(r) + "\n" for r in records).encode()
+        try:
+            old = mm_figure.read_input(a.jsonl) if os.path.lexists(a.jsonl) else b""
+            if old and not old.endswith(b"\n"):
+                old += b"\n"
+            mm_figure.write_atomic(a.jsonl, lambda f: f.write(old + lines))
+        except mm_figure.InputRefused as e:
+            problems.append(f"--jsonl {a.jsonl}: {e}: the lines are not added")
+        except mm_figure.FigureError as e:
+            problems.append(f"--jsonl {e}: left as it was")
+        except OSError as e:
+            problems.append(f"--jsonl {a.jsonl}: cannot be read: {e.strerror or e}: the lines "
+                            "are not added")
+    if a.docs:
+        try:
+            head, tail = read_docs(a.docs)
+            mm_figure.write_text(a.docs, head + BEGIN + "\n" + text + "\n" + END + tail)
+        except ValueError as e:
+            problems.append(f"{e}: the table is not put in it")
+        except mm_figure.FigureError as e:
+            problems.append(f"--docs {e}: left as it was")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=whole(1), default=100000)
@@ -456,14 +527,14 @@ def main():
         if os.path.isdir(a.jsonl) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
             ap.error(f"--jsonl {a.jsonl}: not a file that can be written (a folder, or its "
                      "folder missing or not writable)")
+        try:  # a FIFO or /dev/full passed, and failed only after the runs
+            mm_figure.check_target(a.jsonl)
+        except mm_figure.FigureError as e:
+            ap.error(f"--jsonl: not a file that can be written: {e}")
     if a.docs:
-        try:
-            with open(a.docs) as f:
-                doc = f.read()
-        except OSError as e:
-            ap.error(f"--docs {a.docs}: {e.strerror}")
-        if BEGIN not in doc or END not in doc or not os.access(a.docs, os.W_OK):
-            ap.error(f"--docs {a.docs}: no {BEGIN} ... {END} markers, or not writable")
+        problem = docs_problem(a.docs)
+        if problem:
+            ap.error(problem)
     bench = find_tdma_bench(a.tdma_bench)
     started = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()
@@ -491,10 +562,6 @@ def main():
     load1 = os.getloadavg()
     for r in records:
         r["run"] = started.strftime("%Y-%m-%dT%H:%MZ")
-    if a.jsonl:
-        with open(a.jsonl, "a") as f:
-            for r in records:
-                f.write(json.dumps(r) + "\n")
     argv = ["scripts/bench_peers.py"] + sys.argv[1:]
     tab = table(records, a)
     vers = versions()
@@ -511,17 +578,12 @@ def main():
         "",
         tab,
     ])
+    problems = write_results(a, records, text)
     print()
-    print(text)
-    if a.docs:
-        doc = open(a.docs).read()
-        if BEGIN not in doc or END not in doc:
-            sys.exit(f"bench_peers: {a.docs} has no {BEGIN} ... {END} markers")
-        head, rest = doc.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        with open(a.docs, "w") as f:
-            f.write(head + BEGIN + "\n" + text + "\n" + END + tail)
-    return 0
+    print(text, flush=True)
+    for p in problems:
+        print(f"bench_peers: {p}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1005,6 +1005,75 @@ def test_bench_peers_refusals():
             f"a failing tdma-bench: exit {rc}, {err[-600:]!r}"
 
 
+def test_bench_peers_files_refused():
+    """A --docs that cannot be read as a document (/dev/zero ran out of
+    memory, a binary file was a UnicodeDecodeError traceback, a FIFO hung)
+    or lacks the end marker, and a --jsonl that is a FIFO or a device
+    (/dev/full: it failed after the runs): exit 2 and the reason, before
+    the runs (no tdma-bench is there to run)."""
+    import resource
+
+    def bounded():  # were it read, /dev/zero ends in MemoryError, not the OOM killer
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        binary = os.path.join(tmp, "binary.md")
+        with open(binary, "wb") as f:
+            f.write(b"<!-- bench_peers:begin -->\xff<!-- bench_peers:end -->")
+        begin = write(os.path.join(tmp, "begin.md"), "<!-- bench_peers:begin -->\n")
+        base = ["--tdma-bench", os.path.join(tmp, "no-tdma-bench")]
+        for args, words in ((["--docs", "/dev/zero"], "not a regular file (a device)"),
+                            (["--docs", fifo], "not a regular file (a FIFO)"),
+                            (["--docs", binary], "not UTF-8 text"),
+                            (["--docs", begin], "markers"),
+                            (["--jsonl", fifo], "not a regular file"),
+                            (["--jsonl", "/dev/full"], "not a regular file")):
+            if not os.path.exists(args[1]):
+                continue
+            rc, out, err = py(BENCH_PEERS, *base, *args, timeout=60, preexec_fn=bounded)
+            assert rc == 2 and words in err and args[1] in err and "Traceback" not in err, \
+                f"{args}: exit {rc}, {err[-400:]!r}"
+
+
+def test_bench_peers_files_not_written():
+    """A --jsonl or --docs that a full disk keeps from being written after
+    the runs (a file-size limit): one line naming it, exit 2, and the file
+    left as it was (--docs was opened with "w" and truncated, with a
+    traceback; --jsonl got part of a line); without the limit both are
+    written."""
+    bench = os.path.join(os.path.dirname(MODEL), "tdma-bench")
+    if not os.access(bench, os.X_OK):
+        raise Skip(f"no {bench}")
+    with tempfile.TemporaryDirectory() as tmp:
+        old = '{"peer": "old"}\n' * 2048
+        jsonl = write(os.path.join(tmp, "peers.jsonl"), old)
+        before = ("# Peers\n<!-- bench_peers:begin -->\nold table\n<!-- bench_peers:end -->\n"
+                  + "text that stays\n" * 4096)
+        doc = write(os.path.join(tmp, "peers.md"), before)
+        base = ["--systems", "64", "--levels", "4", "--repeats", "1", "--threads", "1",
+                "--precision", "double", "--tdma-bench", bench]
+        for option, path, content in (("--jsonl", jsonl, old), ("--docs", doc, before)):
+            rc, out, err = py(BENCH_PEERS, *base, option, path, timeout=120,
+                              preexec_fn=fsize_limit(16384))
+            lines = err.strip().splitlines()
+            assert rc == 2 and "Traceback" not in err and len(lines) == 1 and \
+                f"{option} {path}: cannot be written" in lines[0], \
+                f"{option}: exit {rc}, want 2: {(out + err)[-800:]!r}"
+            with open(path) as f:
+                assert f.read() == content, f"{option}: the file was changed"
+        assert sorted(os.listdir(tmp)) == ["peers.jsonl", "peers.md"], os.listdir(tmp)
+        rc, out, err = py(BENCH_PEERS, *base, "--jsonl", jsonl, "--docs", doc, timeout=120)
+        with open(jsonl) as f:
+            added = f.read()
+        with open(doc) as f:
+            after = f.read()
+        assert rc == 0 and added.startswith(old) and '"peer": "jax-donated"' in added[len(old):] \
+            and "old table" not in after and "| jax-donated |" in after \
+            and after.endswith("<!-- bench_peers:end -->\n" + "text that stays\n" * 4096), \
+            f"without the limit: exit {rc}, {(out + err)[-800:]!r}"
+
+
 # ---------------------------------------------------------------------------
 # scripts/compare.py, scripts/reference.py, scripts/regress: standard
 # streams closed or full, damaged data, memory
