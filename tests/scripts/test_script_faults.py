@@ -266,6 +266,32 @@ def test_regress_bare_name():
     assert rc == 1 and "the run failed (exit 3)" in err, f"exit {rc}: {(out + err)[-800:]!r}"
 
 
+def test_regress_python_not_python():
+    """A --python that is not Python with numpy and netCDF4 but exits 0
+    (/bin/true) is refused, one line and exit 2, before any run; one that
+    answers the check but exits 0 without comparing is "cannot compare",
+    exit 1 (both said "matches the baseline", exit 0)."""
+    true = shutil.which("true")
+    with tempfile.TemporaryDirectory() as tmp:
+        record = os.path.join(tmp, "ran")
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"\n'
+                                   'for a; do case "$a" in output.dir=*) d="${a#output.dir=}";;\n'
+                                   '  run.name=*) n="${a#run.name=}";; esac; done\n'
+                                   'mkdir -p "$d" && : >"$d/$n.nc"')
+        args = ["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
+                "--minimodel", model, "--python"]
+        one_line("--python true", run(args + [true], timeout=60), 2,
+                 f"--python: {true}: not a Python with numpy and netCDF4")
+        assert not os.path.exists(record), "--python true: the model was run"
+        # the check answered (the real Python), compare.py not run (exit 0)
+        half = stand_in(tmp, "py", f'[ "$1" = -c ] && exec "{sys.executable}" "$@"; exit 0')
+        rc, out, err = run(args + [half], timeout=60)
+        assert rc == 1 and "matches" not in out and \
+            "flat on 1 ranks: cannot compare with the baseline" in err, \
+            f"a Python that compares nothing: exit {rc}, {(out + err)[-800:]!r}"
+        assert os.path.exists(record), "the model was not run"
+
+
 def test_regress_generate_keeps_baseline():
     """--generate that cannot write the new baseline (a file-size limit,
     SIGXFSZ ignored) leaves the old one as it was and no partial file, exit
