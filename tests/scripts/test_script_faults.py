@@ -526,6 +526,45 @@ def test_scaling_stdout_fails():
         assert os.path.isfile(os.path.join(out, "scaling.json")), "no scaling.json"
 
 
+def test_scaling_json_not_written():
+    """An <out>/scaling.json that cannot be written (a link to /dev/full, a
+    folder, write-protected) is refused before any run, one line and exit
+    2; one that becomes a link to /dev/full while the runs go on (here the
+    stand-in model makes it) is one line and exit 2 after them, with the
+    table printed (it was an OSError traceback at the write, exit 1)."""
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    with tempfile.TemporaryDirectory() as tmp:
+        record = os.path.join(tmp, "ran")
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"\n'
+                                   'for a; do case "$a" in output.dir=*) d="${a#output.dir=}";;\n'
+                                   '  run.name=*) n="${a#run.name=}";; esac; done\n'
+                                   f"printf '%s\\n' '{STAND_IN_TIMING}' >\"$d/$n.timing.json\"\n"
+                                   'ln -sf /dev/full "$d/scaling.json"')
+        out = os.path.join(tmp, "o")
+        os.mkdir(out)
+        target = os.path.join(out, "scaling.json")
+        cmd = [sys.executable, SCALING, "--config", cfg, "--kinds", "strong", "--max-cores", "1",
+               "--steps", "2", "--out", out, "--model", model]
+        for what, make in (("a link to /dev/full", lambda: os.symlink("/dev/full", target)),
+                           ("a folder", lambda: os.mkdir(target)),
+                           ("write-protected", lambda: os.chmod(write(target, "{}"), 0o444))):
+            make()
+            one_line(f"scaling.json {what}", run(cmd, timeout=60), 2, "scaling.json")
+            assert not os.path.exists(record), f"scaling.json {what}: the model was run"
+            if os.path.isdir(target) and not os.path.islink(target):
+                os.rmdir(target)
+            else:
+                os.remove(target)
+        rc, stdout, err = run(cmd, timeout=120)
+        said = [ln for ln in err.splitlines() if "scaling.json" in ln]
+        assert rc == 2 and "Traceback" not in err and len(said) == 1 and \
+            "not a regular file" in said[0], f"exit {rc}, want 2: {(stdout + err)[-800:]!r}"
+        assert os.path.exists(record), "the model was not run"
+        assert "strong" in stdout, f"no table: {stdout!r}"
+
+
 def test_scaling_picture_not_written():
     """A scaling.png that cannot be written (a folder of that name): one
     line naming it, exit 2, no traceback; the folder left as it was and the
