@@ -19,8 +19,9 @@ measured). So the
 lines of `tdma-bench --list --json` and of scripts/bench_peers.py
 (docs/bench_peers.jsonl: peers, not backends and modes) are not results.
 Lines may carry a "run" label (docs/tdma_bench.jsonl holds two runs): --run
-keeps one run (default: the last label in the input); where a result occurs
-twice the later line wins.
+LABEL keeps the lines of that label alone; without --run, the lines of the
+last label in the input and those without a label are kept; where a result
+occurs twice the later line wins.
 With --markdown it also prints the tables of docs/performance.md: per shape,
 median time and its ratio to the paired bandwidth floor for every backend,
 thread count, precision and mode. Backend names and run labels are drawn
@@ -199,7 +200,9 @@ def main(argv=None):
     rows, notes = load(args.results)
     labels = [r["run"] for r in rows if "run" in r]
     run = args.run or (labels[-1] if labels else None)
-    if run is not None:
+    if args.run:  # that label alone: lines without one are no match (--run nope drew them)
+        rows = [r for r in rows if r.get("run") == run]
+    elif run is not None:
         rows = [r for r in rows if r.get("run", run) == run]
     skipped = sum(n for _, n, _ in notes)
     if not rows:  # one line, which counts the lines skipped

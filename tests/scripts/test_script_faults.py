@@ -918,6 +918,25 @@ def test_plot_tdma_bench_inputs():
         one_line("-o in no folder", py(PLOT_TDMA, results, "-o", nowhere), 2, "cannot be written")
 
 
+def test_plot_tdma_bench_run_label():
+    """--run LABEL keeps the lines of that label alone: a label no line has
+    is one line and exit 2, no picture (the lines without a label were
+    drawn, exit 0); without --run the last label's lines and those without
+    one are drawn."""
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, "t.png")
+        lines = [dict(TDMA_RESULT), dict(TDMA_RESULT, backend="omp"),
+                 dict(TDMA_RESULT, run="a"), dict(TDMA_RESULT, backend="numpy", run="b")]
+        results = write(os.path.join(tmp, "r.jsonl"), "".join(json.dumps(x) + "\n" for x in lines))
+        one_line("--run nope", py(PLOT_TDMA, results, "--run", "nope", "-o", png), 2,
+                 "no tdma-bench results in the input for run nope")
+        assert not os.path.exists(png), "--run nope: a picture was written"
+        for args, n in ((["--run", "a"], 1), (["--run", "b"], 1), ([], 3)):
+            rc, out, err = py(PLOT_TDMA, results, *args, "-o", png)
+            assert rc == 0 and f"({n} results)" in out, \
+                f"{args}: exit {rc}, want {n} results: {(out + err)[-800:]!r}"
+
+
 def fsize_limit(limit):
     """A preexec_fn: writes past `limit` bytes fail with EFBIG (Python
     ignores SIGXFSZ), as on a full disk."""
