@@ -28,8 +28,9 @@ outside the physically possible range; I/O of the history),
 with .venv/bin/python), 130 interrupted (Ctrl-C). Lines on standard output
 that cannot be written (a closed pipe, a full disk, standard output closed)
 are dropped and the run goes on, as the model's: they change neither the
-history nor the exit status. An --output that is a FIFO or a device is
-refused (2).
+history nor the exit status. An --output that is a folder, a FIFO or a
+device, and an output.dir that is not a folder, are refused (2, as the
+model refuses them).
 """
 
 import argparse
@@ -1332,8 +1333,9 @@ def run(cfg, output=None, quiet=True, log=None):
         parent = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(parent):
             raise RunError(f"{output}: cannot create: no directory {parent}")
-        if os.path.isdir(output):
-            raise RunError(f"{output}: cannot create: is a directory")
+        if os.path.isdir(output):  # a usage error, as the model's (exit 2)
+            raise ConfigError(f"{output}: cannot create: is a directory (the history is a "
+                              "file: name the file, not its folder)")
         # a FIFO would wait for a reader for ever, a device take the history
         # (the model refuses the same, exit 2)
         check_regular(output)
@@ -1400,7 +1402,7 @@ def main(argv=None):
         if output is None:
             outdir = cfg["output.dir"]
             if os.path.exists(outdir) and not os.path.isdir(outdir):
-                raise RunError(f"output.dir = {outdir}: exists and is not a directory")
+                raise ConfigError(f"output.dir = {outdir}: exists and is not a directory")
             try:  # created if missing, but not its parents (docs/output.md)
                 if not os.path.isdir(outdir):
                     os.mkdir(outdir)

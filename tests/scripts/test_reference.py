@@ -1071,15 +1071,18 @@ def test_config_file_syntax():
 
 
 def test_output_is_directory():
-    """--output naming a directory, output.dir naming a file: exit 1 with the
-    reason (as the model), not "Permission denied" or "File exists"."""
+    """--output naming a directory, output.dir naming a file: exit 2, a
+    usage error, with the reason in one line, as the model (exit 1, which
+    says the run failed, while --output /dev/full was 2), not "Permission
+    denied" or "File exists"."""
     with tempfile.TemporaryDirectory() as tmp:
         ini = write_ini(tmp, "[run]\nsteps = 1\n[grid]\nnx = 3\nny = 2\nnz = 2\n")
         rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", tmp)
-        assert rc == 1 and err == f"reference.py: {tmp}: cannot create: is a directory\n", \
-            f"exit {rc}, {err!r}"
+        assert rc == 2 and err == f"reference.py: {tmp}: cannot create: is a directory (the " \
+            "history is a file: name the file, not its folder)\n", f"exit {rc}, {err!r}"
         rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", f"output.dir={ini}")
-        assert rc == 1 and "exists and is not a directory" in err, f"exit {rc}, {err!r}"
+        assert rc == 2 and err.count("\n") == 1 and "exists and is not a directory" in err, \
+            f"exit {rc}, {err!r}"
 
 
 def test_config_text():
