@@ -193,6 +193,15 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
                 f"{name} is sharded over its levels (its last axis, over mesh axes "
                 f"{spec[-1]!r}): a column's levels must be on one device; shard only the "
                 f"leading axes: jax.sharding.reshard({name}, jax.P({fix}))")
+    # one mesh for every operand on Explicit axes (each takes rhs's sharding
+    # in _tdma: from another mesh JAX failed inside, IndivisibleError)
+    on = [(name, _mesh_spec(a)[0]) for name, a in zip(("lower", "diag", "upper", "rhs"), args)]
+    on = [(name, mesh) for name, mesh in on if mesh is not None]
+    for name, mesh in on[1:]:
+        if mesh != on[0][1]:
+            raise ValueError(
+                f"{on[0][0]} and {name} are on different meshes ({on[0][1]} and {mesh}): put "
+                "every operand on one mesh (jax.device_put with one mesh's NamedSharding)")
     if args[3].ndim < 1 or args[3].shape[-1] < 1:
         raise ValueError(f"rhs has shape {args[3].shape}: (..., nz) with nz >= 1 is needed")
     if args[3].shape[-1] > 2**31 - 1:

@@ -347,6 +347,18 @@ one = jax.make_mesh((4, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
 same(mjax.tdma(*[jax.device_put(a, NamedSharding(one, P("x", "y"))) for a in (l, d, u, b)]),
      "levels over a mesh axis of one device")
 
+# operands on two meshes: refused, naming them (JAX's IndivisibleError came
+# from inside the call)
+two = [jax.device_put(l, NamedSharding(explicit, P("x", None))), d, u,
+       jax.device_put(b, NamedSharding(grid, P("x", None)))]
+for call, what in ((jax.jit(mjax.tdma), "jit"), (mjax.tdma, "eager")):
+    try:
+        call(*two)
+    except ValueError as e:
+        assert "lower and rhs are on different meshes" in str(e), e
+    else:
+        raise AssertionError(f"{what}: operands on two meshes were not refused")
+
 # levels sharded over an Explicit axis: refused with the reshard that fixes it
 levels = [jax.device_put(a, NamedSharding(explicit, P(None, "x"))) for a in (l, d, u, b)]
 for call, what in ((jax.jit(mjax.tdma), "jit"), (mjax.tdma, "eager")):
@@ -376,6 +388,7 @@ def test_sharded_arrays():
     program's custom calls, no all-gather); operands of other shardings; the
     levels sharded over an Explicit axis refused with a ValueError that names
     the reshard, which then works, and over an axis of one device not
-    refused; Auto axes either way."""
+    refused; operands on two meshes refused with a ValueError naming them;
+    Auto axes either way."""
     r = run_script(SHARDED_SCRIPT, timeout=240)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
