@@ -90,6 +90,14 @@ static void usage(FILE *f) {
              "                  [--seed S] [--json] [--list]\n");
 }
 
+/* Standard output flushed: NULL when all of it was written, else the
+ * reason (the flush's own error; an earlier write's failure, which left
+ * only the stream's error flag, has no reason to give). */
+static const char *stdout_failure(void) {
+  if (fflush(stdout) != 0) return strerror(errno);
+  return ferror(stdout) ? "a write failed" : NULL;
+}
+
 static _Noreturn void bad_args(const char *fmt, const char *arg) {
   fprintf(stderr, "tdma-bench: ");
   fprintf(stderr, fmt, arg);
@@ -167,9 +175,9 @@ static options parse(int argc, char **argv) {
       o.list = 1;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
-      if (fflush(stdout) != 0 || ferror(stdout)) { /* the text is the point, as minimodel's */
-        fprintf(stderr, "tdma-bench: cannot write the help to standard output: %s\n",
-                strerror(errno));
+      const char *why = stdout_failure(); /* the text is the point, as minimodel's */
+      if (why) {
+        fprintf(stderr, "tdma-bench: cannot write the help to standard output: %s\n", why);
         exit(1);
       }
       exit(0);
@@ -756,9 +764,9 @@ int main(int argc, char **argv) {
              res[i].bw_gbps);
       break;
     }
-  if (fflush(stdout) != 0 || ferror(stdout)) { /* the results are the point */
-    fprintf(stderr, "tdma-bench: cannot write the results to standard output: %s\n",
-            strerror(errno));
+  const char *why = stdout_failure(); /* the results are the point */
+  if (why) {
+    fprintf(stderr, "tdma-bench: cannot write the results to standard output: %s\n", why);
     status = 1;
   }
   problem_free(&p);
