@@ -185,8 +185,11 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
             raise TypeError(f"{name} has dtype {a.dtype}, rhs {dtype}: all must have one dtype")
         if a.shape != args[3].shape:
             raise ValueError(f"{name} has shape {a.shape}, rhs {args[3].shape}: all must be equal")
+    on = []  # (name, mesh) of the operands on Explicit mesh axes
     for name, a in zip(("lower", "diag", "upper", "rhs"), args):
         mesh, spec = _mesh_spec(a)
+        if mesh is not None:
+            on.append((name, mesh))
         if mesh is not None and _parts(mesh, spec[-1]) > 1:
             fix = ", ".join(repr(x) for x in spec[:-1] + (None,))
             raise ValueError(
@@ -195,8 +198,6 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
                 f"leading axes: jax.sharding.reshard({name}, jax.P({fix}))")
     # one mesh for every operand on Explicit axes (each takes rhs's sharding
     # in _tdma: from another mesh JAX failed inside, IndivisibleError)
-    on = [(name, _mesh_spec(a)[0]) for name, a in zip(("lower", "diag", "upper", "rhs"), args)]
-    on = [(name, mesh) for name, mesh in on if mesh is not None]
     for name, mesh in on[1:]:
         if mesh != on[0][1]:
             raise ValueError(
