@@ -45,7 +45,12 @@ set -u
 mm="$1"; so="$2"; src="$3"; work="$4"
 ini="$src/configs/flat.ini"
 wait_s=5
-fail() { echo "FAIL ($what): $*"; cat "$work/log" 2>/dev/null; exit 1; }
+fail() {
+  echo "FAIL ($what): $*"
+  cat "$work/log" 2>/dev/null
+  ls -la "$work/out" 2>&1 # what was left
+  exit 1
+}
 rm -rf "$work"; mkdir -p "$work"
 cd "$work" || exit 1
 # under ASan, the library preloaded comes before the sanitizer's runtime
