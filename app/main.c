@@ -566,9 +566,16 @@ int main(int argc, char **argv) {
                    100.0 * sums[f].solve_share);
           const size_t width =
               2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 2 + strlen(stats) + 5 + strlen(to);
-          if (columns > 0 && width > (size_t)columns) /* the case, its figures, its history */
-            printf("  %s\n      %s\n      -> %s\n", shown, stats, to);
-          else
+          if (columns > 0 && width > (size_t)columns) { /* the case, its figures, its history */
+            char line[1024], wrapped[1280];
+            printf("  %s\n", shown);
+            snprintf(line, sizeof line, "      %s", stats);
+            (void)mm_report_wrap(wrapped, sizeof wrapped, line, columns);
+            printf("%s\n", wrapped);
+            snprintf(line, sizeof line, "      -> %s", to);
+            (void)mm_report_wrap(wrapped, sizeof wrapped, line, columns);
+            printf("%s\n", wrapped);
+          } else
             printf("  %-32s %s  -> %s\n", shown, stats, to);
         }
         free(name);

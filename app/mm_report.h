@@ -82,17 +82,37 @@ typedef struct {
   double x_floor; /* total_s over the time of those bytes at the given bandwidth */
 } mm_report_row;
 
-/* The table's head in buf: with `ranks`, the min, mean and max rank
- * columns; with `with_floor` (--bandwidth), the x floor column. Returns its
+/* The forms of the phase table, each with the columns of the one before
+ * and more: in a terminal, the widest that fits (a file or a pipe gets the
+ * whole table). */
+typedef enum {
+  MM_REPORT_MINIMAL, /* phase, total s, share: 33 columns */
+  MM_REPORT_COMPACT, /* and per step s: 46 columns */
+  MM_REPORT_NARROW,  /* and calls, GB/s (and x floor): 62 columns (70) */
+  MM_REPORT_WHOLE    /* and min rank, mean rank, max rank: 95 columns (103) */
+} mm_report_form;
+
+/* The table's head in buf, in `form`; with `with_floor` (--bandwidth), the
+ * x floor column (MM_REPORT_NARROW and MM_REPORT_WHOLE). Returns its
  * width, the table's: a line is never wider, and each of its numbers ends
  * where its column's name does (any number under 10^99, a share under
  * 10^97, NaN and infinity). */
-int mm_report_head(char buf[MM_REPORT_LINE_MAX], bool ranks, bool with_floor);
+int mm_report_head(char buf[MM_REPORT_LINE_MAX], mm_report_form form, bool with_floor);
 
-/* One phase's line in buf, under mm_report_head(buf, ranks, with_floor); returns
- * its length. */
-int mm_report_line(char buf[MM_REPORT_LINE_MAX], const mm_report_row *row, bool ranks,
+/* One phase's line in buf, under mm_report_head(buf, form, with_floor);
+ * returns its length. */
+int mm_report_line(char buf[MM_REPORT_LINE_MAX], const mm_report_row *row, mm_report_form form,
                    bool with_floor);
+
+/* text (one line, no newline) in buf[size], broken at blanks into lines of
+ * at most `columns` characters (0 or less: as it is), each line after the
+ * first indented by the text's own indent and two blanks more (one after
+ * an indent followed by '('). In a text of fields set apart by two blanks
+ * or more, the breaks come between fields where one fits; in another, after
+ * a ',' or ';' where that leaves the line three quarters full, else at the
+ * last blank that fits. A word longer than a line is left whole. Returns the length written (the
+ * text cut where buf is too small). */
+int mm_report_wrap(char *buf, size_t size, const char *text, int columns);
 
 /* Gather the phase timers across ranks (collective); on rank 0 print the table
  * and write <output.dir>/<run.name>.timing.json (keys: report.c). Fills the

@@ -21,6 +21,7 @@
  *     phase x_floor (total_s over the time the bytes take at that bandwidth). */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,19 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   return MM_OK;
 }
 
+/* A line of the report (no newline in fmt), printed broken at blanks
+ * into lines of at most `columns` characters (mm_report_wrap; 0: whole). */
+static void say(int columns, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int columns, const char *fmt, ...) {
+  char text[1024], wrapped[1280];
+  va_list ap;
+  va_start(ap, fmt);
+  (void)vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  (void)mm_report_wrap(wrapped, sizeof wrapped, text, columns);
+  printf("%s\n", wrapped);
+}
+
 mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_options *opt,
                        mm_run_summary *sum) {
   const mm_grid *g = mm_model_grid(m);
@@ -266,20 +280,24 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
     const double step_median = median(step_s, ns);
     const char *tdma = mm_model_tdma(m);
     const char *backend = mm_model_backend(m);
-    printf("\n%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s\n", cfg->run_name, steps,
-           steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s", g->px,
-           g->py, backend, tdma);
-    if (mm_model_on_device(m))
-      printf("  GPU step on %s; halo through %s\n", mm_model_device(m), mm_model_halo_path(m));
-    /* in a terminal narrower than the table (its head's width, every line
-     * as wide), without the ranks' columns (min, mean and max rank: in the
-     * timing file), so that no line wraps */
+    /* in a terminal narrower than the whole table (its head's width, every
+     * line as wide), the widest form that fits, and the other lines broken
+     * at blanks, so that no line wraps (a file or a pipe: all whole) */
     const bool with_floor = bw > 0;
     char line[MM_REPORT_LINE_MAX];
-    const int full_width = mm_report_head(line, true, with_floor);
+    const int full_width = mm_report_head(line, MM_REPORT_WHOLE, with_floor);
     const int columns = mm_output_columns(cfg->env.launched);
-    const bool ranks = columns <= 0 || columns >= full_width;
-    if (!ranks) (void)mm_report_head(line, false, with_floor);
+    mm_report_form form = MM_REPORT_WHOLE;
+    while (columns > 0 && form > MM_REPORT_MINIMAL &&
+           mm_report_head(line, form, with_floor) > columns)
+      form--;
+    printf("\n");
+    say(columns, "%s: %ld step%s of %d x %d x %d on %d rank%s (%d x %d), %s/%s", cfg->run_name,
+        steps, steps == 1 ? "" : "s", g->nx, g->ny, g->nz, g->nranks, g->nranks == 1 ? "" : "s",
+        g->px, g->py, backend, tdma);
+    if (mm_model_on_device(m))
+      say(columns, "  GPU step on %s; halo through %s", mm_model_device(m), mm_model_halo_path(m));
+    (void)mm_report_head(line, form, with_floor);
     printf("%s\n", line);
     for (int p = 0; p < MM_NPHASES; p++) {
       if (p == MM_PHASE_STEP) {
@@ -290,7 +308,7 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
                                     .per_step_s = steps ? other / (double)steps : 0.0,
                                     .share = step_total > 0 ? other / step_total : 0.0,
                                     .calls = -1.0};
-        (void)mm_report_line(line, &glue, ranks, with_floor);
+        (void)mm_report_line(line, &glue, form, with_floor);
         printf("%s\n", line);
       }
       const mm_report_row row = {.phase = mm_phase_name((mm_phase)p),
@@ -304,32 +322,39 @@ mm_err mm_report_write(const mm_model *m, const mm_timers *t, const mm_run_optio
                                  .gbps = mean[p] > 0 ? bytes[p] / mean[p] / 1e9 : 0.0,
                                  .x_floor =
                                      bw > 0 && bytes[p] > 0 ? mean[p] / (bytes[p] / bw) : 0.0};
-      (void)mm_report_line(line, &row, ranks, with_floor);
+      (void)mm_report_line(line, &row, form, with_floor);
       printf("%s\n", line);
     }
-    if (ranks)
+    if (form == MM_REPORT_WHOLE)
       printf("  (total: mean over ranks of each rank's total; min/max rank: the fastest and "
              "slowest rank's;\n   GB/s: the least bytes the phase must move, all ranks, over its "
              "time%s)\n",
              bw > 0 ? ";\n   x floor: its time over the time of those bytes at the bandwidth" : "");
-    else
-      printf("  (total: mean over ranks of each rank's total; the fastest and\n"
-             "   slowest rank's: in the timing file, or in a terminal of %d\n"
-             "   columns; GB/s: the least bytes the phase must move, all ranks,\n"
-             "   over its time%s)\n",
-             full_width,
-             bw > 0 ? ";\n   x floor: its time over the time of those bytes at the\n"
-                      "   bandwidth"
-                    : "");
+    else {
+      /* what the narrower forms leave out, and where it is */
+      say(columns,
+          "  (total: mean over ranks of each rank's total; %s%s%sthe fastest and slowest rank's: "
+          "in the timing file, or in a terminal of %d columns%s%s)",
+          form == MM_REPORT_MINIMAL ? "per step s, " : "",
+          form < MM_REPORT_NARROW ? "calls, GB/s, " : "",
+          form < MM_REPORT_NARROW && with_floor ? "x floor, " : "", full_width,
+          form == MM_REPORT_NARROW ? "; GB/s: the least bytes the phase must move, all ranks, "
+                                     "over its time"
+                                   : "",
+          form == MM_REPORT_NARROW && with_floor
+              ? "; x floor: its time over the time of those bytes at the bandwidth"
+              : "");
+    }
     if (bw > 0)
-      printf("  memory bandwidth %.4g GB/s (%s)\n", opt->bandwidth_gbps,
-             opt->bandwidth_source ? opt->bandwidth_source : "given");
-    printf("  %.4g grid-point updates/s, solve share %.1f%%", sum->points_per_s,
-           100.0 * sum->solve_share);
-    if (ns) printf(", median step %.3e s", step_median);
-    printf("\n  %.4g column solves/s (over the solve phase's time alone)\n", col_rate);
+      say(columns, "  memory bandwidth %.4g GB/s (%s)", opt->bandwidth_gbps,
+          opt->bandwidth_source ? opt->bandwidth_source : "given");
+    char median_text[64] = "";
+    if (ns) snprintf(median_text, sizeof median_text, ", median step %.3e s", step_median);
+    say(columns, "  %.4g grid-point updates/s, solve share %.1f%%%s", sum->points_per_s,
+        100.0 * sum->solve_share, median_text);
+    say(columns, "  %.4g column solves/s (over the solve phase's time alone)", col_rate);
     if (steps > 0 && (share_sum < 0.9 || share_sum > 1.1))
-      printf("  note: the phases add up to %.1f%% of the step\n", 100.0 * share_sum);
+      say(columns, "  note: the phases add up to %.1f%% of the step", 100.0 * share_sum);
 
     /* written whole to .tmp, then renamed into place: a link at the name
      * is replaced, and what it names is not written */

@@ -9,7 +9,11 @@
 #   - 120 columns: the whole table and the summary on one line;
 #   - not a terminal (a pipe): the whole table, whatever $COLUMNS says;
 #   - a terminal as wide as that table shows the ranks' columns, one
-#     column narrower does not (with and without --bandwidth).
+#     column narrower does not (with and without --bandwidth);
+#   - 61, 46, 45 and 33 columns: the compact table (per step s, no calls
+#     nor GB/s) down to 46 columns, the minimal one (total s and share)
+#     below, no line wider than the terminal (the other lines broken at
+#     blanks), what the table leaves out said.
 set -u
 mm="$1"; src="$2"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -31,7 +35,7 @@ for how in "$mm" "timeout -k 5 60 mpirun --oversubscribe -np 2 $mm --bandwidth 5
   awk 'length($0) > 80 { print "line " NR " has " length($0) " characters"; bad = 1 } END { exit bad }' \
     "$work/out" || fail "$how at 80 columns: a line wider than the terminal"
   grep -q "min rank" "$work/out" && fail "$how at 80 columns: the ranks' columns"
-  grep -q "slowest rank's: in the timing file, or in a terminal of" "$work/out" ||
+  tr '\n' ' ' <"$work/out" | tr -s ' ' | grep -q "slowest rank's: in the timing file, or in a terminal of" ||
     fail "$how at 80 columns: no word of where the ranks' columns are"
   grep -qE "^      -> o/flat.nc$" "$work/out" || fail "$how at 80 columns: the history not on a line of its own"
   rm -rf o
@@ -41,6 +45,34 @@ for how in "$mm" "timeout -k 5 60 mpirun --oversubscribe -np 2 $mm --bandwidth 5
   grep -qE "^  flat.ini +ok .* -> o/flat.nc$" "$work/out" || fail "$how at 120 columns: the summary not on one line"
   echo "ok: $how"
 done
+# narrower: the widest form of the table that fits (the compact one from
+# 46 columns, the minimal one from 33), each line no wider than the
+# terminal, what is left out said
+for how in "$mm" "timeout -k 5 60 mpirun --oversubscribe -np 2 $mm --bandwidth 50"; do
+  for cols in 61 46 45 33; do
+    rm -rf o
+    in_terminal $cols "$how $args"
+    grep -q "summary of 1 case" "$work/out" || fail "$how at $cols columns: no summary"
+    awk -v c=$cols 'length($0) > c { print "line " NR " has " length($0) " characters"; bad = 1 }
+      END { exit bad }' "$work/out" || fail "$how at $cols columns: a line wider than the terminal"
+    if [ $cols -ge 46 ]; then
+      head="^  phase +total s +per step s +share$"
+      left="calls, GB/s, "
+    else
+      head="^  phase +total s +share$"
+      left="per step s, calls, GB/s, "
+    fi
+    grep -qE "$head" "$work/out" || fail "$how at $cols columns: not the table's head $head"
+    grep -qE "^  step +[0-9.]+ +[0-9.e+-]*\s*100\.0%$" "$work/out" ||
+      fail "$how at $cols columns: no line of the step"
+    tr '\n' ' ' <"$work/out" | tr -s ' ' |
+      grep -q "(total: mean over ranks of each rank's total; $left.*the fastest and slowest rank's: in the timing file, or in a terminal of [0-9]* columns)" ||
+      fail "$how at $cols columns: no word of what the table leaves out"
+    grep -qE "^ +-> o/flat.nc$" "$work/out" || fail "$how at $cols columns: the history not said"
+  done
+  echo "ok: $how at 61, 46, 45 and 33 columns"
+done
+
 rm -rf o
 COLUMNS=40 $mm $args >"$work/out" 2>&1 || fail "piped run"
 grep -qE "^  phase +total s +per step s +share +min rank +mean rank +max rank +calls" "$work/out" ||
