@@ -1,3 +1,6 @@
+/* pthread_setname_np: the watches' threads are named (in ps -L, top -H, gdb,
+ * and for the tests, which wait for one in /proc) */
+#define _GNU_SOURCE
 #include "mm_file_watch.h"
 
 #include <limits.h>
@@ -29,6 +32,7 @@ static struct {
   bool failed;               /* a call failed since the last settlement */
   bool settled;              /* the ranks agreed since: the thread ends */
   bool running;              /* the thread runs (to be joined) */
+  bool stopping;             /* a stop signal had come before the failure */
   long pid0; /* the process id of rank 0 of MPI_COMM_WORLD: it names the MPI-IO lock files */
   pthread_t thread;
   char error[MPI_MAX_ERROR_STRING + 64]; /* what failed: the call and its outcome */
@@ -63,11 +67,22 @@ static struct {
   pthread_cond_t cond;
   double seconds; /* 0: no time limit (still a watch for a stop signal) */
   bool done;      /* the call returned */
+  bool stopping;  /* a stop signal had come before the call */
   const char *call;
   char path[PATH_MAX];                    /* the file */
   char name[MM_STR_MAX], dir[MM_STR_MAX]; /* the case's run.name and output.dir; "" none */
   mm_output_lock *case_lock;              /* the case's lock; NULL none */
 } call_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Name a watch's thread (at most 15 characters; where the C library can) */
+static void name_thread(pthread_t thread, const char *name) {
+#ifdef __GLIBC__
+  (void)pthread_setname_np(thread, name); /* unchecked: a name is for people */
+#else
+  (void)thread;
+  (void)name;
+#endif
+}
 
 static double now(void) {
   struct timespec t;
@@ -110,17 +125,15 @@ static const char *during_sep(void) {
 /* Wait, `mutex` held, until *done, until `seconds` have passed (0: no
  * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h;
  * looked for every MM_FILE_WATCH_POLL_S, and not where one came before the
- * wait): 0 when done, -1 at the limit, the signal's number at a stop (also
- * where the limit comes after the signal: a signal that came first is the
- * reason, as for the read watchdog). */
+ * watch began, `stopping`): 0 when done, -1 at the limit, the signal's
+ * number at a stop (also where the limit comes after the signal: a signal
+ * that came first is the reason, as for the read watchdog). A signal before
+ * the watch began is the run's stop under way (a restart written at the
+ * stop, output.restart_at_stop): its calls are left their time limit. */
 static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *done,
-                      double seconds) {
+                      double seconds, bool stopping) {
   const double end = seconds > 0.0 ? now() + seconds : INFINITY;
   double stop_by = INFINITY;
-  /* a signal before the watch began is the run's stop under way (a restart
-   * written at the stop, output.restart_at_stop): its calls are left their
-   * time limit */
-  const bool stopping = mm_signal_received() != 0;
   int signo = 0;
   while (!*done) {
     const double t = now();
@@ -140,7 +153,8 @@ static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *
 static void *watch_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&watch.lock);
-  const int why = watch_wait(&watch.cond, &watch.lock, &watch.settled, watch.seconds);
+  const int why =
+      watch_wait(&watch.cond, &watch.lock, &watch.settled, watch.seconds, watch.stopping);
   if (why == 0) {
     pthread_mutex_unlock(&watch.lock);
     return NULL;
@@ -185,7 +199,8 @@ static void *call_main(void *arg) {
   const double seconds = call_watch.seconds > 0.0
                              ? call_watch.seconds + (watch.rank > 0 ? MM_FILE_WATCH_AFTER_0_S : 0.0)
                              : 0.0;
-  const int why = watch_wait(&call_watch.cond, &call_watch.lock, &call_watch.done, seconds);
+  const int why = watch_wait(&call_watch.cond, &call_watch.lock, &call_watch.done, seconds,
+                             call_watch.stopping);
   /* a write that failed in the call: that watch ends the rank, with its
    * own message */
   pthread_mutex_lock(&watch.lock);
@@ -230,7 +245,10 @@ static bool call_begin(const char *call, const char *path, pthread_t *thread) {
   snprintf(call_watch.name, sizeof call_watch.name, "%s", cfg ? cfg->run_name : "");
   snprintf(call_watch.dir, sizeof call_watch.dir, "%s", cfg ? cfg->output_dir : "");
   call_watch.case_lock = case_lock;
+  /* told here, in the calling thread: the watch's may start later */
+  call_watch.stopping = mm_signal_received() != 0;
   const bool started = pthread_create(thread, NULL, call_main, NULL) == 0;
+  if (started) name_thread(*thread, "mm-call-watch");
   pthread_mutex_unlock(&call_watch.lock);
   return started; /* none: the call goes on unwatched */
 }
@@ -261,7 +279,11 @@ static void watch_failed(MPI_File fh, const char *what) {
     for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
       if (watch.open[f].path[0] && watch.open[f].fh == fh)
         snprintf(watch.path, sizeof watch.path, "%s", watch.open[f].path);
+    /* told here, in the thread that failed: the watch's may start later,
+     * after a signal that came since */
+    watch.stopping = mm_signal_received() != 0;
     watch.running = pthread_create(&watch.thread, NULL, watch_main, NULL) == 0;
+    if (watch.running) name_thread(watch.thread, "mm-file-watch");
     if (!watch.running)
       fprintf(stderr,
               "minimodel: warning (rank %d): no watch over the failed file operation (a thread "

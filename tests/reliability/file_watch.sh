@@ -181,11 +181,22 @@ signal_run() {
     sleep 0.1
   done
   grep -q "^fail_write: rank 0: write 1" log || fail "no write was made to fail"
+  # the watch's thread on rank 0 (named mm-file-watch), so that the signal
+  # comes after the failure, not before (a stop under way, left its time)
+  local launched ranks rank0= watching=
+  launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
+  ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
+  for pid in $ranks; do
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx OMPI_COMM_WORLD_RANK=0 && rank0=$pid
+  done
+  [ -n "$rank0" ] || fail "no rank 0 among the processes $ranks"
+  for _ in $(seq 300); do
+    grep -qx mm-file-watch /proc/"$rank0"/task/*/comm 2>/dev/null && watching=1 && break
+    sleep 0.1
+  done
+  [ -n "$watching" ] || fail "no thread mm-file-watch on rank 0 (pid $rank0) 30 s after the failure"
   sleep 1 # the ranks waiting for each other
   if [ "$1" = ranks ]; then
-    local launched ranks
-    launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
-    ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
     kill -TERM $ranks
   else
     kill -TERM $launcher
