@@ -1,6 +1,8 @@
 #include "mm_diag.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 mm_err mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm) {
@@ -22,11 +24,50 @@ double mm_rsum_value(const mm_rsum *s) {
       t.limb[i] = -t.limb[i];
     mm_rsum_normalise(&t);
   }
-  /* smallest limbs first; the limbs are the same on every rank, so is this */
-  double v = 0.0;
-  for (int i = MM_RSUM_LIMBS - 1; i >= 0; i--)
-    v += ldexp((double)t.limb[i], MM_RSUM_LIMB_BITS * (2 - i));
-  return sign * v;
+  /* The magnitude as 46-bit digits, most significant first: limb 0 split in
+   * two (it may hold up to 63 bits), then limbs 1..5; digit d has weight
+   * 2^(46 (3 - d)). */
+  const uint64_t mask = ((uint64_t)1 << MM_RSUM_LIMB_BITS) - 1;
+  uint64_t digit[MM_RSUM_LIMBS + 1];
+  digit[0] = (uint64_t)t.limb[0] >> MM_RSUM_LIMB_BITS;
+  digit[1] = (uint64_t)t.limb[0] & mask;
+  for (int i = 1; i < MM_RSUM_LIMBS; i++)
+    digit[i + 1] = (uint64_t)t.limb[i];
+  int d = 0;
+  while (d <= MM_RSUM_LIMBS && digit[d] == 0)
+    d++;
+  if (d > MM_RSUM_LIMBS) return 0.0;
+  /* its leading 64 bits (fewer where it has fewer) into `top`, whose last
+   * bit has weight 2^exponent, and whether any bit below them is set */
+  uint64_t top = 0;
+  int bits = 0, exponent = 0;
+  bool sticky = false;
+  for (int width = 64 - __builtin_clzll(digit[d]); d <= MM_RSUM_LIMBS;
+       d++, width = MM_RSUM_LIMB_BITS) {
+    if (bits == 64) {
+      sticky |= digit[d] != 0;
+    } else if (bits + width <= 64) {
+      top = (top << width) | digit[d];
+      bits += width;
+      exponent = MM_RSUM_LIMB_BITS * (3 - d);
+    } else { /* the digit's leading bits complete `top`; the rest are below */
+      const int rest = width - (64 - bits);
+      top = (top << (64 - bits)) | (digit[d] >> rest);
+      bits = 64;
+      exponent = MM_RSUM_LIMB_BITS * (3 - d) + rest;
+      sticky |= (digit[d] & (((uint64_t)1 << rest) - 1)) != 0;
+    }
+  }
+  /* rounded to 53 bits, to nearest, ties to even: the exact sum's double,
+   * as a correctly rounded sum of the same values (math.fsum) gives */
+  if (bits > 53) {
+    const int drop = bits - 53;
+    const uint64_t half = (uint64_t)1 << (drop - 1), below = top & ((half << 1) - 1);
+    top >>= drop;
+    exponent += drop;
+    if (below > half || (below == half && (sticky || (top & 1)))) top++; /* 2^53 stays exact */
+  }
+  return sign * ldexp((double)top, exponent);
 }
 
 mm_err mm_diag_compute(const mm_grid *g, const double *temp, const double *salt, double rho0,

@@ -13,6 +13,10 @@
 
 /* Sum over the ranks of comm (collective); the result is the same on all. */
 MM_NODISCARD mm_err mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm);
+
+/* The sum's value: its exact fixed-point total rounded to the nearest
+ * double, ties to even (as a correctly rounded sum of the values added,
+ * math.fsum's, gives where no value had bits below 2^-138). */
 double mm_rsum_value(const mm_rsum *s);
 
 typedef struct {

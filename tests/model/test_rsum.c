@@ -1,9 +1,13 @@
 /* The reproducible sum: exact and independent of order and decomposition. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "mm_diag.h"
 #include "mm_test.h"
+
+/* an exact integer of 128 bits (GCC and Clang) */
+__extension__ typedef __int128 int128;
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -44,6 +48,65 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N; i++)
     mm_rsum_add(&c, -x[i]);
   TEST_CHECK(mm_rsum_value(&c) == 0.0, "x - x = %.17g", mm_rsum_value(&c));
+  /* rounded once, to nearest, ties to even: the exact total's double. Worked
+   * by hand: 2^53 + 1 is a tie, to 2^53 (even); 2^53 + 3 a tie, to 2^53 + 4;
+   * 2^53 + 1 + 2^-60 just above the tie, to 2^53 + 2 (adding the limbs'
+   * doubles, smallest first, gave 2^53: 1 + 2^-60 rounds to 1 first); and
+   * the same negated */
+  static const struct {
+    double x[3], want;
+  } ties[] = {{{0x1p53, 1.0, 0.0}, 0x1p53},
+              {{0x1p53, 3.0, 0.0}, 0x1p53 + 4.0},
+              {{0x1p53, 1.0, 0x1p-60}, 0x1p53 + 2.0},
+              {{-0x1p53, -1.0, -0x1p-60}, -0x1p53 - 2.0},
+              {{0x1p53, 1.0, -0x1p-60}, 0x1p53},               /* just below the tie */
+              {{0x1p100, 0x1p47, 0x1p-138}, 0x1p100 + 0x1p48}, /* ulp 2^48: above half of it */
+              {{0x1p100, 0x1p47, 0.0}, 0x1p100}};              /* half of it: to even */
+  for (size_t i = 0; i < sizeof ties / sizeof ties[0]; i++) {
+    mm_rsum_init(&c);
+    for (int k = 0; k < 3; k++)
+      mm_rsum_add(&c, ties[i].x[k]);
+    TEST_CHECK(mm_rsum_value(&c) == ties[i].want, "%a + %a + %a = %a, want %a", ties[i].x[0],
+               ties[i].x[1], ties[i].x[2], mm_rsum_value(&c), ties[i].want);
+  }
+  /* against an independent exact sum: values m 2^(e - 20) (m below 2^53, so
+   * each is a double; e from 0 to 40), summed exactly as 128-bit integers in
+   * units of 2^-20, whose conversion to double (the compiler's) rounds to
+   * nearest, ties to even; a few values of mixed sizes and lengths at a
+   * time, so that ties and the bits below them come up. How often adding
+   * the limbs' doubles (smallest first, as before) missed shows the cases
+   * are not all easy. */
+  srand(11);
+  int wrong = 0, missed_by_limbs = 0;
+  for (int trial = 0; trial < 200000; trial++) {
+    const int n = 2 + rand() % 4;
+    int128 exact = 0;
+    mm_rsum_init(&c);
+    for (int k = 0; k < n; k++) {
+      int64_t m = ((((int64_t)rand() << 31) ^ rand()) & (((int64_t)1 << 53) - 1)) >> (rand() % 53);
+      if (rand() % 2) m = -m;
+      const int e = rand() % 41;
+      exact += (int128)m * ((int128)1 << e);
+      mm_rsum_add(&c, ldexp((double)m, e - 20));
+    }
+    const double want = ldexp((double)exact, -20), got = mm_rsum_value(&c);
+    if (got != want && wrong++ < 5) TEST_CHECK(0, "trial %d: %a, want %a", trial, got, want);
+    mm_rsum t = c; /* the sum of the limbs' doubles */
+    mm_rsum_normalise(&t);
+    const double sign = t.limb[0] < 0 ? -1.0 : 1.0;
+    if (sign < 0) {
+      for (int i = 0; i < MM_RSUM_LIMBS; i++)
+        t.limb[i] = -t.limb[i];
+      mm_rsum_normalise(&t);
+    }
+    double limbs = 0.0;
+    for (int i = MM_RSUM_LIMBS - 1; i >= 0; i--)
+      limbs += ldexp((double)t.limb[i], MM_RSUM_LIMB_BITS * (2 - i));
+    missed_by_limbs += sign * limbs != want;
+  }
+  TEST_CHECK(wrong == 0, "%d of 200000 sums not the exact total's double", wrong);
+  TEST_CHECK(missed_by_limbs > 0, "no sum that the limbs' doubles miss: the cases are too easy");
+  printf("correctly rounded: 200000 sums; adding the limbs' doubles missed %d\n", missed_by_limbs);
   /* split over ranks: each rank adds a slice; the total is the same */
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
