@@ -660,7 +660,8 @@ def test_bench_model_empty_lists():
 
 
 def test_bench_model_dry_run_creates_nothing():
-    """--dry-run prints the commands and leaves output/bench-model alone."""
+    """--dry-run prints the commands and leaves output/bench-model alone, and
+    does not call a model that exists "not built" (it builds nothing)."""
     out_dir = os.path.join(ROOT, "output", "bench-model")
     if os.path.exists(out_dir):
         raise Skip(f"{out_dir} exists already")
@@ -673,6 +674,8 @@ def test_bench_model_dry_run_creates_nothing():
         shutil.rmtree(out_dir, ignore_errors=True)
     assert rc == 0, f"exit {rc}: {err[-800:]!r}"
     assert not made, "--dry-run created output/bench-model"
+    assert "not built)" not in err and "a dry run: scripts/build not run" in err, \
+        f"the dry run's version line: {err[:400]!r}"
 
 
 # ---------------------------------------------------------------------------
