@@ -557,24 +557,29 @@ int main(int argc, char **argv) {
       for (int f = 0; f < n_files; f++) {
         char *name = printable(files[f]), *history = printable(sums[f].history);
         const char *shown = name ? name : files[f], *to = history ? history : sums[f].history;
-        if (sums[f].steps < 0)
-          printf("  %-32s FAILED (exit %ld)\n", shown, -sums[f].steps);
-        else {
+        if (sums[f].steps < 0) {
+          char fate[48];
+          snprintf(fate, sizeof fate, "FAILED (exit %ld)", -sums[f].steps);
+          const size_t width = 2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 1 + strlen(fate);
+          if (columns > 0 && width > (size_t)columns) /* the case, then its fate */
+            printf("  %s\n      %s\n", shown, fate);
+          else
+            printf("  %-32s %s\n", shown, fate);
+        } else {
           char stats[128];
           snprintf(stats, sizeof stats, "ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%",
                    sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
                    100.0 * sums[f].solve_share);
           const size_t width =
-              2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 2 + strlen(stats) + 5 + strlen(to);
-          if (columns > 0 && width > (size_t)columns) { /* the case, its figures, its history */
-            char line[1024], wrapped[1280];
-            printf("  %s\n", shown);
+              2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 1 + strlen(stats) + 5 + strlen(to);
+          if (columns > 0 && width > (size_t)columns) {
+            /* the case, its figures (broken between them where they do not
+             * fit), its history; a file's name is left whole, blanks and all,
+             * to be copied from the terminal */
+            char line[256], wrapped[320];
             snprintf(line, sizeof line, "      %s", stats);
             (void)mm_report_wrap(wrapped, sizeof wrapped, line, columns);
-            printf("%s\n", wrapped);
-            snprintf(line, sizeof line, "      -> %s", to);
-            (void)mm_report_wrap(wrapped, sizeof wrapped, line, columns);
-            printf("%s\n", wrapped);
+            printf("  %s\n%s\n      -> %s\n", shown, wrapped, to);
           } else
             printf("  %-32s %s  -> %s\n", shown, stats, to);
         }

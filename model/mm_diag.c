@@ -16,14 +16,7 @@ mm_err mm_rsum_allreduce(mm_rsum *s, MPI_Comm comm) {
 
 double mm_rsum_value(const mm_rsum *s) {
   mm_rsum t = *s;
-  mm_rsum_normalise(&t);
-  /* a negative total in sign-magnitude form, so that no limb cancels another */
-  const double sign = t.limb[0] < 0 ? -1.0 : 1.0;
-  if (sign < 0) {
-    for (int i = 0; i < MM_RSUM_LIMBS; i++)
-      t.limb[i] = -t.limb[i];
-    mm_rsum_normalise(&t);
-  }
+  const double sign = mm_rsum_magnitude(&t);
   /* The magnitude as 46-bit digits, most significant first: limb 0 split in
    * two (it may hold up to 63 bits), then limbs 1..5; digit d has weight
    * 2^(46 (3 - d)). */

@@ -42,6 +42,19 @@ MM_CELL_FN void mm_rsum_normalise(mm_rsum *s) {
   s->pending = 0;
 }
 
+/* s in sign-magnitude form (normalised, so that no limb cancels another):
+ * the total's magnitude, every limb >= 0 (limbs 1..5 below 2^46; limb 0
+ * read as uint64_t, for the one magnitude 2^155 it wraps to -2^63); returns
+ * the total's sign, -1 or 1 (1 for zero). */
+MM_CELL_FN int mm_rsum_magnitude(mm_rsum *s) {
+  mm_rsum_normalise(s);
+  if (s->limb[0] >= 0) return 1;
+  for (int i = 0; i < MM_RSUM_LIMBS; i++) /* through unsigned: -2^63 (a total of -2^155) */
+    s->limb[i] = (int64_t)(UINT64_C(0) - (uint64_t)s->limb[i]);
+  mm_rsum_normalise(s);
+  return -1;
+}
+
 /* One limb: q = trunc(r / w) goes into the limb, r loses those bits (exact:
  * w is a power of two and q w has the leading bits of r). */
 MM_CELL_FN double mm_rsum_take(mm_rsum *s, int i, double r, double inverse, double weight) {

@@ -13,7 +13,9 @@
 #   - 61, 46, 45 and 33 columns: the compact table (per step s, no calls
 #     nor GB/s) down to 46 columns, the minimal one (total s and share)
 #     below, no line wider than the terminal (the other lines broken at
-#     blanks), what the table leaves out said.
+#     blanks), what the table leaves out said;
+#   - 40 columns, two cases that fail: each case's line of the summary
+#     on two lines (the case, then FAILED and its exit status).
 set -u
 mm="$1"; src="$2"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -72,6 +74,17 @@ for how in "$mm" "timeout -k 5 60 mpirun --oversubscribe -np 2 $mm --bandwidth 5
   done
   echo "ok: $how at 61, 46, 45 and 33 columns"
 done
+# a case that fails (a NaN planted after step 1), beside one that runs: its
+# line of the summary fits as well, the case then its fate
+rm -rf o
+sed "s/^name = flat$/name = other/" flat.ini >other.ini
+in_terminal 40 "MINIMODEL_FAULT_NAN_STEP=1 $mm --quiet --set run.steps=4 --set output.dir=o flat.ini other.ini"
+# (the error messages, one line each, are the terminal's to wrap)
+awk '!/^minimodel: error: / && length($0) > 40 { print "line " NR " has " length($0) " characters"; bad = 1 }
+  END { exit bad }' "$work/out" || fail "a failed case at 40 columns: a line wider than the terminal"
+[ "$(grep -cxE '      FAILED \(exit 1\)' "$work/out")" = 2 ] && grep -qx "  flat.ini" "$work/out" ||
+  fail "a failed case at 40 columns: not the case, then FAILED (exit 1), for each"
+echo "ok: failed cases at 40 columns"
 
 rm -rf o
 COLUMNS=40 $mm $args >"$work/out" 2>&1 || fail "piped run"

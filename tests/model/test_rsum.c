@@ -92,13 +92,7 @@ int main(int argc, char **argv) {
     const double want = ldexp((double)exact, -20), got = mm_rsum_value(&c);
     if (got != want && wrong++ < 5) TEST_CHECK(0, "trial %d: %a, want %a", trial, got, want);
     mm_rsum t = c; /* the sum of the limbs' doubles */
-    mm_rsum_normalise(&t);
-    const double sign = t.limb[0] < 0 ? -1.0 : 1.0;
-    if (sign < 0) {
-      for (int i = 0; i < MM_RSUM_LIMBS; i++)
-        t.limb[i] = -t.limb[i];
-      mm_rsum_normalise(&t);
-    }
+    const double sign = mm_rsum_magnitude(&t);
     double limbs = 0.0;
     for (int i = MM_RSUM_LIMBS - 1; i >= 0; i--)
       limbs += ldexp((double)t.limb[i], MM_RSUM_LIMB_BITS * (2 - i));
