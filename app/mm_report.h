@@ -110,8 +110,8 @@ int mm_report_line(char buf[MM_REPORT_LINE_MAX], const mm_report_row *row, mm_re
  * an indent followed by '('). In a text of fields set apart by two blanks
  * or more, the breaks come between fields where one fits; in another, after
  * a ',' or ';' where that leaves the line three quarters full, else at the
- * last blank that fits. A word longer than a line is left whole. Returns the length written (the
- * text cut where buf is too small). */
+ * last blank that fits. A word longer than a line is left whole. Returns
+ * the length written (the text cut where buf is too small). */
 int mm_report_wrap(char *buf, size_t size, const char *text, int columns);
 
 /* Gather the phase timers across ranks (collective); on rank 0 print the table
