@@ -179,6 +179,14 @@ def regress(*args, **kw):
     return run(["bash", REGRESS, "--compare", "--python", sys.executable] + list(args), **kw)
 
 
+
+def bounded_memory():
+    """preexec_fn of a script that must not read /dev/zero whole: were it
+    read, it ends in MemoryError (2 GiB of address space), not the OOM
+    killer."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
 def test_regress_interrupt():
     """Ctrl-C while the model runs: regress stops at once with 130, not
     "the run failed" and on to the next case."""
@@ -1098,10 +1106,6 @@ def test_bench_peers_files_refused():
     or lacks the end marker, and a --jsonl that is a FIFO or a device
     (/dev/full: it failed after the runs): exit 2 and the reason, before
     the runs (no tdma-bench is there to run)."""
-    import resource
-
-    def bounded():  # were it read, /dev/zero ends in MemoryError, not the OOM killer
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
     with tempfile.TemporaryDirectory() as tmp:
         fifo = os.path.join(tmp, "fifo")
         os.mkfifo(fifo)
@@ -1118,7 +1122,7 @@ def test_bench_peers_files_refused():
                             (["--jsonl", "/dev/full"], "not a regular file")):
             if not os.path.exists(args[1]):
                 continue
-            rc, out, err = py(BENCH_PEERS, *base, *args, timeout=60, preexec_fn=bounded)
+            rc, out, err = py(BENCH_PEERS, *base, *args, timeout=60, preexec_fn=bounded_memory)
             assert rc == 2 and words in err and args[1] in err and "Traceback" not in err, \
                 f"{args}: exit {rc}, {err[-400:]!r}"
 
@@ -1500,10 +1504,6 @@ def test_bench_model_doc_refused():
     traceback, all after the whole benchmark; one larger than 16 MiB) or
     written (chmod 444): one line and exit 2 before anything is built or
     run (here with --dry-run, which went on and exited 0)."""
-    import resource
-
-    def bounded():  # were it read, /dev/zero ends in MemoryError, not the OOM killer
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
     with tempfile.TemporaryDirectory() as tmp:
         good = write(os.path.join(tmp, "good.ini"), TINY_INI)
         fifo = os.path.join(tmp, "fifo.md")
@@ -1526,7 +1526,7 @@ def test_bench_model_doc_refused():
                              (large, "larger than 16 MiB"), (protected, "write-protected")):
             if not os.path.exists(doc):
                 continue
-            result = py(BENCH, *base, "--doc", doc, timeout=60, preexec_fn=bounded)
+            result = py(BENCH, *base, "--doc", doc, timeout=60, preexec_fn=bounded_memory)
             one_line(f"--doc {doc}", result, 2, message)
             assert f"--doc {doc}" in result[2], f"--doc {doc}: not named: {result[2]!r}"
         with open(binary, "rb") as f:
