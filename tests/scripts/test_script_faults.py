@@ -179,13 +179,13 @@ def regress(*args, **kw):
     return run(["bash", REGRESS, "--compare", "--python", sys.executable] + list(args), **kw)
 
 
-
 def bounded_memory():
     """preexec_fn of a script that must not read /dev/zero whole: were it
     read, it ends in MemoryError (2 GiB of address space), not the OOM
     killer."""
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
 
 def test_regress_interrupt():
     """Ctrl-C while the model runs: regress stops at once with 130, not
