@@ -98,13 +98,18 @@ typedef struct {
  * memory latency behind the arithmetic (measured: compute and transfer times
  * added up). The next tile is, in the common case, the W * nz elements after
  * this tile's last column; at each level of the forward sweep this prefetches
- * W elements of it (a cache line for W * sizeof(MM_T) = 64) into L2, so the
- * whole next tile is requested once over the nz levels. */
+ * W elements of it (a cache line for W * sizeof(MM_T) = 64), so the whole
+ * next tile is requested once over the nz levels. The hint is locality 3
+ * (prefetcht0: into L1 and L2). With locality 2 (prefetcht1: L2 alone) the
+ * solve's time on one thread depended on the copy of the executable that
+ * ran: the same bytes, copied to six files, took 12.7 to 20.7 ms at
+ * 100000 x 100 (AMD EPYC, docs/performance.md); with locality 3 every copy
+ * took 11.7 to 13.5 ms, and no shape measured was slower. */
 static inline __attribute__((always_inline)) void MM_FN(mm_prefetch)(const MM_T *base, long next,
                                                                      long k, long nelem) {
   const long i = next + k * MM_W;
   for (long q = 0; q < MM_W; q += 64 / (long)sizeof(MM_T))
-    if (i + q < nelem) __builtin_prefetch(base + i + q, 0, 2);
+    if (i + q < nelem) __builtin_prefetch(base + i + q, 0, 3);
 }
 
 /* x in every lane. Written as x - 0 (the scalar operand of a vector
