@@ -15,7 +15,11 @@
 #     below, no line wider than the terminal (the other lines broken at
 #     blanks), what the table leaves out said;
 #   - 40 columns, two cases that fail: each case's line of the summary
-#     on two lines (the case, then FAILED and its exit status).
+#     on two lines (the case, then FAILED and its exit status);
+#   - the summary's edge: a terminal as wide as a case's line of the
+#     summary (measured on a pipe) has it on one line, one column less on
+#     three; and wherever it is on three, the line it would have been is
+#     wider than the terminal (worked out from the three lines).
 set -u
 mm="$1"; src="$2"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -110,3 +114,40 @@ for bw in "" "--bandwidth 50"; do
   done
   echo "ok: ${bw:-no --bandwidth}: the whole table from $width columns, not at $((width - 1))"
 done
+
+# the summary's edge. A case's line is "  " + the case padded to 32 + " " +
+# its figures + "  -> " + its history; its figures (the run's time) may
+# change length from one run to the next, so each terminal run is checked
+# against the line it would have printed itself, and the edge is tried
+# again (3 times) where the figures changed between the pipe and the terminal
+summary_check() { # COLUMNS: the summary in $work/out against the terminal
+  awk -v c="$1" '
+    /^summary of 1 case/ { s = 1; next }
+    s && /^  flat\.ini +ok / { one = length($0); next }
+    s && /^  flat\.ini$/ { name = 8; next }
+    s && name && !stats && /^      ok / { stats = $0; sub(/^ +/, "", stats); next }
+    s && name && /^      -> / { to = $0; sub(/^      -> /, "", to) }
+    END {
+      if (one) { if (one > c) { print "one line of " one " columns in " c; exit 1 }; print "one"; exit 0 }
+      if (!stats || to == "") { print "no summary of the case"; exit 1 }
+      w = 2 + (name > 32 ? name : 32) + 1 + length(stats) + 5 + length(to)
+      if (w <= c) { print "three lines, yet its line was " w " columns in " c; exit 1 }
+      print "three " w
+    }' "$work/out"
+}
+edge=""
+for attempt in 1 2 3; do
+  rm -rf o
+  $mm $args >"$work/out" 2>&1 || fail "piped run for the summary's width"
+  width=$(awk '/^  flat\.ini +ok .* -> o\/flat\.nc$/ { print length($0) }' "$work/out")
+  [ -n "$width" ] || fail "piped: no summary line of the case"
+  for cols in "$width" $((width - 1)); do
+    rm -rf o
+    in_terminal "$cols" "$mm $args"
+    got=$(summary_check "$cols") || fail "summary at $cols columns: $got"
+    [ "$cols" = "$width" ] && [ "$got" = one ] && edge=yes
+  done
+  [ -n "$edge" ] && break
+done
+[ -n "$edge" ] || fail "the summary's line was never on one line in a terminal as wide as it (3 tries)"
+echo "ok: the summary's line of the case on one line at its width ($width columns), on three below"
