@@ -54,20 +54,35 @@ static struct {
  * MM_FILE_WATCH_POLL_S. */
 #define MM_FILE_WATCH_POLL_S 0.05
 #define MM_FILE_WATCH_STOP_S 0.5
+/* The same for a write (a resize, a sync) under way at the signal: a
+ * write of a large record on a busy file system may take seconds and
+ * still end well, and then the run stops after its step as usual, its
+ * files closed and its restart at the stop written. */
+#define MM_FILE_WATCH_WRITE_STOP_S 5.0
 
 /* How much later than rank 0 another rank's call watch ends it: more than
  * the second between mpirun's SIGTERM and SIGKILL to the other ranks after
  * one ends, so that one message is printed where rank 0 waits too. */
 #define MM_FILE_WATCH_AFTER_0_S 3.0
 
-/* The watch over one open or close (mm_file_watch.h): a thread for the
- * call's time, ended when the call returns. `lock` guards the fields. */
+/* The watch over the calls that can stall (mm_file_watch.h): one thread,
+ * made at the first call and kept, that waits for each call to return
+ * within its time. `lock` guards the fields. */
+typedef enum { MM_CALL_OPEN, MM_CALL_WRITE } mm_call_kind;
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  double seconds; /* 0: no time limit (still a watch for a stop signal) */
-  bool done;      /* the call returned */
-  bool stopping;  /* a stop signal had come before the call */
+  double open_seconds;   /* an open or a close (MINIMODEL_OPEN_TIMEOUT); 0: no time limit */
+  double write_seconds;  /* a write, a resize, a sync (MINIMODEL_WRITE_TIMEOUT); 0: none */
+  bool made;             /* the thread was made */
+  bool idle;             /* it waits for a call to begin (else it looks every
+                          * MM_FILE_WATCH_POLL_S: a call's end wakes nothing) */
+  bool active;           /* a call is under way (begun, not returned) */
+  unsigned long calls;   /* the calls begun so far */
+  unsigned long watched; /* the one the thread watches */
+  double start;          /* when the call began (now()) */
+  mm_call_kind kind;
+  bool stopping; /* a stop signal had come before the call */
   const char *call;
   char path[PATH_MAX];                    /* the file */
   char name[MM_STR_MAX], dir[MM_STR_MAX]; /* the case's run.name and output.dir; "" none */
@@ -122,23 +137,22 @@ static const char *during_sep(void) {
   return watch.during[0] ? "; " : "";
 }
 
-/* Wait, `mutex` held, until *done, until `seconds` have passed (0: no
- * limit), or until MM_FILE_WATCH_STOP_S after a stop signal (mm_signal.h;
- * looked for every MM_FILE_WATCH_POLL_S, and not where one came before the
- * watch began, `stopping`): 0 when done, -1 at the limit, the signal's
- * number at a stop (also where the limit comes after the signal: a signal
- * that came first is the reason, as for the read watchdog). A signal before
- * the watch began is the run's stop under way (a restart written at the
- * stop, output.restart_at_stop): its calls are left their time limit. */
-static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *done,
-                      double seconds, bool stopping) {
-  const double end = seconds > 0.0 ? now() + seconds : INFINITY;
+/* Wait, `mutex` held, until over() (read under it), until the time `end`
+ * (now()'s clock; INFINITY: no limit), or until `grace` seconds after a
+ * stop signal (mm_signal.h; looked for every MM_FILE_WATCH_POLL_S, and not
+ * where one came before the watch began, `stopping`): 0 when over, -1 at
+ * the limit, the signal's number at a stop (also where the limit comes
+ * after the signal: a signal that came first is the reason, as for the
+ * read watchdog). A signal before the watch began is the run's stop under
+ * way (a restart written at the stop, output.restart_at_stop): its calls
+ * are left their time limit. */
+static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, bool (*over)(void), double end,
+                      double grace, bool stopping) {
   double stop_by = INFINITY;
   int signo = 0;
-  while (!*done) {
+  while (!over()) {
     const double t = now();
-    if (!stopping && !signo && (signo = mm_signal_received()) != 0)
-      stop_by = t + MM_FILE_WATCH_STOP_S;
+    if (!stopping && !signo && (signo = mm_signal_received()) != 0) stop_by = t + grace;
     if (t >= stop_by || t >= end) return signo ? signo : -1;
     const double wake = fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S);
     struct timespec until = {.tv_sec = (time_t)wake};
@@ -148,13 +162,22 @@ static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, const bool *
   return 0;
 }
 
+/* The time `seconds` after `from`; INFINITY for no limit (0). */
+static double deadline(double from, double seconds) {
+  return seconds > 0.0 ? from + seconds : INFINITY;
+}
+
+static bool watch_settled(void) {
+  return watch.settled;
+}
+
 /* The thread started at a failure: ends the rank unless the ranks agree
  * within the time allowed. */
 static void *watch_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&watch.lock);
-  const int why =
-      watch_wait(&watch.cond, &watch.lock, &watch.settled, watch.seconds, watch.stopping);
+  const int why = watch_wait(&watch.cond, &watch.lock, watch_settled,
+                             deadline(now(), watch.seconds), MM_FILE_WATCH_STOP_S, watch.stopping);
   if (why == 0) {
     pthread_mutex_unlock(&watch.lock);
     return NULL;
@@ -190,75 +213,133 @@ static void *watch_main(void *arg) {
            why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
 }
 
-/* The thread of a call's watch: ends the rank when the call has not
- * returned within its time. */
+/* The call the thread watches has returned (or another has begun). */
+static bool call_over(void) {
+  return !call_watch.active || call_watch.calls != call_watch.watched;
+}
+
+/* The thread of the calls' watch: waits for a call to begin, then ends the
+ * rank when it has not returned within its time; for ever. A call's
+ * beginning wakes it only where it is idle, and its end not at all: it
+ * sees that at its next look, MM_FILE_WATCH_POLL_S later at most, so that
+ * the many short writes of a record cost no thread switch each. */
 static void *call_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&call_watch.lock);
-  /* rank 0 first: where it waits too, its end ends the others (mpirun) */
-  const double seconds = call_watch.seconds > 0.0
-                             ? call_watch.seconds + (watch.rank > 0 ? MM_FILE_WATCH_AFTER_0_S : 0.0)
-                             : 0.0;
-  const int why = watch_wait(&call_watch.cond, &call_watch.lock, &call_watch.done, seconds,
-                             call_watch.stopping);
-  /* a write that failed in the call: that watch ends the rank, with its
-   * own message */
-  pthread_mutex_lock(&watch.lock);
-  const bool failing = watch.running;
-  pthread_mutex_unlock(&watch.lock);
-  if (why == 0 || failing) {
-    pthread_mutex_unlock(&call_watch.lock);
-    return NULL;
+  for (;;) {
+    if (!call_watch.active) {
+      call_watch.idle = true;
+      while (!call_watch.active)
+        pthread_cond_wait(&call_watch.cond, &call_watch.lock);
+      call_watch.idle = false;
+    }
+    call_watch.watched = call_watch.calls;
+    const bool write = call_watch.kind == MM_CALL_WRITE;
+    const double limit = write ? call_watch.write_seconds : call_watch.open_seconds;
+    /* rank 0 first: where it waits too, its end ends the others (mpirun) */
+    const double end = deadline(
+        call_watch.start, limit > 0.0 && watch.rank > 0 ? limit + MM_FILE_WATCH_AFTER_0_S : limit);
+    const double grace = write ? MM_FILE_WATCH_WRITE_STOP_S : MM_FILE_WATCH_STOP_S;
+    const int why =
+        watch_wait(&call_watch.cond, &call_watch.lock, call_over, end, grace, call_watch.stopping);
+    if (why == 0) continue;
+    /* a write that failed in the call: that watch ends the rank, with its
+     * own message; this call is not watched further */
+    pthread_mutex_lock(&watch.lock);
+    const bool failing = watch.running;
+    pthread_mutex_unlock(&watch.lock);
+    if (failing) {
+      while (!call_over()) { /* looked at every MM_FILE_WATCH_POLL_S: no end wakes it */
+        const double wake = now() + MM_FILE_WATCH_POLL_S;
+        struct timespec until = {.tv_sec = (time_t)wake};
+        until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
+        pthread_cond_timedwait(&call_watch.cond, &call_watch.lock, &until);
+      }
+      continue;
+    }
+    /* call_watch.lock stays held: the call's state no longer changes */
+    pthread_mutex_lock(&ending);
+    if (why > 0)
+      fprintf(stderr,
+              "minimodel: stopped by %s (rank %d) while %s of %s had not returned %g s after the "
+              "signal%s%s; exit status %d\n",
+              mm_signal_name(why), watch.rank, call_watch.call, call_watch.path, grace,
+              during_sep(), watch.during, (int)MM_ERR_SIGNAL + why);
+    else if (write)
+      fprintf(stderr,
+              "minimodel: error (rank %d): %s: %s has not returned after %g s: the file system "
+              "has stalled, or the ranks are waiting for each other inside MPI-IO; the run ends "
+              "here, its files as their last flush left them (MINIMODEL_WRITE_TIMEOUT sets the "
+              "limit in seconds)%s%s; exit status %d\n",
+              watch.rank, call_watch.path, call_watch.call, limit, during_sep(), watch.during,
+              (int)MM_ERR_RUN);
+    else
+      fprintf(stderr,
+              "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are "
+              "waiting for each other inside MPI-IO (after a step of the call that failed on one "
+              "rank alone, such as Open MPI's making of its lock file beside the file), or the "
+              "file system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit "
+              "in seconds)%s%s; exit status %d\n",
+              watch.rank, call_watch.path, call_watch.call, limit, during_sep(), watch.during,
+              (int)MM_ERR_RUN);
+    end_rank(call_watch.name, call_watch.dir, call_watch.case_lock,
+             why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
   }
-  pthread_mutex_lock(&ending);
-  if (why > 0)
-    fprintf(stderr,
-            "minimodel: stopped by %s (rank %d) while %s of %s had not returned %g s after the "
-            "signal%s%s; exit status %d\n",
-            mm_signal_name(why), watch.rank, call_watch.call, call_watch.path, MM_FILE_WATCH_STOP_S,
-            during_sep(), watch.during, (int)MM_ERR_SIGNAL + why);
-  else
-    fprintf(stderr,
-            "minimodel: error (rank %d): %s: %s has not returned after %g s: the ranks are "
-            "waiting for each other inside MPI-IO (after a step of the call that failed on one "
-            "rank alone, such as Open MPI's making of its lock file beside the file), or the "
-            "file system has stalled; the run ends here (MINIMODEL_OPEN_TIMEOUT sets the limit "
-            "in seconds)%s%s; exit status %d\n",
-            watch.rank, call_watch.path, call_watch.call, call_watch.seconds, during_sep(),
-            watch.during, (int)MM_ERR_RUN);
-  end_rank(call_watch.name, call_watch.dir, call_watch.case_lock,
-           why > 0 ? (int)MM_ERR_SIGNAL + why : (int)MM_ERR_RUN);
+  return NULL;
 }
 
-/* Start the watch over a call on path (the main thread); false where none
- * runs. */
-static bool call_begin(const char *call, const char *path, pthread_t *thread) {
+/* Begin the watch over a call on path (the main thread); false where none
+ * watches it (no watch set up, or its thread could not be made: the call
+ * goes on unwatched, and the next call tries again). */
+static bool call_begin(const char *call, const char *path, mm_call_kind kind) {
   if (!watch.usable || !watch.set) return false;
   pthread_mutex_lock(&watch.lock);
   const mm_config *cfg = watch.cfg;
   mm_output_lock *case_lock = watch.case_lock;
   pthread_mutex_unlock(&watch.lock);
   pthread_mutex_lock(&call_watch.lock);
-  call_watch.done = false;
+  if (!call_watch.made) {
+    pthread_t thread;
+    call_watch.made = pthread_create(&thread, NULL, call_main, NULL) == 0;
+    if (!call_watch.made) {
+      pthread_mutex_unlock(&call_watch.lock);
+      return false;
+    }
+    name_thread(thread, "mm-call-watch");
+    (void)pthread_detach(thread); /* unchecked: it runs until the process ends */
+  }
+  call_watch.kind = kind;
   call_watch.call = call;
   snprintf(call_watch.path, sizeof call_watch.path, "%s", path ? path : "(a file)");
   snprintf(call_watch.name, sizeof call_watch.name, "%s", cfg ? cfg->run_name : "");
   snprintf(call_watch.dir, sizeof call_watch.dir, "%s", cfg ? cfg->output_dir : "");
   call_watch.case_lock = case_lock;
-  /* told here, in the calling thread: the watch's may start later */
+  /* told here, in the calling thread: the watch's may look later */
   call_watch.stopping = mm_signal_received() != 0;
-  const bool started = pthread_create(thread, NULL, call_main, NULL) == 0;
-  if (started) name_thread(*thread, "mm-call-watch");
+  call_watch.start = now();
+  call_watch.calls++;
+  call_watch.active = true;
+  if (call_watch.idle) pthread_cond_signal(&call_watch.cond);
   pthread_mutex_unlock(&call_watch.lock);
-  return started; /* none: the call goes on unwatched */
+  return true;
 }
 
-static void call_end(pthread_t thread) {
+static void call_end(void) {
   pthread_mutex_lock(&call_watch.lock);
-  call_watch.done = true;
-  pthread_cond_signal(&call_watch.cond);
+  call_watch.active = false; /* the thread sees it at its next look */
   pthread_mutex_unlock(&call_watch.lock);
-  pthread_join(thread, NULL);
+}
+
+/* The path of an open file, for a watch's message; "" unknown. */
+static void open_path(MPI_File fh, char *path, size_t size) {
+  path[0] = '\0';
+  pthread_mutex_lock(&watch.lock);
+  for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
+    if (watch.open[f].path[0] && watch.open[f].fh == fh) {
+      snprintf(path, size, "%s", watch.open[f].path);
+      break;
+    }
+  pthread_mutex_unlock(&watch.lock);
 }
 
 /* A failed call on a file, seen by the wrappers below (in the thread that
@@ -329,10 +410,9 @@ static void watch_write(MPI_File fh, const char *call, int code, int count, MPI_
  * calls its PMPI_ twin and looks at the outcome. The executable exports
  * them (app/CMakeLists.txt), so that libhdf5's calls reach them. */
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
-  pthread_t thread;
-  const bool watched = call_begin("MPI_File_open", filename, &thread);
+  const bool watched = call_begin("MPI_File_open", filename, MM_CALL_OPEN);
   const int code = PMPI_File_open(comm, filename, amode, info, fh);
-  if (watched) call_end(thread);
+  if (watched) call_end();
   if (code == MPI_SUCCESS) {
     pthread_mutex_lock(&watch.lock);
     for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
@@ -355,10 +435,9 @@ int MPI_File_close(MPI_File *fh) {
       watch.open[f].path[0] = '\0';
     }
   pthread_mutex_unlock(&watch.lock);
-  pthread_t thread;
-  const bool watched = call_begin("MPI_File_close", path[0] ? path : NULL, &thread);
+  const bool watched = call_begin("MPI_File_close", path[0] ? path : NULL, MM_CALL_OPEN);
   const int code = PMPI_File_close(fh);
-  if (watched) call_end(thread);
+  if (watched) call_end();
   return code;
 }
 
@@ -366,7 +445,11 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
                       MPI_Status *status) {
   MPI_Status own;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+  char path[PATH_MAX];
+  open_path(fh, path, sizeof path);
+  const bool watched = call_begin("MPI_File_write_at", path[0] ? path : NULL, MM_CALL_WRITE);
   const int code = PMPI_File_write_at(fh, offset, buf, count, type, st);
+  if (watched) call_end();
   watch_write(fh, "MPI_File_write_at", code, count, type, st);
   return code;
 }
@@ -375,19 +458,31 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
                           MPI_Datatype type, MPI_Status *status) {
   MPI_Status own;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+  char path[PATH_MAX];
+  open_path(fh, path, sizeof path);
+  const bool watched = call_begin("MPI_File_write_at_all", path[0] ? path : NULL, MM_CALL_WRITE);
   const int code = PMPI_File_write_at_all(fh, offset, buf, count, type, st);
+  if (watched) call_end();
   watch_write(fh, "MPI_File_write_at_all", code, count, type, st);
   return code;
 }
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
+  char path[PATH_MAX];
+  open_path(fh, path, sizeof path);
+  const bool watched = call_begin("MPI_File_set_size", path[0] ? path : NULL, MM_CALL_WRITE);
   const int code = PMPI_File_set_size(fh, size);
+  if (watched) call_end();
   watch_code(fh, "MPI_File_set_size", code);
   return code;
 }
 
 int MPI_File_sync(MPI_File fh) {
+  char path[PATH_MAX];
+  open_path(fh, path, sizeof path);
+  const bool watched = call_begin("MPI_File_sync", path[0] ? path : NULL, MM_CALL_WRITE);
   const int code = PMPI_File_sync(fh);
+  if (watched) call_end();
   watch_code(fh, "MPI_File_sync", code);
   return code;
 }
@@ -410,7 +505,8 @@ void mm_file_watch_install(MPI_Comm comm) {
 
 void mm_file_watch_set(const mm_settings *env) {
   watch.seconds = mm_settings_seconds(env->io_fail_wait, MM_FILE_WATCH_FAIL_S);
-  call_watch.seconds = mm_settings_seconds(env->open_timeout, MM_FILE_WATCH_OPEN_S);
+  call_watch.open_seconds = mm_settings_seconds(env->open_timeout, MM_FILE_WATCH_OPEN_S);
+  call_watch.write_seconds = mm_settings_seconds(env->write_timeout, MM_FILE_WATCH_WRITE_S);
   watch.set = true;
 }
 

@@ -24,7 +24,13 @@
  * that moment), returns to its own clean-up while the other ranks wait in a
  * barrier. Neither returns, so no outcome can be seen; an open or a close
  * that has not returned after MINIMODEL_OPEN_TIMEOUT seconds (default
- * MM_FILE_WATCH_OPEN_S) ends the rank the same way. The wrappers have no argument
+ * MM_FILE_WATCH_OPEN_S) ends the rank the same way. So does a write, a
+ * resize or a sync that has not returned after MINIMODEL_WRITE_TIMEOUT
+ * seconds (default MM_FILE_WATCH_WRITE_S: a file system that stalls, such
+ * as a hard-mounted NFS whose server is gone), and a stop signal (Ctrl-C)
+ * during one ends the rank 5 s after it (MM_FILE_WATCH_WRITE_STOP_S) where
+ * it has not returned, 0.5 s for an open or a close. One thread, made at the
+ * first such call and kept, watches them all. The wrappers have no argument
  * of their own, so the watch is one per process (static state in
  * app/file_watch.c). */
 #ifndef MM_FILE_WATCH_H
@@ -41,13 +47,15 @@
 #define MM_FILE_WATCH_FAIL_S 60.0
 /* seconds an open or a close may take */
 #define MM_FILE_WATCH_OPEN_S 600.0
+/* seconds one write, resize or sync of a file may take */
+#define MM_FILE_WATCH_WRITE_S 600.0
 
 /* Set the watch up (once, right after MPI_Init; collective over comm,
  * MPI_COMM_WORLD); it watches nothing until mm_file_watch_set. */
 void mm_file_watch_install(MPI_Comm comm);
 
 /* The watch's limits, from the settings (before any file is opened):
- * MINIMODEL_IO_FAIL_WAIT and MINIMODEL_OPEN_TIMEOUT, 0 no time limit (a
+ * MINIMODEL_IO_FAIL_WAIT, MINIMODEL_OPEN_TIMEOUT and MINIMODEL_WRITE_TIMEOUT, 0 no time limit (a
  * watch for a stop signal still). */
 void mm_file_watch_set(const mm_settings *env);
 

@@ -100,7 +100,8 @@ mm_err mm_settings_read(mm_settings *s) {
     size_t offset;
   } seconds[] = {{"MINIMODEL_READ_TIMEOUT", offsetof(mm_settings, read_timeout)},
                  {"MINIMODEL_IO_FAIL_WAIT", offsetof(mm_settings, io_fail_wait)},
-                 {"MINIMODEL_OPEN_TIMEOUT", offsetof(mm_settings, open_timeout)}};
+                 {"MINIMODEL_OPEN_TIMEOUT", offsetof(mm_settings, open_timeout)},
+                 {"MINIMODEL_WRITE_TIMEOUT", offsetof(mm_settings, write_timeout)}};
   for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++) {
     char *text = (char *)s + seconds[i].offset;
     MM_CHECK(env_text(seconds[i].name, text));
@@ -250,6 +251,10 @@ static const struct {
     {"MINIMODEL_OPEN_TIMEOUT", "seconds",
      "time an MPI-IO open or close of a file may take before the rank ends the run (the ranks "
      "can wait for each other in one that failed on one rank); 0: no limit (default 600 s)"},
+    {"MINIMODEL_WRITE_TIMEOUT", "seconds",
+     "time one MPI-IO write, resize or sync of a file may take before the rank ends the run (a "
+     "file system that stalls, such as a hard-mounted NFS whose server is gone; a stop signal "
+     "during one ends the rank 5 s after it); 0: no limit (default 600 s)"},
     {"MINIMODEL_PROBE_HELPER", "path",
      "the program that test-reads an input file's metadata first (default: minimodel-probe "
      "beside minimodel, else the build's); not an executable: a forked copy of the run reads it"},

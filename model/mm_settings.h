@@ -93,15 +93,18 @@ typedef struct {
 } mm_faults;
 
 typedef struct {
-  char progress[MM_SETTING_MAX];     /* MINIMODEL_PROGRESS: bar, lines, off, auto; "" unset */
-  char memory_limit[MM_SETTING_MAX]; /* MINIMODEL_MEMORY_LIMIT: bytes a rank may use; "" unset */
-  char read_timeout[MM_SETTING_MAX]; /* MINIMODEL_READ_TIMEOUT: seconds for reading an input
-                                        file, 0 = no limit; "" unset */
-  char io_fail_wait[MM_SETTING_MAX]; /* MINIMODEL_IO_FAIL_WAIT: seconds a case may take to end
-                                        after a file operation failed inside netCDF/HDF5, 0 = no
-                                        limit (app/mm_file_watch.h); "" unset */
-  char open_timeout[MM_SETTING_MAX]; /* MINIMODEL_OPEN_TIMEOUT: seconds an MPI-IO open or close
-                                        may take, 0 = no limit (app/mm_file_watch.h); "" unset */
+  char progress[MM_SETTING_MAX];      /* MINIMODEL_PROGRESS: bar, lines, off, auto; "" unset */
+  char memory_limit[MM_SETTING_MAX];  /* MINIMODEL_MEMORY_LIMIT: bytes a rank may use; "" unset */
+  char read_timeout[MM_SETTING_MAX];  /* MINIMODEL_READ_TIMEOUT: seconds for reading an input
+                                         file, 0 = no limit; "" unset */
+  char io_fail_wait[MM_SETTING_MAX];  /* MINIMODEL_IO_FAIL_WAIT: seconds a case may take to end
+                                         after a file operation failed inside netCDF/HDF5, 0 = no
+                                         limit (app/mm_file_watch.h); "" unset */
+  char open_timeout[MM_SETTING_MAX];  /* MINIMODEL_OPEN_TIMEOUT: seconds an MPI-IO open or close
+                                         may take, 0 = no limit (app/mm_file_watch.h); "" unset */
+  char write_timeout[MM_SETTING_MAX]; /* MINIMODEL_WRITE_TIMEOUT: seconds one MPI-IO write, resize
+                                         or sync may take, 0 = no limit (app/mm_file_watch.h); ""
+                                         unset */
   char probe_helper[MM_SETTING_PATH_MAX]; /* MINIMODEL_PROBE_HELPER: the test read's program
                                              (io/probe.c); "" the default */
   bool no_graph;                          /* MINIMODEL_CUDA_GRAPH=0: GPU kernels one by one */
@@ -132,7 +135,7 @@ typedef struct {
  * longer than MM_SETTING_MAX - 1 characters. */
 MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 
-/* A seconds setting (read_timeout, io_fail_wait, open_timeout) as
+/* A seconds setting (read_timeout, io_fail_wait, open_timeout, write_timeout) as
  * mm_settings_read checked it: `unset` where it is not set; 0 for no limit
  * (0, or beyond any run: inf, 1e400). */
 double mm_settings_seconds(const char *text, double unset);

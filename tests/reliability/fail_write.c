@@ -7,6 +7,9 @@
  *   FAIL_WRITE_AFTER=N      the first N writes to the file succeed (default 0)
  *   FAIL_OPEN_MATCH=TEXT    on that rank, an open that would create a file
  *                           whose path holds TEXT fails (ENOSPC)
+ *   FAIL_WRITE_HANG=1       the first write after them never returns instead
+ *                           (a file system that stalls: a hard-mounted NFS
+ *                           whose server is gone), signals or not
  * Every write after them fails; each failure is counted on stderr
  * ("fail_write: ..."), and the rank's writes to the file in all at its exit
  * ("fail_write: rank R: N writes"). */
@@ -42,6 +45,12 @@ static int fails(int fd) {
   if ((size_t)n < len || strcmp(path + n - len, suffix) != 0) return 0;
   const char *after = getenv("FAIL_WRITE_AFTER");
   if (writes++ < (after ? atol(after) : 0)) return 0;
+  const char *hang = getenv("FAIL_WRITE_HANG");
+  if (hang && !strcmp(hang, "1")) {
+    fprintf(stderr, "fail_write: rank %s: write %ld to %s hangs\n", me, writes, path);
+    for (;;)
+      pause(); /* a signal's handler returns here, and it waits again */
+  }
   fprintf(stderr, "fail_write: rank %s: write %ld to %s failed\n", me, writes, path);
   errno = ENOSPC;
   return 1;

@@ -38,8 +38,19 @@
 #   settled    on 1 rank, a case that fails so, then a case that runs
 #              longer than the wait: the watch of the first case ends with
 #              it, and the second runs to its end (exit 1, the first case's)
-#   bad_value  MINIMODEL_IO_FAIL_WAIT=soon, MINIMODEL_OPEN_TIMEOUT=-1: exit 2
-#              and the variable named
+#   hang0      a write to the history on rank 0 that never returns (a file
+#              system that stalls; fail_write.so's FAIL_WRITE_HANG), half way
+#              through the run: MINIMODEL_WRITE_TIMEOUT (5 s) ends rank 0:
+#              exit 1, one message naming the file, nothing left, the history
+#              readable with the records before (it hung)
+#   hang1      the same on rank 1 (rank 0 waits for it in the collective
+#              write, whose watch ends the run first)
+#   hang_one   hang0 on 1 rank
+#   hang_signal  hang0 with no time limit (MINIMODEL_WRITE_TIMEOUT=0) and
+#              SIGTERM to the ranks: rank 0 stops 5 s after it with its
+#              line, exit 143, nothing left (it hung)
+#   bad_value  MINIMODEL_IO_FAIL_WAIT=soon, MINIMODEL_OPEN_TIMEOUT=-1,
+#              MINIMODEL_WRITE_TIMEOUT=later: exit 2 and the variable named
 # Open MPI's own lines (its "error in writev", the job's end) may come too.
 set -u
 mm="$1"; so="$2"; src="$3"; work="$4"
@@ -62,6 +73,8 @@ after=0
 open_match=
 nan_step= # a NaN planted after that step (MINIMODEL_FAULT_NAN_STEP); none
 signal_step= # SIGTERM raised on rank 0 after that step (MINIMODEL_FAULT_SIGNAL_STEP); none
+hang= # 1: the write never returns instead of failing (FAIL_WRITE_HANG)
+write_timeout= # MINIMODEL_WRITE_TIMEOUT; unset
 run() {
   local np="$1" rank="$2" suffix="$3" t0=$SECONDS
   shift 3
@@ -70,7 +83,8 @@ run() {
     -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX="$suffix" \
     -x FAIL_WRITE_RANK="$rank" -x FAIL_WRITE_AFTER="$after" -x FAIL_OPEN_MATCH="$open_match" \
     -x MINIMODEL_OPEN_TIMEOUT=5 -x MINIMODEL_FAULT_NAN_STEP="$nan_step" \
-    -x MINIMODEL_FAULT_SIGNAL_STEP="$signal_step" "$mm" --quiet \
+    -x MINIMODEL_FAULT_SIGNAL_STEP="$signal_step" -x FAIL_WRITE_HANG="$hang" \
+    -x MINIMODEL_WRITE_TIMEOUT="$write_timeout" "$mm" --quiet \
     --set output.dir=out "$@" >log 2>&1
   rc=$?
   took=$((SECONDS - t0))
@@ -79,7 +93,9 @@ run() {
     grep -q "^fail_write: rank $rank: open of .*$open_match.* failed" log ||
       fail "no open was made to fail (fail_write.so not loaded?)"
   elif [ "$after" -le 1000000 ]; then
-    grep -q "^fail_write: rank $rank: write $((after + 1)) to .*$suffix failed" log ||
+    local verb=failed
+    [ -n "$hang" ] && verb=hangs
+    grep -q "^fail_write: rank $rank: write $((after + 1)) to .*$suffix $verb" log ||
       fail "no write was made to fail (fail_write.so not loaded?)"
   fi
 }
@@ -230,6 +246,85 @@ left_as_flushed
 said=$(grep -Ec "$stop_line" log)
 echo "ok ($what): exit $rc (mpirun's), $since s after SIGTERM to mpirun, rank 0's line printed $said time(s)"
 
+# the hang cases: the history's writes on a rank counted in a run that
+# hangs nothing, and the one half way made to hang
+hang_at() { # RANK: sets after, the writes to the history before the one that hangs
+  after=100000000
+  run 2 "$1" flat.nc --set run.steps=20 "$ini"
+  [ $rc = 0 ] || fail "the run that hangs nothing: exit $rc"
+  after=$(sed -n "s/^fail_write: rank $1: \([0-9]*\) writes$/\1/p" log)
+  [ -n "$after" ] && [ "$after" -gt 10 ] || fail "no count of the writes"
+  after=$((after / 2))
+}
+# the history reads, its records those of a run's first steps (0, 5, ...)
+history_prefix() {
+  local steps
+  steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $steps"
+  steps=$(sed -n '/^data:/,$p' <<<"$steps" | grep -o ' step = .*;')
+  grep -Eqx " step = 0(, 5(, 10(, 15)?)?)?(, _)? ;" <<<"$steps" || fail "the history's records:$steps"
+  [ ! -e out/flat.restart.nc.tmp ] || fail "the .tmp is left"
+  ! ls out | grep -qE -- '-[0-9]+-[0-9]+\.lock$' || fail "an MPI-IO lock is left: $(ls out)"
+  echo "ok ($what): nothing left; the history reads,$steps"
+}
+hang_says="MPI_File_write_at(_all)? has not returned after 5 s: the file system has stalled, or the ranks are waiting for each other inside MPI-IO; the run ends here, its files as their last flush left them \(MINIMODEL_WRITE_TIMEOUT sets the limit in seconds\); "
+
+what=hang0
+hang_at 0
+hang=1 write_timeout=5
+run 2 0 flat.nc --set run.steps=20 "$ini"
+hang= write_timeout=
+watched 0 flat.nc "$hang_says"
+history_prefix
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+
+what=hang1
+hang_at 1
+hang=1 write_timeout=5
+run 2 1 flat.nc --set run.steps=20 "$ini"
+hang= write_timeout=
+watched "[01]" flat.nc "$hang_says"
+history_prefix
+
+what=hang_one
+hang_at 0
+hang=1 write_timeout=5
+run 1 0 flat.nc --set run.steps=20 "$ini"
+hang= write_timeout=
+watched 0 flat.nc "$hang_says"
+history_prefix
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+
+what=hang_signal
+hang_at 0
+rm -rf out
+timeout -k 10 120 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 5 \
+  -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX=flat.nc -x FAIL_WRITE_RANK=0 \
+  -x FAIL_WRITE_AFTER="$after" -x FAIL_WRITE_HANG=1 -x MINIMODEL_WRITE_TIMEOUT=0 "$mm" --quiet \
+  --set output.dir=out --set run.steps=20 "$ini" >log 2>&1 &
+launcher=$!
+for _ in $(seq 600); do
+  grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc hangs" log && break
+  sleep 0.1
+done
+grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc hangs" log || fail "no write was made to hang"
+sleep 1
+launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
+ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
+kill -TERM $ranks
+t1=$SECONDS
+wait $launcher
+rc=$?
+since=$((SECONDS - t1))
+[ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung after SIGTERM (exit $rc)"
+[ $rc = 143 ] || fail "exit $rc, expected 143"
+[ $since -le 30 ] || fail "took $since s after SIGTERM"
+grep -Eq "^minimodel: stopped by SIGTERM \(rank 0\) while MPI_File_write_at(_all)? of [^ ]*/flat.nc had not returned 5 s after the signal; exit status 143$" log ||
+  fail "not the stop's line"
+history_prefix
+[ ! -e out/flat.lock ] || fail "the case's lock file is left"
+echo "ok ($what): exit $rc, $since s after SIGTERM to the ranks"
+after=0
+
 what=one_rank
 run 1 0 flat.restart.nc.tmp --set output.restart_interval=5 --set run.steps=20 "$ini"
 [ $rc = 1 ] || fail "exit $rc, expected 1"
@@ -258,7 +353,7 @@ awk -v s="$second" -v w=$wait_s 'BEGIN { exit !(s > 2 * w) }' ||
 echo "ok ($what): the second case ran its 6000 steps to the end in $second s (the wait $wait_s s)"
 
 what=bad_value
-for setting in MINIMODEL_IO_FAIL_WAIT=soon MINIMODEL_OPEN_TIMEOUT=-1; do
+for setting in MINIMODEL_IO_FAIL_WAIT=soon MINIMODEL_OPEN_TIMEOUT=-1 MINIMODEL_WRITE_TIMEOUT=later; do
   env "$setting" timeout -k 5 60 "$mm" --quiet --set output.dir=out "$ini" >log 2>&1
   rc=$?
   [ $rc = 2 ] || fail "$setting: exit $rc, expected 2"
