@@ -43,8 +43,9 @@
 #              through the run: MINIMODEL_WRITE_TIMEOUT (5 s) ends rank 0:
 #              exit 1, one message naming the file, nothing left, the history
 #              readable with the records before (it hung)
-#   hang1      the same on rank 1 (rank 0 waits for it in the collective
-#              write, whose watch ends the run first)
+#   hang1      the same on rank 1 (rank 0 waits for it, in a collective
+#              write, watched too, or in another call: the message may come
+#              from either rank, naming the history)
 #   hang_one   hang0 on 1 rank
 #   hang_signal  hang0 with no time limit (MINIMODEL_WRITE_TIMEOUT=0) and
 #              SIGTERM to the ranks: rank 0 stops 5 s after it with its
