@@ -182,6 +182,20 @@ watched 0 flat.restart.nc.tmp "MPI_File_open has not returned after 5 s: "
 left_as_flushed
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
 
+# term_wait LAUNCHER PID...: SIGTERM to the PIDs, then the launcher (run in
+# the background) waited for; sets rc and since (seconds from the signal to
+# the end), which must be at most 30
+term_wait() {
+  local launcher=$1 t1
+  shift
+  kill -TERM "$@"
+  t1=$SECONDS
+  wait "$launcher"
+  rc=$?
+  since=$((SECONDS - t1))
+  [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung after SIGTERM (exit $rc)"
+  [ $since -le 30 ] || fail "took $since s after SIGTERM (exit $rc)"
+}
 # signal_run TARGET: the signal case's run, SIGTERM sent to TARGET
 # ("ranks": each rank's process, as a batch system's scancel does;
 # "mpirun"); sets rc and since (seconds from the signal to the end)
@@ -214,16 +228,10 @@ signal_run() {
   [ -n "$watching" ] || fail "no thread mm-file-watch on rank 0 (pid $rank0) 30 s after the failure"
   sleep 1 # the ranks waiting for each other
   if [ "$1" = ranks ]; then
-    kill -TERM $ranks
+    term_wait $launcher $ranks
   else
-    kill -TERM $launcher
+    term_wait $launcher $launcher
   fi
-  t1=$SECONDS
-  wait $launcher
-  rc=$?
-  since=$((SECONDS - t1))
-  [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung after SIGTERM (exit $rc)"
-  [ $since -le 30 ] || fail "took $since s after SIGTERM (exit $rc)"
 }
 stop_line="^minimodel: stopped by SIGTERM \(rank 0\) in case flat while the ranks waited for each other after a write that failed inside the netCDF/HDF5 libraries \([^ ]*/flat.restart.nc.tmp: .*exit status 143$"
 
@@ -269,30 +277,24 @@ history_prefix() {
 }
 hang_says="MPI_File_write_at(_all)? has not returned after 5 s: the file system has stalled, or the ranks are waiting for each other inside MPI-IO; the run ends here, its files as their last flush left them \(MINIMODEL_WRITE_TIMEOUT sets the limit in seconds\); "
 
+# hang_case NP RANK SAYS: the history's write on RANK of NP ranks never
+# returns, half way, with a limit of 5 s: the watch's message from rank
+# SAYS (a regex), nothing left, the history a prefix of the run's
+hang_case() {
+  hang_at "$2"
+  hang=1 write_timeout=5
+  run "$1" "$2" flat.nc --set run.steps=20 "$ini"
+  hang= write_timeout=
+  watched "$3" flat.nc "$hang_says"
+  history_prefix
+}
 what=hang0
-hang_at 0
-hang=1 write_timeout=5
-run 2 0 flat.nc --set run.steps=20 "$ini"
-hang= write_timeout=
-watched 0 flat.nc "$hang_says"
-history_prefix
+hang_case 2 0 0
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
-
 what=hang1
-hang_at 1
-hang=1 write_timeout=5
-run 2 1 flat.nc --set run.steps=20 "$ini"
-hang= write_timeout=
-watched "[01]" flat.nc "$hang_says"
-history_prefix
-
+hang_case 2 1 '[01]'
 what=hang_one
-hang_at 0
-hang=1 write_timeout=5
-run 1 0 flat.nc --set run.steps=20 "$ini"
-hang= write_timeout=
-watched 0 flat.nc "$hang_says"
-history_prefix
+hang_case 1 0 0
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
 
 what=hang_signal
@@ -311,14 +313,8 @@ grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc hangs" log || fa
 sleep 1
 launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
 ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
-kill -TERM $ranks
-t1=$SECONDS
-wait $launcher
-rc=$?
-since=$((SECONDS - t1))
-[ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "the run hung after SIGTERM (exit $rc)"
+term_wait $launcher $ranks
 [ $rc = 143 ] || fail "exit $rc, expected 143"
-[ $since -le 30 ] || fail "took $since s after SIGTERM"
 grep -Eq "^minimodel: stopped by SIGTERM \(rank 0\) while MPI_File_write_at(_all)? of [^ ]*/flat.nc had not returned 5 s after the signal; exit status 143$" log ||
   fail "not the stop's line"
 history_prefix
