@@ -137,6 +137,13 @@ static const char *during_sep(void) {
   return watch.during[0] ? "; " : "";
 }
 
+/* Wait on cond, `mutex` held, at most until the time `wake` (now()'s clock). */
+static void wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, double wake) {
+  struct timespec until = {.tv_sec = (time_t)wake};
+  until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
+  pthread_cond_timedwait(cond, mutex, &until);
+}
+
 /* Wait, `mutex` held, until over() (read under it), until the time `end`
  * (now()'s clock; INFINITY: no limit), or until `grace` seconds after a
  * stop signal (mm_signal.h; looked for every MM_FILE_WATCH_POLL_S, and not
@@ -154,10 +161,7 @@ static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, bool (*over)
     const double t = now();
     if (!stopping && !signo && (signo = mm_signal_received()) != 0) stop_by = t + grace;
     if (t >= stop_by || t >= end) return signo ? signo : -1;
-    const double wake = fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S);
-    struct timespec until = {.tv_sec = (time_t)wake};
-    until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
-    pthread_cond_timedwait(cond, mutex, &until);
+    wait_until(cond, mutex, fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S));
   }
   return 0;
 }
@@ -249,12 +253,8 @@ static void *call_main(void *arg) {
     const bool failing = watch.running;
     pthread_mutex_unlock(&watch.lock);
     if (failing) {
-      while (!call_over()) { /* looked at every MM_FILE_WATCH_POLL_S: no end wakes it */
-        const double wake = now() + MM_FILE_WATCH_POLL_S;
-        struct timespec until = {.tv_sec = (time_t)wake};
-        until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
-        pthread_cond_timedwait(&call_watch.cond, &call_watch.lock, &until);
-      }
+      while (!call_over()) /* looked at every MM_FILE_WATCH_POLL_S: no end wakes it */
+        wait_until(&call_watch.cond, &call_watch.lock, now() + MM_FILE_WATCH_POLL_S);
       continue;
     }
     /* call_watch.lock stays held: the call's state no longer changes */
