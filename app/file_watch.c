@@ -42,9 +42,9 @@ static struct {
   char during[MM_ERROR_MAX];             /* what the case was doing (mm_file_watch_during); "" */
   /* the files open through MPI-IO (main thread only), by which a failure
    * names its file */
-  struct {
+  struct mm_open_file {
     MPI_File fh;
-    char path[PATH_MAX];
+    char path[PATH_MAX]; /* "" for a free entry */
   } open[8];
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -288,15 +288,20 @@ static void *call_main(void *arg) {
   return NULL;
 }
 
-/* Begin the watch over a call on path (the main thread); false where none
- * watches it (no watch set up, or its thread could not be made: the call
- * goes on unwatched, and the next call tries again). */
-static bool call_begin(const char *call, const char *path, mm_call_kind kind) {
+/* The entry of the open files that holds fh; NULL for none (a file opened
+ * while the table was full). watch.lock held. */
+static struct mm_open_file *open_file(MPI_File fh) {
+  for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
+    if (watch.open[f].path[0] && watch.open[f].fh == fh) return &watch.open[f];
+  return NULL;
+}
+
+/* Begin the watch over a call (the main thread) on path, or where path is
+ * NULL on the open file fh; false where none watches it (no watch set up,
+ * or its thread could not be made: the call goes on unwatched, and the
+ * next call tries again). */
+static bool call_begin(const char *call, const char *path, MPI_File fh, mm_call_kind kind) {
   if (!watch.usable || !watch.set) return false;
-  pthread_mutex_lock(&watch.lock);
-  const mm_config *cfg = watch.cfg;
-  mm_output_lock *case_lock = watch.case_lock;
-  pthread_mutex_unlock(&watch.lock);
   pthread_mutex_lock(&call_watch.lock);
   if (!call_watch.made) {
     pthread_t thread;
@@ -310,10 +315,18 @@ static bool call_begin(const char *call, const char *path, mm_call_kind kind) {
   }
   call_watch.kind = kind;
   call_watch.call = call;
-  snprintf(call_watch.path, sizeof call_watch.path, "%s", path ? path : "(a file)");
+  /* taken after call_watch.lock, as call_main does */
+  pthread_mutex_lock(&watch.lock);
+  const struct mm_open_file *file = path ? NULL : open_file(fh);
+  snprintf(call_watch.path, sizeof call_watch.path, "%s",
+           path   ? path
+           : file ? file->path
+                  : "(a file)");
+  const mm_config *cfg = watch.cfg;
   snprintf(call_watch.name, sizeof call_watch.name, "%s", cfg ? cfg->run_name : "");
   snprintf(call_watch.dir, sizeof call_watch.dir, "%s", cfg ? cfg->output_dir : "");
-  call_watch.case_lock = case_lock;
+  call_watch.case_lock = watch.case_lock;
+  pthread_mutex_unlock(&watch.lock);
   /* told here, in the calling thread: the watch's may look later */
   call_watch.stopping = mm_signal_received() != 0;
   call_watch.start = now();
@@ -330,18 +343,6 @@ static void call_end(void) {
   pthread_mutex_unlock(&call_watch.lock);
 }
 
-/* The path of an open file, for a watch's message; "" unknown. */
-static void open_path(MPI_File fh, char *path, size_t size) {
-  path[0] = '\0';
-  pthread_mutex_lock(&watch.lock);
-  for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
-    if (watch.open[f].path[0] && watch.open[f].fh == fh) {
-      snprintf(path, size, "%s", watch.open[f].path);
-      break;
-    }
-  pthread_mutex_unlock(&watch.lock);
-}
-
 /* A failed call on a file, seen by the wrappers below (in the thread that
  * made it: the main thread, MPI_THREAD_FUNNELED): the first of a case
  * starts the watch. */
@@ -356,10 +357,8 @@ static void watch_failed(MPI_File fh, const char *what) {
      * be cleared here) while another rank is still inside the libraries */
     snprintf(watch.name, sizeof watch.name, "%s", watch.cfg->run_name);
     snprintf(watch.dir, sizeof watch.dir, "%s", watch.cfg->output_dir);
-    watch.path[0] = '\0';
-    for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
-      if (watch.open[f].path[0] && watch.open[f].fh == fh)
-        snprintf(watch.path, sizeof watch.path, "%s", watch.open[f].path);
+    const struct mm_open_file *file = open_file(fh);
+    snprintf(watch.path, sizeof watch.path, "%s", file ? file->path : "");
     /* told here, in the thread that failed: the watch's may start later,
      * after a signal that came since */
     watch.stopping = mm_signal_received() != 0;
@@ -410,7 +409,7 @@ static void watch_write(MPI_File fh, const char *call, int code, int count, MPI_
  * calls its PMPI_ twin and looks at the outcome. The executable exports
  * them (app/CMakeLists.txt), so that libhdf5's calls reach them. */
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
-  const bool watched = call_begin("MPI_File_open", filename, MM_CALL_OPEN);
+  const bool watched = call_begin("MPI_File_open", filename, MPI_FILE_NULL, MM_CALL_OPEN);
   const int code = PMPI_File_open(comm, filename, amode, info, fh);
   if (watched) call_end();
   if (code == MPI_SUCCESS) {
@@ -427,15 +426,16 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 }
 
 int MPI_File_close(MPI_File *fh) {
-  char path[PATH_MAX] = "";
+  /* the file leaves the table: its handle may be another file's next */
+  char path[PATH_MAX] = "(a file)";
   pthread_mutex_lock(&watch.lock);
-  for (size_t f = 0; f < sizeof watch.open / sizeof watch.open[0]; f++)
-    if (watch.open[f].path[0] && watch.open[f].fh == *fh) {
-      snprintf(path, sizeof path, "%s", watch.open[f].path);
-      watch.open[f].path[0] = '\0';
-    }
+  struct mm_open_file *file = open_file(*fh);
+  if (file) {
+    snprintf(path, sizeof path, "%s", file->path);
+    file->path[0] = '\0';
+  }
   pthread_mutex_unlock(&watch.lock);
-  const bool watched = call_begin("MPI_File_close", path[0] ? path : NULL, MM_CALL_OPEN);
+  const bool watched = call_begin("MPI_File_close", path, *fh, MM_CALL_OPEN);
   const int code = PMPI_File_close(fh);
   if (watched) call_end();
   return code;
@@ -445,9 +445,7 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
                       MPI_Status *status) {
   MPI_Status own;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-  char path[PATH_MAX];
-  open_path(fh, path, sizeof path);
-  const bool watched = call_begin("MPI_File_write_at", path[0] ? path : NULL, MM_CALL_WRITE);
+  const bool watched = call_begin("MPI_File_write_at", NULL, fh, MM_CALL_WRITE);
   const int code = PMPI_File_write_at(fh, offset, buf, count, type, st);
   if (watched) call_end();
   watch_write(fh, "MPI_File_write_at", code, count, type, st);
@@ -458,9 +456,7 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
                           MPI_Datatype type, MPI_Status *status) {
   MPI_Status own;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-  char path[PATH_MAX];
-  open_path(fh, path, sizeof path);
-  const bool watched = call_begin("MPI_File_write_at_all", path[0] ? path : NULL, MM_CALL_WRITE);
+  const bool watched = call_begin("MPI_File_write_at_all", NULL, fh, MM_CALL_WRITE);
   const int code = PMPI_File_write_at_all(fh, offset, buf, count, type, st);
   if (watched) call_end();
   watch_write(fh, "MPI_File_write_at_all", code, count, type, st);
@@ -468,9 +464,7 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
 }
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
-  char path[PATH_MAX];
-  open_path(fh, path, sizeof path);
-  const bool watched = call_begin("MPI_File_set_size", path[0] ? path : NULL, MM_CALL_WRITE);
+  const bool watched = call_begin("MPI_File_set_size", NULL, fh, MM_CALL_WRITE);
   const int code = PMPI_File_set_size(fh, size);
   if (watched) call_end();
   watch_code(fh, "MPI_File_set_size", code);
@@ -478,9 +472,7 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
 }
 
 int MPI_File_sync(MPI_File fh) {
-  char path[PATH_MAX];
-  open_path(fh, path, sizeof path);
-  const bool watched = call_begin("MPI_File_sync", path[0] ? path : NULL, MM_CALL_WRITE);
+  const bool watched = call_begin("MPI_File_sync", NULL, fh, MM_CALL_WRITE);
   const int code = PMPI_File_sync(fh);
   if (watched) call_end();
   watch_code(fh, "MPI_File_sync", code);
