@@ -61,8 +61,15 @@ def max_threads():
 
 
 def _check_array(name, a, dtype=None):
+    """a as a plain ndarray view, its dtype checked (dtype: that of rhs).
+
+    The view is of the base class: its shape, strides, dtype, flags and
+    pointer are the memory's own, whatever properties a subclass of ndarray
+    gives itself (one whose shape said more than its memory held made the
+    solver read or write past it)."""
     if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
         raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__}")
+    a = np.ndarray.view(a, np.ndarray)
     if a.dtype.kind == "f" and a.dtype.itemsize in (4, 8) and not a.dtype.isnative:
         fix = ("pass an array in native byte order to take the result" if name == "out" else
                f"pass {name}.astype({name}.dtype.newbyteorder('='))")
@@ -74,6 +81,7 @@ def _check_array(name, a, dtype=None):
                             "order) are supported")
     elif a.dtype != dtype:
         raise TypeError(f"{name} has dtype {a.dtype}, rhs {dtype}: all arrays must have one dtype")
+    return a
 
 
 def _check_layout(name, a):
@@ -82,6 +90,18 @@ def _check_layout(name, a):
                          f"pass numpy.ascontiguousarray({name})")
     if not a.flags.aligned:
         raise ValueError(f"{name} is not aligned to its dtype; pass a copy")
+
+
+def _memory_of(obj):
+    """The memory an object exposes through the buffer protocol (an ndarray,
+    a memoryview, array.array, bytearray), as an ndarray; None where it
+    exposes none (a list) or none NumPy can view."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    try:
+        return np.asarray(memoryview(obj))
+    except (TypeError, ValueError, NotImplementedError):
+        return None
 
 
 def _is_bool(v):
@@ -180,10 +200,11 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     max_threads() is 1; the results are the same bits. Use the "spawn" or
     "forkserver" start method for threaded solves in child processes.
     """
-    _check_array("rhs", rhs)
+    rhs = _check_array("rhs", rhs)
     dtype = rhs.dtype
-    for name, a in (("lower", lower), ("diag", diag), ("upper", upper)):
-        _check_array(name, a, dtype)
+    lower = _check_array("lower", lower, dtype)
+    diag = _check_array("diag", diag, dtype)
+    upper = _check_array("upper", upper, dtype)
     if rhs.ndim < 1:
         raise ValueError("rhs must have at least one dimension (..., nz)")
     for name, a in (("lower", lower), ("diag", diag), ("upper", upper)):
@@ -214,10 +235,11 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     d = None if depth is None else _check_depth(depth, lead, nz)
 
     fill = False  # out is filled from rhs (by the library, see below)
+    given = out  # returned as given (the caller's class); `out` is its base view
     if out is None:
-        out = np.array(rhs, dtype=dtype, order="C", copy=True)
+        out = given = np.array(rhs, dtype=dtype, order="C", copy=True)
     else:
-        _check_array("out", out, dtype)
+        out = _check_array("out", out, dtype)
         if out.shape != rhs.shape:
             raise ValueError(f"out has shape {out.shape}, rhs {rhs.shape}")
         _check_layout("out", out)
@@ -233,13 +255,14 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
             raise ValueError("out overlaps rhs without being rhs")
         # (the solver reads its own copy of the depths, but writing the
         # solution over them is a caller's mistake)
-        if (isinstance(depth, np.ndarray) and out.size
-                and np.may_share_memory(out, depth)):
+        depth_memory = _memory_of(depth)
+        if (depth_memory is not None and out.size
+                and np.may_share_memory(out, depth_memory)):
             raise ValueError("out overlaps depth: the solution would be written over the "
                              "depths given")
         fill = not same
     if ncol == 0:  # out has no element
-        return out
+        return given
     if d is None:
         d = np.full(ncol, nz, dtype=np.intc)
     # out apart from rhs: filled from rhs by the library, after the solver and
@@ -258,4 +281,4 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
         if rc == _lib.EINVAL:
             raise ValueError(msg)
         raise RuntimeError(msg)
-    return out
+    return given

@@ -3,7 +3,9 @@ TypeError or ValueError with a message, before the library is called, and
 leaves rhs and out untouched: wrong shapes, dtypes (also between the
 arrays), non-contiguous and Fortran-ordered arrays, depths out of range or of
 a wrong dtype or shape or masked, unknown backends, bad thread counts,
-read-only or aliasing out. An unaligned depth is copied, never passed on
+read-only or aliasing out (depth over out's memory also as a memoryview),
+subclasses of ndarray whose shape, dtype or flags are not their memory's
+(checked by the memory). An unaligned depth is copied, never passed on
 unaligned; a solve that fails after the checks (out of memory) leaves out
 untouched."""
 import numpy as np
@@ -19,16 +21,22 @@ def sys4():
     return lower, diag, upper, rhs, depth
 
 
+def memory(a):
+    """a's memory as a plain ndarray (a subclass's own shape aside); None
+    for what is not an ndarray"""
+    return np.ndarray.view(a, np.ndarray) if isinstance(a, np.ndarray) else None
+
+
 def raises(exc, match, *args, **kw):
     lower, diag, upper, rhs = args
-    saved = [np.array(a, copy=True) if isinstance(a, np.ndarray) else None for a in args]
-    out = kw.get("out")
-    out_saved = np.array(out, copy=True) if isinstance(out, np.ndarray) else None
+    saved = [np.array(memory(a), copy=True) if memory(a) is not None else None for a in args]
+    out = memory(kw.get("out"))
+    out_saved = np.array(out, copy=True) if out is not None else None
     with pytest.raises(exc, match=match):
         tdma.solve(*args, **kw)
     for a, s in zip(args, saved):
         if s is not None:
-            np.testing.assert_array_equal(a, s)
+            np.testing.assert_array_equal(memory(a), s)
     if out_saved is not None:
         np.testing.assert_array_equal(out, out_saved)
 
@@ -245,6 +253,12 @@ def test_out(sys4):
         dep = dep.reshape(rhs.shape[:-1])
         raises(ValueError, "out overlaps depth", lower, diag, upper, o if inplace else rhs,
                depth=dep, out=o)
+        # the same memory as a memoryview (no ndarray): refused as well
+        o = rhs.copy()
+        dep = o.reshape(-1).view(np.intc)[:ncol]
+        dep[...] = rhs.shape[-1]
+        raises(ValueError, "out overlaps depth", lower, diag, upper, o if inplace else rhs,
+               depth=memoryview(dep.reshape(rhs.shape[:-1])), out=o)
 
 
 def test_no_crash_on_hostile_sizes():
@@ -382,6 +396,57 @@ def test_depth_subclass_checked_as_values(sys4):
     out = np.full_like(rhs, 7.0)
     raises(ValueError, r"within 0\.\.8", lower, diag, upper, rhs, depth=lying.view(_LyingDepth),
            out=out)
+
+
+class _LyingArray(np.ndarray):
+    # a shape, a dtype and flags of its own, none of them its memory's
+    lie = None
+
+    @property
+    def shape(self):
+        return self.lie.shape
+
+    @property
+    def dtype(self):
+        return self.lie.dtype
+
+    @property
+    def flags(self):
+        return self.lie.flags
+
+    @property
+    def size(self):
+        return self.lie.size
+
+
+def _liar(memory, like):
+    a = memory.view(_LyingArray)
+    a.lie = like
+    return a
+
+
+def test_array_subclass_checked_by_its_memory(sys4):
+    # each array is checked by its memory (a base-class view), not by the
+    # properties a subclass gives itself: one that claimed rhs's shape over
+    # 8 elements made the solver write (out) or read (lower) past them
+    lower, diag, upper, rhs, depth = sys4
+    raises(ValueError, r"out has shape \(8,\)", lower, diag, upper, rhs,
+           out=_liar(np.zeros(8), rhs))
+    raises(ValueError, r"lower has shape \(1,\)", _liar(np.ones(1), rhs), diag, upper, rhs)
+    raises(ValueError, r"rhs must have at least one dimension",
+           lower, diag, upper, _liar(np.array(1.0), rhs))
+    # its dtype: float32 memory that says float64
+    raises(TypeError, "diag has dtype float32, rhs float64", lower,
+           _liar(diag.astype(np.float32), diag), upper, rhs)
+    # its layout: a Fortran-ordered array that says C-contiguous
+    raises(ValueError, "upper is not C-contiguous", lower, diag,
+           _liar(np.asfortranarray(upper), upper), rhs)
+    # a subclass that tells the truth is solved, and out is returned as given
+    honest = rhs.copy().view(_LyingArray)
+    honest.lie = np.ndarray.view(honest, np.ndarray)
+    x = tdma.solve(lower, diag, upper, rhs, out=honest)
+    assert x is honest
+    np.testing.assert_array_equal(memory(x), tdma.solve(lower, diag, upper, rhs))
 
 
 def test_depth_list_bools_and_mixed_integers(sys4):
