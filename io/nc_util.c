@@ -603,7 +603,8 @@ mm_err mm_io_trim(MPI_Comm comm, const char *path, const mm_io_seen *seen) {
  * the run ended), a device never ends. A directory and a missing file are
  * left to the checks that follow, which name them. */
 static MM_NODISCARD mm_err mm_io_check_file_kind(const char *path) {
-  MM_REQUIRE(!strstr(path, "://"), MM_ERR_INPUT, "%s: %s", path, MM_NOT_A_URL);
+  const char *bad_path = mm_path_problem(path, false);
+  MM_REQUIRE(!bad_path, MM_ERR_INPUT, "%s: %s", path, bad_path);
   struct stat st;
   const char *kind = stat(path, &st) == 0 ? mm_io_file_kind(path, &st) : NULL;
   if (!kind || S_ISDIR(st.st_mode)) return MM_OK;

@@ -284,8 +284,9 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
                           ? !strcmp(k->key, "dir")
                           : !strcmp(k->section, "initial") &&
                                 (!strcmp(k->key, "file") || !strcmp(k->key, "restart"));
-    if (path && strstr(value, "://")) {
-      snprintf(why, n, "%s", MM_NOT_A_URL);
+    const char *bad_path = path ? mm_path_problem(value, !strcmp(k->section, "output")) : NULL;
+    if (bad_path) {
+      snprintf(why, n, "%s", bad_path);
       return false;
     }
     memcpy(field, value, len + 1);
@@ -732,6 +733,15 @@ const char *mm_config_date_problem(const char *text, mm_calendar cal, char *buf,
     return "1582-10-05 to 1582-10-14 are not dates of the standard calendar (the Julian "
            "calendar ends on 1582-10-04, the Gregorian one starts on 1582-10-15)";
   if (h > 23 || mi > 59 || s > 59) return "the time must be 00:00:00 to 23:59:59";
+  return NULL;
+}
+
+const char *mm_path_problem(const char *path, bool dir) {
+  if (strstr(path, "://")) return MM_NOT_A_URL;
+  if (strchr(path, '\\')) return MM_NOT_A_BACKSLASH;
+  const bool letter = (path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z');
+  if (letter && path[1] == ':' && (path[2] == '/' || (dir && path[2] == '\0')))
+    return MM_NOT_A_DRIVE;
   return NULL;
 }
 

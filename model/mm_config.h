@@ -14,6 +14,21 @@
 
 #define MM_STR_MAX 256
 
+/* Why a path with a backslash is refused (the same keys and inputs as
+ * MM_NOT_A_URL): the netCDF library (4.9) turns each '\\' of a path into
+ * '/' before it opens the file, a Windows separator, so that "out\\x"
+ * created, and truncated, the file in "out/x" */
+#define MM_NOT_A_BACKSLASH                                                                         \
+  "the netCDF library reads '\\' in a path as '/' (a Windows separator) and would open another "   \
+  "file than the one named: give a path without '\\' (rename the file or folder)"
+
+/* Why a path that starts with a drive letter is refused: the netCDF
+ * library reads "c:/x.nc" (also "c:\\x.nc", and an output.dir "c:") as the
+ * Windows drive c, and opens "/c/x.nc" */
+#define MM_NOT_A_DRIVE                                                                             \
+  "the netCDF library reads a path that starts with a letter and ':' as a Windows drive ('c:/x' "  \
+  "as '/c/x') and would open another file than the one named: write it as './c:/x'"
+
 /* Why a path with "://" is refused (initial.file, initial.restart,
  * output.dir, and the inputs' names again before they are opened): the
  * netCDF library takes such a name for a URL and asks a server, which may
@@ -139,6 +154,14 @@ void mm_config_write_markdown(FILE *out);
  * there, B here; ..." into out[len]. Returns how many differ, -1 when text
  * cannot be read. */
 int mm_config_solution_diff(const mm_config *cfg, const char *text, char *out, size_t len);
+
+/* Why the netCDF library would not open the file that path names, or
+ * NULL: a URL (MM_NOT_A_URL), a backslash (MM_NOT_A_BACKSLASH), a leading
+ * drive letter (MM_NOT_A_DRIVE). dir: path is a folder to which "/" and a
+ * name are added (output.dir), so that "c:" alone is a drive too. The
+ * values of initial.file, initial.restart and output.dir are checked so,
+ * and the inputs' names again before they are opened. */
+const char *mm_path_problem(const char *path, bool dir);
 
 /* The CF name of a calendar (run.calendar). */
 const char *mm_config_calendar_name(mm_calendar c);

@@ -153,11 +153,32 @@ def _range_text(typ, lo, hi, min_open):
     return f"must be {what} in {'(' if min_open else '['}{lo:.10g}, {hi:.10g}]"
 
 
-# the keys that name files or folders: a path with "://" is refused, as the
-# netCDF library takes it for a URL (MM_NOT_A_URL, model/mm_config.h)
+# the keys that name files or folders: a path that the netCDF library would
+# take for a URL or rewrite (a backslash, a drive letter) is refused
+# (path_problem)
 PATH_KEYS = {("initial", "file"), ("initial", "restart"), ("output", "dir")}
 NOT_A_URL = ("a path with '://' is a URL to the netCDF library, which reads no URL here: give a "
              "local path without '://' (copy or rename the file)")
+NOT_A_BACKSLASH = ("the netCDF library reads '\\' in a path as '/' (a Windows separator) and "
+                   "would open another file than the one named: give a path without '\\' "
+                   "(rename the file or folder)")
+NOT_A_DRIVE = ("the netCDF library reads a path that starts with a letter and ':' as a Windows "
+               "drive ('c:/x' as '/c/x') and would open another file than the one named: write "
+               "it as './c:/x'")
+
+
+def path_problem(path, folder):
+    """Why the netCDF library would not open the file path names, or None
+    (mm_path_problem, model/mm_config.c); folder: output.dir, to which "/"
+    and a name are added"""
+    if "://" in path:
+        return NOT_A_URL
+    if "\\" in path:
+        return NOT_A_BACKSLASH
+    if (len(path) >= 2 and path[0].isascii() and path[0].isalpha() and path[1] == ":"
+            and (path[2:3] == "/" or (folder and len(path) == 2))):
+        return NOT_A_DRIVE
+    return None
 
 
 def parse_value(section, key, text):
@@ -195,8 +216,9 @@ def parse_value(section, key, text):
                                                                          STR_MAX - 1)
         if size > most:
             raise ValueError(f"too long ({size} characters, at most {most})")
-        if (section, key) in PATH_KEYS and "://" in text:
-            raise ValueError(NOT_A_URL)
+        problem = path_problem(text, section == "output") if (section, key) in PATH_KEYS else None
+        if problem:
+            raise ValueError(problem)
         return text
     if v < lo or v > hi or (min_open and v <= lo):
         raise ValueError(_range_text(typ, lo, hi, min_open))

@@ -7,7 +7,9 @@
 # is read or written, and the server is never connected to: also where a
 # local file of that name exists (netCDF would still take it for a URL:
 # "http:/HOST:PORT/x.nc" made as folders), and for a file:// name; a
-# missing file is refused with the reason. The reference says the same.
+# missing file is refused with the reason. So are paths that netCDF would
+# rewrite to another file's (a backslash, a leading drive letter), the file
+# it would have opened left as it was. The reference says the same.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -50,6 +52,31 @@ check output.dir "s3://bucket/run" "output.dir = s3://bucket/run: $why"
 check initial.file "$work/missing.nc" "$work/missing.nc: cannot open: No such file or directory"
 grep -q connected "$work/server" && fail "the server was connected to"
 echo "ok: the server was never connected to"
+
+# Paths the netCDF library rewrites before it opens them (4.9): each '\' as
+# '/', and "c:/x" (a drive letter) as "/c/x". A history in out\x was
+# created, and truncated, in out/x; a restart named d\r.nc was read from
+# d/r.nc (another step: exit 0, a silently wrong start). Refused, exit 2,
+# the file that netCDF would have opened as it was.
+backslash="the netCDF library reads '\\' in a path as '/' (a Windows separator) and would open another file than the one named: give a path without '\\' (rename the file or folder)"
+drive="the netCDF library reads a path that starts with a letter and ':' as a Windows drive ('c:/x' as '/c/x') and would open another file than the one named: write it as './c:/x'"
+mkdir -p "$work/o/x" "$work/d"
+echo precious >"$work/o/x/flat.nc"
+echo precious >"$work/d/r.nc"
+cp "$work/d/r.nc" "$work/d\\r.nc"
+check output.dir 'o\x' "output.dir = o\\x: $backslash"
+check initial.restart 'd\r.nc' "initial.restart = d\\r.nc: $backslash"
+check initial.file 'd\r.nc' "initial.file = d\\r.nc: $backslash"
+check output.dir 'c:' "output.dir = c:: $drive"
+check output.dir 'C:/out' "output.dir = C:/out: $drive"
+check initial.restart 'd:/r.nc' "initial.restart = d:/r.nc: $drive"
+[ "$(cat "$work/o/x/flat.nc")" = precious ] || fail "o/x/flat.nc was changed"
+[ ! -e "$work/o\\x" ] || fail "a folder o\\x was made"
+# the drive's own form works where it is written as the message says
+(cd "$work" && timeout -k 5 60 "$mm" --quiet --set run.steps=2 --set output.dir=./c: \
+  "$src/configs/flat.ini") >"$work/log" 2>&1 || fail "output.dir = ./c:: exit $?"
+[ -s "$work/c:/flat.nc" ] || fail "output.dir = ./c:: no c:/flat.nc"
+echo "ok: output.dir = ./c: writes c:/flat.nc"
 # the reference
 (cd "$work" && timeout -k 5 60 "$py" "$src/scripts/reference.py" --quiet --set "initial.file=$url" \
   --output "$work/ref.nc" "$src/configs/flat.ini") >"$work/log" 2>&1
@@ -57,3 +84,14 @@ rc=$?
 [ $rc = 2 ] && grep -qF "initial.file = $url: $why" "$work/log" || fail "reference.py: exit $rc"
 grep -q connected "$work/server" && fail "the reference connected to the server"
 echo "ok: reference.py refused the URL too"
+(cd "$work" && timeout -k 5 60 "$py" "$src/scripts/reference.py" --quiet \
+  --set 'initial.restart=d\r.nc' --output "$work/ref.nc" "$src/configs/flat.ini") >"$work/log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -qF "initial.restart = d\\r.nc: $backslash" "$work/log" ||
+  fail "reference.py, a backslash: exit $rc"
+(cd "$work" && timeout -k 5 60 "$py" "$src/scripts/reference.py" --quiet \
+  --set 'initial.file=c:/x.nc' --output "$work/ref.nc" "$src/configs/flat.ini") >"$work/log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -qF "initial.file = c:/x.nc: $drive" "$work/log" ||
+  fail "reference.py, a drive: exit $rc"
+echo "ok: reference.py refused the backslash and the drive too"
