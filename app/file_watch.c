@@ -16,6 +16,7 @@
 
 #include "mm_io.h"
 #include "mm_signal.h"
+#include "mm_watch_clock.h"
 
 /* The watch of this process (see mm_file_watch.h for why it is static).
  * `lock` guards every field the watch's thread reads. */
@@ -80,7 +81,7 @@ static struct {
   bool active;           /* a call is under way (begun, not returned) */
   unsigned long calls;   /* the calls begun so far */
   unsigned long watched; /* the one the thread watches */
-  double start;          /* when the call began (now()) */
+  double start;          /* when the call began (mm_monotonic_now()) */
   mm_call_kind kind;
   bool stopping; /* a stop signal had come before the call */
   const char *call;
@@ -97,12 +98,6 @@ static void name_thread(pthread_t thread, const char *name) {
   (void)thread;
   (void)name;
 #endif
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* End the rank for a watch (exit 1, after its message, `ending` held): what the case
@@ -137,38 +132,38 @@ static const char *during_sep(void) {
   return watch.during[0] ? "; " : "";
 }
 
-/* Wait on cond, `mutex` held, at most until the time `wake` (now()'s clock). */
+/* Wait on cond, `mutex` held, at most until the time `wake`
+ * (mm_monotonic_now()'s clock). */
 static void wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, double wake) {
   struct timespec until = {.tv_sec = (time_t)wake};
   until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
   pthread_cond_timedwait(cond, mutex, &until);
 }
 
-/* Wait, `mutex` held, until over() (read under it), until the time `end`
- * (now()'s clock; INFINITY: no limit), or until `grace` seconds after a
- * stop signal (mm_signal.h; looked for every MM_FILE_WATCH_POLL_S, and not
- * where one came before the watch began, `stopping`): 0 when over, -1 at
- * the limit, the signal's number at a stop (also where the limit comes
- * after the signal: a signal that came first is the reason, as for the
- * read watchdog). A signal before the watch began is the run's stop under
- * way (a restart written at the stop, output.restart_at_stop): its calls
- * are left their time limit. */
-static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, bool (*over)(void), double end,
-                      double grace, bool stopping) {
+/* Wait, `mutex` held, until over() (read under it), until `limit` seconds
+ * after the time `start` (mm_monotonic_now()'s; 0: no limit) on the watch's
+ * clock (mm_watch_clock.h: a stop of the process does not count), or until
+ * `grace` seconds after a stop signal (mm_signal.h; looked for every
+ * MM_FILE_WATCH_POLL_S, and not where one came before the watch began,
+ * `stopping`): 0 when over, -1 at the limit, the signal's number at a stop
+ * (also where the limit comes after the signal: a signal that came first is
+ * the reason, as for the read watchdog). A signal before the watch began is
+ * the run's stop under way (a restart written at the stop,
+ * output.restart_at_stop): its calls are left their time limit. */
+static int watch_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, bool (*over)(void),
+                      double start, double limit, double grace, bool stopping) {
+  mm_watch_clock clock;
+  mm_watch_clock_begin(&clock, start);
+  const double end = limit > 0.0 ? start + limit : INFINITY;
   double stop_by = INFINITY;
   int signo = 0;
   while (!over()) {
-    const double t = now();
+    const double now = mm_monotonic_now(), t = mm_watch_clock_at(&clock, now);
     if (!stopping && !signo && (signo = mm_signal_received()) != 0) stop_by = t + grace;
     if (t >= stop_by || t >= end) return signo ? signo : -1;
-    wait_until(cond, mutex, fmin(fmin(end, stop_by), t + MM_FILE_WATCH_POLL_S));
+    wait_until(cond, mutex, now + fmin(fmin(end, stop_by) - t, MM_FILE_WATCH_POLL_S));
   }
   return 0;
-}
-
-/* The time `seconds` after `from`; INFINITY for no limit (0). */
-static double deadline(double from, double seconds) {
-  return seconds > 0.0 ? from + seconds : INFINITY;
 }
 
 static bool watch_settled(void) {
@@ -180,8 +175,8 @@ static bool watch_settled(void) {
 static void *watch_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&watch.lock);
-  const int why = watch_wait(&watch.cond, &watch.lock, watch_settled,
-                             deadline(now(), watch.seconds), MM_FILE_WATCH_STOP_S, watch.stopping);
+  const int why = watch_wait(&watch.cond, &watch.lock, watch_settled, mm_monotonic_now(),
+                             watch.seconds, MM_FILE_WATCH_STOP_S, watch.stopping);
   if (why == 0) {
     pthread_mutex_unlock(&watch.lock);
     return NULL;
@@ -241,11 +236,11 @@ static void *call_main(void *arg) {
     const bool write = call_watch.kind == MM_CALL_WRITE;
     const double limit = write ? call_watch.write_seconds : call_watch.open_seconds;
     /* rank 0 first: where it waits too, its end ends the others (mpirun) */
-    const double end = deadline(
-        call_watch.start, limit > 0.0 && watch.rank > 0 ? limit + MM_FILE_WATCH_AFTER_0_S : limit);
     const double grace = write ? MM_FILE_WATCH_WRITE_STOP_S : MM_FILE_WATCH_STOP_S;
     const int why =
-        watch_wait(&call_watch.cond, &call_watch.lock, call_over, end, grace, call_watch.stopping);
+        watch_wait(&call_watch.cond, &call_watch.lock, call_over, call_watch.start,
+                   limit > 0.0 && watch.rank > 0 ? limit + MM_FILE_WATCH_AFTER_0_S : limit, grace,
+                   call_watch.stopping);
     if (why == 0) continue;
     /* a write that failed in the call: that watch ends the rank, with its
      * own message; this call is not watched further */
@@ -254,7 +249,7 @@ static void *call_main(void *arg) {
     pthread_mutex_unlock(&watch.lock);
     if (failing) {
       while (!call_over()) /* looked at every MM_FILE_WATCH_POLL_S: no end wakes it */
-        wait_until(&call_watch.cond, &call_watch.lock, now() + MM_FILE_WATCH_POLL_S);
+        wait_until(&call_watch.cond, &call_watch.lock, mm_monotonic_now() + MM_FILE_WATCH_POLL_S);
       continue;
     }
     /* call_watch.lock stays held: the call's state no longer changes */
@@ -329,7 +324,7 @@ static bool call_begin(const char *call, const char *path, MPI_File fh, mm_call_
   pthread_mutex_unlock(&watch.lock);
   /* told here, in the calling thread: the watch's may look later */
   call_watch.stopping = mm_signal_received() != 0;
-  call_watch.start = now();
+  call_watch.start = mm_monotonic_now();
   call_watch.calls++;
   call_watch.active = true;
   if (call_watch.idle) pthread_cond_signal(&call_watch.cond);
@@ -488,7 +483,7 @@ void mm_file_watch_install(MPI_Comm comm) {
   pthread_condattr_t attr;
   watch.usable = pthread_condattr_init(&attr) == 0;
   if (watch.usable) {
-    (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* as now() */
+    (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* as mm_monotonic_now() */
     watch.usable = pthread_cond_init(&watch.cond, &attr) == 0 &&
                    pthread_cond_init(&call_watch.cond, &attr) == 0;
     pthread_condattr_destroy(&attr);

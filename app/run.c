@@ -19,6 +19,7 @@
 #include "mm_outputs.h"
 #include "mm_report.h"
 #include "mm_signal.h"
+#include "mm_watch_clock.h"
 
 /* A watchdog over the reading of an input file (initial.file,
  * initial.restart): a damaged NetCDF-4 file can make libhdf5 loop forever
@@ -65,14 +66,17 @@ static double clock_now(clockid_t clock) {
 
 static void *read_watchdog_main(void *arg) {
   mm_read_watchdog *w = arg;
+  /* a stop of the process (Ctrl-Z, a suspended job) does not count */
+  mm_watch_clock clock;
   const double t0 = clock_now(w->clock);
+  mm_watch_clock_begin(&clock, t0);
   const double end = w->seconds > 0.0 ? t0 + w->seconds : INFINITY;
   double stop_by = INFINITY; /* MM_WATCH_STOP_S after a stop signal */
   int signo = 0;
   bool fire = false, stop = false;
   pthread_mutex_lock(&w->lock);
   while (!w->done) {
-    const double t = clock_now(w->clock);
+    const double now = clock_now(w->clock), t = mm_watch_clock_at(&clock, now);
     if (!signo && (signo = mm_signal_received()) != 0) stop_by = t + MM_WATCH_STOP_S;
     if (t >= end && !signo) {
       fire = true;
@@ -82,7 +86,7 @@ static void *read_watchdog_main(void *arg) {
       stop = true;
       break;
     }
-    const double wake = fmin(fmin(end, stop_by), t + MM_WATCH_POLL_S);
+    const double wake = now + fmin(fmin(end, stop_by) - t, MM_WATCH_POLL_S);
     struct timespec until = {.tv_sec = (time_t)wake};
     until.tv_nsec = (long)((wake - (double)until.tv_sec) * 1e9);
     pthread_cond_timedwait(&w->cond, &w->lock, &until);

@@ -10,7 +10,11 @@
  *   FAIL_WRITE_HANG=1       the first write after them never returns instead
  *                           (a file system that stalls: a hard-mounted NFS
  *                           whose server is gone), signals or not
- * Every write after them fails; each failure is counted on stderr
+ *   FAIL_WRITE_STALL=S      the first write after them returns S seconds
+ *                           after it began (of the monotonic clock, which a
+ *                           stop of the process does not hold up), and
+ *                           succeeds, as every write after it does
+ * Otherwise every write after them fails; each failure is counted on stderr
  * ("fail_write: ..."), and the rank's writes to the file in all at its exit
  * ("fail_write: rank R: N writes"). */
 #define _GNU_SOURCE
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static long writes; /* to the file, on this rank */
@@ -45,6 +50,18 @@ static int fails(int fd) {
   if ((size_t)n < len || strcmp(path + n - len, suffix) != 0) return 0;
   const char *after = getenv("FAIL_WRITE_AFTER");
   if (writes++ < (after ? atol(after) : 0)) return 0;
+  const char *stall = getenv("FAIL_WRITE_STALL");
+  if (stall && *stall) {
+    if (writes != (after ? atol(after) : 0) + 1) return 0;
+    fprintf(stderr, "fail_write: rank %s: write %ld to %s stalls\n", me, writes, path);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += atol(stall);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
+    }
+    fprintf(stderr, "fail_write: rank %s: write %ld to %s returns\n", me, writes, path);
+    return 0;
+  }
   const char *hang = getenv("FAIL_WRITE_HANG");
   if (hang && !strcmp(hang, "1")) {
     fprintf(stderr, "fail_write: rank %s: write %ld to %s hangs\n", me, writes, path);

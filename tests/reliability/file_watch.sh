@@ -50,6 +50,11 @@
 #   hang_signal  hang0 with no time limit (MINIMODEL_WRITE_TIMEOUT=0) and
 #              SIGTERM to the ranks: rank 0 stops 5 s after it with its
 #              line, exit 143, nothing left (it hung)
+#   suspended  a write to the history on rank 0 that takes 4 s
+#              (FAIL_WRITE_STALL), the limit 3 s, and both ranks stopped
+#              (SIGSTOP, as Ctrl-Z or a batch system's suspend) 8 s during
+#              it: the time stopped does not count, the run ends well with
+#              every record (it was ended as a stalled file system)
 #   bad_value  MINIMODEL_IO_FAIL_WAIT=soon, MINIMODEL_OPEN_TIMEOUT=-1,
 #              MINIMODEL_WRITE_TIMEOUT=later: exit 2 and the variable named
 # Open MPI's own lines (its "error in writev", the job's end) may come too.
@@ -320,6 +325,32 @@ grep -Eq "^minimodel: stopped by SIGTERM \(rank 0\) while MPI_File_write_at(_all
 history_prefix
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
 echo "ok ($what): exit $rc, $since s after SIGTERM to the ranks"
+
+what=suspended
+rm -rf out
+timeout -k 10 120 mpirun --oversubscribe -np 2 \
+  -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX=flat.nc -x FAIL_WRITE_RANK=0 \
+  -x FAIL_WRITE_AFTER="$after" -x FAIL_WRITE_STALL=4 -x MINIMODEL_WRITE_TIMEOUT=3 "$mm" --quiet \
+  --set output.dir=out --set run.steps=20 "$ini" >log 2>&1 &
+launcher=$!
+for _ in $(seq 600); do
+  grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc stalls" log && break
+  sleep 0.1
+done
+grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc stalls" log || fail "no write was made to stall"
+launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
+ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
+kill -STOP $ranks
+sleep 8
+kill -CONT $ranks
+wait $launcher
+rc=$?
+[ $rc = 0 ] || fail "exit $rc after the ranks were stopped 8 s, expected 0"
+grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc returns" log || fail "the write did not return"
+! grep -q '^minimodel: error' log || fail "an error message"
+steps=$(ncdump -v step out/flat.nc 2>&1) || fail "the history does not read: $steps"
+grep -q "step = 0, 5, 10, 15, 20 ;" <<<"$steps" || fail "the history's records: $steps"
+echo "ok ($what): exit 0 after 8 s stopped during a 4 s write (limit 3 s), every record"
 after=0
 
 what=one_rank
