@@ -327,6 +327,16 @@ int main(int argc, char **argv) {
    * user's (docs/reliability.md). */
   const bool launched = mm_under_launcher(); /* before MPI_Init sets its variables */
   if (!launched) setenv("PMIX_MCA_gds", "hash", 0);
+  /* A singleton of Open MPI 4 also starts a daemon of its own (orted) in
+   * MPI_Init, which writes the singleton's standard error, passes it the
+   * signals it gets, and outlives it: under a file-size limit that its
+   * standard error (a log file) had met, the daemon's message that it
+   * passed SIGXFSZ on raised SIGXFSZ again, and it spun at 70% of a CPU for
+   * ever after the run had ended (ulimit -f 0; minimodel ... 2>log). The
+   * model spawns no process through MPI, so a singleton runs without the
+   * daemon (Open MPI's ess_singleton_isolated), unless the user chose
+   * (OMPI_MCA_ess_singleton_isolated set); it also starts faster. */
+  if (!launched) setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   char tmp_why[4096 + 256];
   const char *tmp_bad = launched ? NULL : tmpdir_problem(tmp_why, sizeof tmp_why);
   if (tmp_bad) {

@@ -76,6 +76,15 @@ mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const 
       return mm_error_set(code, src_file, src_line,
                           "%s: cannot create: no free space on the file system of '%s' (%s)", path,
                           dir, strerror(ENOSPC));
+    /* made, and a file-size limit (ulimit -f) below the least room a file
+     * is given: MPI-IO's lock file beside it could not be written (netCDF
+     * says "Permission denied") */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        (double)limit.rlim_cur < MM_IO_SPACE_MARGIN)
+      return mm_error_set(code, src_file, src_line,
+                          "%s: cannot create: %s (file-size limit %llu bytes)", path,
+                          strerror(EFBIG), (unsigned long long)limit.rlim_cur);
     if (access(path, W_OK) != 0)
       return mm_error_set(code, src_file, src_line, "%s: cannot create: %s", path, strerror(errno));
   } else if (errno == ENOENT) {

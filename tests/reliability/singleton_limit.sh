@@ -18,6 +18,15 @@
 #              exit 1, one message that names the timing file and the
 #              reason (File too large, not a guess at a full disk), no
 #              `.tmp` and no timing file left, the history in place
+#   zero       a singleton under a limit of 0 (`ulimit -f 0`, SIGXFSZ
+#              ignored): the history is made, and MPI-IO's lock file beside
+#              it cannot be written: exit 1, one message that names the
+#              history and the limit (it said "Permission denied"), no
+#              history left, nothing of Open MPI's; and with standard error
+#              a file (which the limit leaves empty): exit 1, and no
+#              daemon of Open MPI's left behind (the singleton's orted,
+#              whose message that it passed SIGXFSZ on raised SIGXFSZ
+#              again, spun for ever after the run)
 set -u
 mm="$1"; src="$2"; work="$3"; mode="$4"
 rm -rf "$work"
@@ -37,6 +46,32 @@ if [ "$mode" = timing ]; then
     fail "a timing file or its .tmp is left"
   [ -s "$work/out/flat.nc" ] || fail "no history"
   echo "ok ($mode): exit 1: $(grep "^minimodel: error" "$work/log")"
+  exit 0
+elif [ "$mode" = zero ]; then
+  # through a pipe: the log itself is no file of the limited process
+  (trap '' XFSZ && ulimit -f 0 && exec "$mm" "${args[@]}") 2>&1 | cat >"$work/log"
+  rc=${PIPESTATUS[0]}
+  fail() { echo "FAIL ($mode): $*"; cat "$work/log"; exit 1; }
+  [ $rc -eq 1 ] || fail "exit $rc, expected 1"
+  [ "$(grep -c "^minimodel: error" "$work/log")" -eq 1 ] || fail "not one error message"
+  grep -qE "^minimodel: error: .*/flat\.nc: cannot create: File too large \(file-size limit 0 bytes\)\$" \
+    "$work/log" || fail "the message does not name the history and the limit"
+  [ ! -e "$work/out/flat.nc" ] || fail "the history is left"
+  ! grep -q "Forwarding signal" "$work/log" || fail "Open MPI's daemon passed SIGXFSZ on"
+  echo "ok ($mode): exit 1: $(grep "^minimodel: error" "$work/log")"
+  # standard error a file: what the run and its processes inherit is marked
+  mark="MM_SINGLETON_LIMIT=$$"
+  (trap '' XFSZ && ulimit -f 0 && export "$mark" && exec "$mm" "${args[@]}") 2>"$work/log2"
+  rc=$?
+  [ $rc -eq 1 ] || fail "standard error a file: exit $rc, expected 1"
+  sleep 2
+  for pid in $(pgrep -x orted); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "$mark"; then
+      kill -9 "$pid"
+      fail "standard error a file: a daemon of Open MPI's (pid $pid) is left running"
+    fi
+  done
+  echo "ok ($mode): standard error a file: exit 1, no process left"
   exit 0
 elif [ "$mode" = singleton ]; then
   (ulimit -f 200 && exec "$mm" "${args[@]}") >"$work/log" 2>&1
