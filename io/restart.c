@@ -489,6 +489,15 @@ static MM_NODISCARD mm_err mm_state_inquire(int nc, const char *p, const mm_grid
   s = nc_get_att_double(nc, NC_GLOBAL, "time", time);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, "time", s);
   MM_REQUIRE(isfinite(*time), MM_ERR_INPUT, "%s: attribute time = %g is not finite", p, *time);
+  /* the model's time is step x run.dt (run.dt is the file's: config_hash);
+   * a step changed by hand (the fields' checksums do not cover it) would
+   * relabel the state. Within a relative 1e-9: a file written out as text
+   * and back (ncdump, ncgen) keeps 15 digits. */
+  const double expect = (double)step_ll * cfg->run_dt;
+  MM_REQUIRE(fabs(*time - expect) <= 1e-9 * fmax(fabs(expect), cfg->run_dt), MM_ERR_INPUT,
+             "%s: attribute time = %.17g s is not step x run.dt = %lld x %g s = %.17g s: the "
+             "attributes were changed; continue from a restart file as the model wrote it",
+             p, *time, step_ll, cfg->run_dt, expect);
   *step = (long)step_ll;
   return MM_OK;
 }

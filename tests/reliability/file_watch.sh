@@ -302,22 +302,34 @@ what=hang_one
 hang_case 1 0 0
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
 
+# background_run VERB NAME=VALUE...: a run of 2 ranks in the background
+# whose history's write $after + 1 on rank 0 fail_write.so makes VERB
+# (hangs, stalls) by the variables given; sets launcher (timeout's pid) and
+# ranks (the ranks' pids) once that write has begun
+background_run() {
+  local verb=$1 line vars=()
+  shift
+  for v in "$@"; do vars+=(-x "$v"); done
+  rm -rf out
+  timeout -k 10 120 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 5 \
+    -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX=flat.nc -x FAIL_WRITE_RANK=0 \
+    -x FAIL_WRITE_AFTER="$after" "${vars[@]}" "$mm" --quiet \
+    --set output.dir=out --set run.steps=20 "$ini" >log 2>&1 &
+  launcher=$!
+  line="^fail_write: rank 0: write $((after + 1)) to .*flat.nc $verb"
+  for _ in $(seq 600); do
+    grep -q "$line" log && break
+    sleep 0.1
+  done
+  grep -q "$line" log || fail "no write $verb"
+  launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
+  ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
+}
+
 what=hang_signal
 hang_at 0
-rm -rf out
-timeout -k 10 120 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 5 \
-  -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX=flat.nc -x FAIL_WRITE_RANK=0 \
-  -x FAIL_WRITE_AFTER="$after" -x FAIL_WRITE_HANG=1 -x MINIMODEL_WRITE_TIMEOUT=0 "$mm" --quiet \
-  --set output.dir=out --set run.steps=20 "$ini" >log 2>&1 &
-launcher=$!
-for _ in $(seq 600); do
-  grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc hangs" log && break
-  sleep 0.1
-done
-grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc hangs" log || fail "no write was made to hang"
+background_run hangs FAIL_WRITE_HANG=1 MINIMODEL_WRITE_TIMEOUT=0
 sleep 1
-launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
-ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
 term_wait $launcher $ranks
 [ $rc = 143 ] || fail "exit $rc, expected 143"
 grep -Eq "^minimodel: stopped by SIGTERM \(rank 0\) while MPI_File_write_at(_all)? of [^ ]*/flat.nc had not returned 5 s after the signal; exit status 143$" log ||
@@ -327,19 +339,7 @@ history_prefix
 echo "ok ($what): exit $rc, $since s after SIGTERM to the ranks"
 
 what=suspended
-rm -rf out
-timeout -k 10 120 mpirun --oversubscribe -np 2 \
-  -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" -x FAIL_WRITE_SUFFIX=flat.nc -x FAIL_WRITE_RANK=0 \
-  -x FAIL_WRITE_AFTER="$after" -x FAIL_WRITE_STALL=4 -x MINIMODEL_WRITE_TIMEOUT=3 "$mm" --quiet \
-  --set output.dir=out --set run.steps=20 "$ini" >log 2>&1 &
-launcher=$!
-for _ in $(seq 600); do
-  grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc stalls" log && break
-  sleep 0.1
-done
-grep -q "^fail_write: rank 0: write $((after + 1)) to .*flat.nc stalls" log || fail "no write was made to stall"
-launched=$(pgrep -P $launcher -x mpirun) || fail "no mpirun under timeout"
-ranks=$(pgrep -P "$launched") || fail "no ranks under mpirun"
+background_run stalls FAIL_WRITE_STALL=4 MINIMODEL_WRITE_TIMEOUT=3
 kill -STOP $ranks
 sleep 8
 kill -CONT $ranks

@@ -40,4 +40,10 @@ ncdump valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = 2.5 ;/' | ncgen
 ncdump -h step_half.restart.nc | grep -q ':step = 2.5 ;' || { echo "step_half.restart.nc: no step 2.5"; exit 1; }
 ncdump valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = NaN ;/' | ncgen -k nc4 -o step_nan.restart.nc
 ncdump -h step_nan.restart.nc | grep -q ':step = NaN ;' || { echo "step_nan.restart.nc: no step NaN"; exit 1; }
+# ... and with step = 1, its time that of step 2 (every digit of the fields
+# kept: their checksums hold): the state relabelled
+ncdump -p 9,17 valid.restart.nc | sed 's/^\t\t:step = 2LL ;$/\t\t:step = 1LL ;/' | ncgen -k nc4 -o step_edited.restart.nc
+ncdump -h step_edited.restart.nc | grep -q ':step = 1LL ;' || { echo "step_edited.restart.nc: no step 1"; exit 1; }
+# ... and as it was, through text (ncdump with every digit, ncgen): accepted
+ncdump -p 9,17 valid.restart.nc | ncgen -k nc4 -o text.restart.nc
 echo "ok: inputs in $dir"
