@@ -152,6 +152,12 @@ def is_text(dtype):
     return dtype == str or np.dtype(dtype).kind in "SUO"
 
 
+def text_elements(x):
+    """The elements of a text array as Python str or bytes, in order (bytes
+    undecoded; anything else as its str)."""
+    return [v if isinstance(v, (str, bytes)) else str(v) for v in x.ravel().tolist()]
+
+
 def compare_text(name, va, vb, rows=None):
     """Compare a string or char variable; returns (ok, line)."""
     va.set_auto_chartostring(True)
@@ -161,10 +167,14 @@ def compare_text(name, va, vb, rows=None):
         a = a[rows]
     if a.shape != b.shape:
         return False, f"{name}: FAIL: shape mismatch {a.shape} vs {b.shape}"
-    ok = bool(np.array_equal(a.astype(str), b.astype(str)))
-    if ok:
+    # element by element, each as it was read: bytes stay bytes (a char
+    # variable without _Encoding holds any bytes, which str() decoded as
+    # ASCII: a file with a degree sign could not be compared with itself)
+    differ = np.array([x != y for x, y in zip(text_elements(a), text_elements(b))],
+                      dtype=bool).reshape(a.shape)
+    if not differ.any():
         return True, f"{name}: text, equal"
-    diff = np.argwhere(a.astype(str) != b.astype(str))
+    diff = np.argwhere(differ)
     where = fmt_index(va.dimensions, tuple(diff[0])) if diff.size else "()"
     return False, f"{name}: text  FAIL: {len(diff) or 1} element(s) differ, first at {where}"
 

@@ -1196,6 +1196,31 @@ def test_compare_streams_closed():
             assert rc == want and "Traceback" not in err, f"{what}: exit {rc}, {err[-600:]!r}"
 
 
+def test_compare_text_bytes():
+    """A char variable without _Encoding holding bytes that are not ASCII
+    (a degree sign in UTF-8, a lone 0xff): a file compared with itself or
+    with a copy agrees (exit 0; they were "cannot compare", exit 1), and a
+    differing byte is a difference on the variable's line (exit 1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, text in (("c", "\u00b0C".encode()), ("copy", "\u00b0C".encode()),
+                           ("f", "\u00b0F".encode()), ("ff", b"\xff")):
+            paths[name] = history(os.path.join(tmp, f"{name}.nc"))
+            with netCDF4.Dataset(paths[name], "a") as nc:
+                nc.createDimension("chars", 3)
+                v = nc.createVariable("unit_name", "S1", ("chars",))
+                v.set_auto_chartostring(False)
+                v[:] = np.array([bytes([c]) for c in text.ljust(3, b" ")], dtype="S1")
+        for a, b in (("c", "c"), ("c", "copy"), ("ff", "ff")):
+            rc, out, err = py(COMPARE, paths[a], paths[b])
+            assert rc == 0 and "unit_name: text, equal" in out and "Traceback" not in err, \
+                f"{a} vs {b}: exit {rc}, {(out + err)[-600:]!r}"
+        for a, b in (("c", "f"), ("c", "ff")):
+            rc, out, err = py(COMPARE, paths[a], paths[b])
+            assert rc == 1 and "unit_name: text  FAIL: " in out and "differ, first at" in out, \
+                f"{a} vs {b}: exit {rc}, {(out + err)[-600:]!r}"
+
+
 def test_compare_attribute_types():
     """--attributes with an attribute that is text in one file and numbers
     (several, or none) in the other: a difference (exit 1) on the
