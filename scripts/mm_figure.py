@@ -146,7 +146,16 @@ def save(fig, path, inputs=(), **savefig_kw):
     gives it) through a temporary file in its folder, renamed onto it when
     complete (write_atomic)."""
     fmt = os.path.splitext(path)[1][1:].lower() or "png"
-    write_atomic(path, lambda f: fig.savefig(f, format=fmt, **savefig_kw), inputs)
+
+    def fill(f):
+        try:
+            fig.savefig(f, format=fmt, **savefig_kw)
+        except (RuntimeError, ValueError) as e:
+            # a format whose tool is missing (pgf: LaTeX, "'xelatex' not
+            # found"), or values the format cannot draw
+            raise FigureError(f"{path}: cannot be written: matplotlib: {e}") from None
+
+    write_atomic(path, fill, inputs)
 
 
 def write_text(path, text, inputs=()):

@@ -215,6 +215,15 @@ def plot(argv=None):
     # pcolormesh draws a grid of one column, row or level as a map too, which
     # xarray's .plot() turns into a line plot
     coord = {d: ds[d].values if d in ds.variables else range(ds.sizes[d]) for d in "zyx"}
+    # cells cannot be drawn at a place that is not a number (pcolormesh
+    # raised ValueError: a traceback)
+    for d, values in list(coord.items()) + [("z_bnds", ds["z_bnds"].values if "z_bnds" in
+                                             ds.variables else [])]:
+        values = np.asarray(values)
+        if values.dtype.kind not in "iuf" or not np.isfinite(values).all():
+            print(f"plot_fields: {args.history}: the coordinate {d} holds values that are not "
+                  "finite numbers: its cells cannot be drawn", file=sys.stderr)
+            return 1
     xe, ye = edges(coord["x"]), edges(coord["y"])
     ze = edges(coord["z"], ds["z_bnds"].values if "z_bnds" in ds.variables else None)
     written = []

@@ -829,6 +829,14 @@ def test_plot_fields_bad_histories():
         one_line("dimensions lev, lat, lon", py(PLOT_FIELDS, other, "-o", tmp), 1, "other.nc")
         text = write(os.path.join(tmp, "text.nc"), "[run]\nsteps = 1\n")
         one_line("not NetCDF", py(PLOT_FIELDS, text, "-o", tmp), 1, "text.nc")
+        # a coordinate that is not a finite number (pcolormesh's ValueError:
+        # a traceback)
+        for d in ("x", "z"):
+            bad = history(os.path.join(tmp, f"nan_{d}.nc"))
+            with netCDF4.Dataset(bad, "a") as nc:
+                nc[d][0] = np.nan
+            one_line(f"{d}[0] NaN", py(PLOT_FIELDS, bad, "-o", tmp), 1,
+                     f"the coordinate {d} holds values that are not finite numbers")
 
 
 # ---------------------------------------------------------------------------
@@ -848,6 +856,28 @@ def test_plot_timing_output_folder():
         one_line("-o NEW/", py(PLOT_TIMING, good, "-o", os.path.join(tmp, "new") + "/"), 2,
                  "folder")
         assert not os.path.exists(os.path.join(tmp, "new")), "-o NEW/ wrote into NEW/"
+
+
+def test_plots_format_without_its_tool():
+    """-o x.pgf where LaTeX is not installed (matplotlib's RuntimeError
+    "'xelatex' not found"): one line, exit 2, no file and no temporary
+    file left; a file of that name kept as it was (skipped where LaTeX is
+    there)."""
+    if shutil.which("xelatex"):
+        raise Skip("xelatex is installed: pgf can be written")
+    with tempfile.TemporaryDirectory() as tmp:
+        good = timing(os.path.join(tmp, "run.timing.json"))
+        bench = write(os.path.join(tmp, "bench.jsonl"), json.dumps(TDMA_RESULT) + "\n")
+        kept = write(os.path.join(tmp, "kept.pgf"), "old\n")
+        for what, script, given in (("plot_timing", PLOT_TIMING, good),
+                                    ("plot_tdma_bench", PLOT_TDMA, bench)):
+            for out in (os.path.join(tmp, f"{what}.pgf"), kept):
+                one_line(f"{what} -o {os.path.basename(out)}", py(script, given, "-o", out), 2,
+                         "xelatex")
+            assert sorted(os.listdir(tmp)) == ["bench.jsonl", "kept.pgf", "run.timing.json"], \
+                f"{what}: left {sorted(os.listdir(tmp))}"
+            with open(kept) as f:
+                assert f.read() == "old\n", f"{what}: kept.pgf changed"
 
 
 def test_plot_timing_bad_values():
