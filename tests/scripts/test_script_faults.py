@@ -646,6 +646,10 @@ def test_bench_model_refusals():
                 ("--tdma ,", ["--configs", good, "--tdma", ","], "--tdma"),
                 ("--bandwidth fast", ["--configs", good, "--tdma", "reference",
                                       "--bandwidth", "fast"], "--bandwidth"),
+                # outside the model's range or form (each run refused it, after the build)
+                *((f"--bandwidth {bw!r}", ["--configs", good, "--tdma", "reference",
+                                           "--bandwidth", bw], "from 0.001 to 1e6")
+                  for bw in ("5e6", "0.0001", "1_000", " 5")),
                 ("--configs ''", ["--configs", ""], "--configs")):
             one_line(f"bench-model {what}", py(BENCH, *base, *args), 2, message)
 
@@ -1551,6 +1555,31 @@ def test_bench_model_doc_not_written():
         assert rc == 0 and "old table" not in after and "| tiny |" in after and \
             after.endswith("## Other\n\n" + "text that stays\n" * 4096), \
             f"without the limit: exit {rc}, {(out + err)[-800:]!r}"
+
+
+def test_bench_model_failed_run_keeps_doc():
+    """A run that fails (a model that refuses it, exit 2): exit 1, the
+    failure in the table printed, and the doc's figures left as they were
+    (they were replaced by a table of failures)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = bench_tree(tmp)
+        root = os.path.dirname(os.path.dirname(bench))
+        stand_in(os.path.join(root, "build"), "minimodel",
+                 'for a; do case "$a" in --version) echo "minimodel (stand-in)"; exit 0;;\n'
+                 '  --dry-run) exit 0;; esac; done\necho "minimodel: error: refused" >&2; exit 2')
+        docs = os.path.join(tmp, "docs")
+        os.mkdir(docs)
+        before = "# Performance\n\n## Model time step (bench-model)\n\ngood table\n\n## Other\n"
+        doc = write(os.path.join(docs, "performance.md"), before)
+        good = write(os.path.join(tmp, "tiny.ini"), TINY_INI)
+        rc, out, err = run([sys.executable, bench, "--no-reference", "--layouts", "1x1", "--tdma",
+                            "reference", "--bandwidth", "none", "--configs", good, "--doc", doc],
+                           timeout=120)
+        assert rc == 1 and "Traceback" not in err and "failed (exit 2)" in out and \
+            "left as it was: a run failed" in err, f"exit {rc}, want 1: {(out + err)[-800:]!r}"
+        with open(doc) as f:
+            assert f.read() == before, "the doc was changed"
+        assert os.listdir(docs) == ["performance.md"], os.listdir(docs)
 
 
 def test_bench_model_doc_refused():
