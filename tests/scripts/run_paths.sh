@@ -5,7 +5,7 @@
 # `scripts/run configs/default.ini` run elsewhere ran the repository's file
 # of that name, not the user's), passes minimodel's options on, and names
 # each case's outputs whole, blanks included (an output.dir with a blank
-# was cut at it). The set-up and build are left out (MINIMODEL_RUN_PROGRAM).
+# was cut at it), also where the configuration fixes the decomposition. The set-up and build are left out (MINIMODEL_RUN_PROGRAM).
 set -u
 mm="$1"; src="$2"; work="$3"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -29,6 +29,14 @@ echo "ok: the user's configs/default.ini ran, from the directory scripts/run was
 grep -qxF "output of default: output/default.nc (history), output/default.timing.json (timings)" \
   "$work/log" || fail "no file: the outputs' line"
 echo "ok: with no file, configs/default.ini of the repository"
+# a decomposition the configuration fixes (grid.ranks_x = 2 on 2 ranks):
+# the outputs named (the naming's one process refused it: no line)
+(cd "$work" && MINIMODEL_RUN_PROGRAM="$mm" MINIMODEL_RANKS=2 timeout -k 5 120 \
+  "$src/scripts/run" --quiet --set run.steps=2 --set grid.ranks_x=2 --set output.dir=fixed \
+  "$src/configs/flat.ini") >"$work/log" 2>&1 || fail "grid.ranks_x = 2: exit $?"
+grep -qxF "output of flat: fixed/flat.nc (history), fixed/flat.timing.json (timings)" \
+  "$work/log" || fail "grid.ranks_x = 2: the outputs' line"
+echo "ok: a decomposition the configuration fixes, its outputs named"
 # standard output closed (a job whose output nobody reads): the runs' status
 # stands, and nothing is said on standard error (awk's "write failure" of
 # the outputs' line was)
