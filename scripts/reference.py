@@ -30,7 +30,9 @@ that cannot be written (a closed pipe, a full disk, standard output closed)
 are dropped and the run goes on, as the model's: they change neither the
 history nor the exit status. An --output that is a folder, a FIFO or a
 device, and an output.dir that is not a folder, are refused (2, as the
-model refuses them).
+model refuses them), and so is an --output that the netCDF library would
+take for a URL or rewrite to another file's name (a backslash, a leading
+drive letter: path_problem).
 """
 
 import argparse
@@ -1421,6 +1423,9 @@ def main(argv=None):
             if cfg[key] and not args.quiet:
                 print(f"reference.py: note: {key} ignored (no restart files)", file=sys.stderr)
         output = args.output
+        problem = path_problem(output, False) if output is not None else None
+        if problem:  # the netCDF library would write another file
+            raise ConfigError(f"--output {output}: {problem}")
         if output is None:
             outdir = cfg["output.dir"]
             if os.path.exists(outdir) and not os.path.isdir(outdir):

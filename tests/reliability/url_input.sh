@@ -94,4 +94,11 @@ rc=$?
 rc=$?
 [ $rc = 2 ] && grep -qF "initial.file = c:/x.nc: $drive" "$work/log" ||
   fail "reference.py, a drive: exit $rc"
-echo "ok: reference.py refused the backslash and the drive too"
+mkdir -p "$work/a"
+(cd "$work" && timeout -k 5 60 "$py" "$src/scripts/reference.py" --quiet --output 'a\b.nc' \
+  "$src/configs/flat.ini") >"$work/log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -qF "reference.py: --output a\\b.nc: $backslash" "$work/log" ||
+  fail "reference.py --output a\\b.nc: exit $rc"
+[ ! -e "$work/a/b.nc" ] || fail "reference.py --output a\\b.nc wrote a/b.nc"
+echo "ok: reference.py refused the backslash and the drive too, also in --output"
