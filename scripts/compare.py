@@ -449,6 +449,10 @@ def main(argv=None):
     datasets = []
     for path in (args.a, args.b):
         try:
+            # a name the library would read as another file's, or as a URL
+            problem = mm_nc_guard.path_problem(path, False)
+            if problem:
+                raise OSError(problem)
             # a FIFO or a device would wait for a writer, or never end
             if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
                 raise OSError(f"not a regular file ({file_kind(path)})")

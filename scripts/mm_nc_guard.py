@@ -1,4 +1,5 @@
-"""What compare.py, plot_fields.py and reference.py share: a test read, in
+"""What compare.py, plot_fields.py and reference.py share: the names the
+netCDF library would not open as given (path_problem); a test read, in
 a child process, of the variables that the netCDF library may crash on,
 and (classic_cut_short) the check of a classic file cut short. An HDF5
 dataset of a type netCDF does not know (float16, written by h5py) is
@@ -16,6 +17,33 @@ import select
 import signal
 import sys
 import time
+
+
+NOT_A_URL = ("a path with '://' is a URL to the netCDF library, which reads no URL here: give a "
+             "local path without '://' (copy or rename the file)")
+NOT_A_BACKSLASH = ("the netCDF library reads '\\' in a path as '/' (a Windows separator) and "
+                   "would open another file than the one named: give a path without '\\' "
+                   "(rename the file or folder)")
+NOT_A_DRIVE = ("the netCDF library reads a path that starts with a letter and ':' as a Windows "
+               "drive ('c:/x' as '/c/x') and would open another file than the one named: write "
+               "it as './c:/x'")
+
+
+def path_problem(path, folder):
+    """Why the netCDF library would not open the file path names, or None
+    (as mm_path_problem, model/mm_config.c): a URL, a backslash, a leading
+    drive letter, which it takes for a URL or rewrites to another file's
+    name before it opens it (4.9: "a\\b.nc" opened "a/b.nc", "c:/x.nc"
+    "/c/x.nc"); folder: a folder to which "/" and a name are added (the
+    model's output.dir), so that "c:" alone is a drive too"""
+    if "://" in path:
+        return NOT_A_URL
+    if "\\" in path:
+        return NOT_A_BACKSLASH
+    if (len(path) >= 2 and path[0].isascii() and path[0].isalpha() and path[1] == ":"
+            and (path[2:3] == "/" or (folder and len(path) == 2))):
+        return NOT_A_DRIVE
+    return None
 
 
 def _read_strings(path):

@@ -147,8 +147,10 @@ def plot(argv=None):
     if not (magic.startswith(b"CDF") or magic.startswith(b"\x89HDF")):
         print(f"plot_fields: {args.history}: not a NetCDF file", file=sys.stderr)
         return 1
-    # a classic file cut short would be drawn with zeros for the data it lacks
-    problem = mm_nc_guard.classic_cut_short(args.history) or \
+    # a classic file cut short would be drawn with zeros for the data it
+    # lacks; a name the library would read as another file's, or as a URL
+    problem = mm_nc_guard.path_problem(args.history, False) or \
+        mm_nc_guard.classic_cut_short(args.history) or \
         mm_nc_guard.read_problem(args.history)  # xarray reads them as it opens
     if problem:
         print(f"plot_fields: {args.history}: cannot be read: {problem}", file=sys.stderr)

@@ -45,6 +45,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mm_stdout  # noqa: E402
+from mm_nc_guard import path_problem  # noqa: E402
 
 try:
     import numpy as np
@@ -159,30 +160,6 @@ def _range_text(typ, lo, hi, min_open):
 # take for a URL or rewrite (a backslash, a drive letter) is refused
 # (path_problem)
 PATH_KEYS = {("initial", "file"), ("initial", "restart"), ("output", "dir")}
-NOT_A_URL = ("a path with '://' is a URL to the netCDF library, which reads no URL here: give a "
-             "local path without '://' (copy or rename the file)")
-NOT_A_BACKSLASH = ("the netCDF library reads '\\' in a path as '/' (a Windows separator) and "
-                   "would open another file than the one named: give a path without '\\' "
-                   "(rename the file or folder)")
-NOT_A_DRIVE = ("the netCDF library reads a path that starts with a letter and ':' as a Windows "
-               "drive ('c:/x' as '/c/x') and would open another file than the one named: write "
-               "it as './c:/x'")
-
-
-def path_problem(path, folder):
-    """Why the netCDF library would not open the file path names, or None
-    (mm_path_problem, model/mm_config.c); folder: output.dir, to which "/"
-    and a name are added"""
-    if "://" in path:
-        return NOT_A_URL
-    if "\\" in path:
-        return NOT_A_BACKSLASH
-    if (len(path) >= 2 and path[0].isascii() and path[0].isalpha() and path[1] == ":"
-            and (path[2:3] == "/" or (folder and len(path) == 2))):
-        return NOT_A_DRIVE
-    return None
-
-
 def parse_value(section, key, text):
     """Parse one value as set_value() in model/mm_config.c does; raise
     ValueError with the reason."""

@@ -1255,6 +1255,26 @@ def test_compare_text_bytes():
                 f"{a} vs {b}: exit {rc}, {(out + err)[-600:]!r}"
 
 
+def test_names_netcdf_rewrites():
+    """A file named with a backslash or a leading drive letter, which the
+    netCDF library rewrites before it opens it ("a\\b.nc" opened "a/b.nc",
+    another file: compare.py compared that one): compare.py exits 2 and
+    plot_fields.py 1, one line naming the reason; the file of the
+    rewritten name beside it is not read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "a"))
+        copy = history(os.path.join(tmp, "copy.nc"))
+        # (copied: the library would make it as a/b.nc)
+        named = shutil.copy(copy, os.path.join(tmp, "a\\b.nc"))
+        other = history(os.path.join(tmp, "a", "b.nc"), records=3)
+        for given in ("a\\b.nc", "c:/b.nc"):
+            one_line(f"compare.py {given}", py(COMPARE, given, copy, cwd=tmp), 2,
+                     "the netCDF library reads")
+            one_line(f"plot_fields.py {given}", py(PLOT_FIELDS, given, "-o", tmp, cwd=tmp), 1,
+                     "no such file" if given.startswith("c:") else "the netCDF library reads")
+        assert os.path.exists(named) and os.path.exists(other)
+
+
 def test_compare_attribute_types():
     """--attributes with an attribute that is text in one file and numbers
     (several, or none) in the other: a difference (exit 1) on the
