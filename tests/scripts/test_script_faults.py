@@ -434,6 +434,26 @@ def test_scaling_bad_paths():
                                              os.path.join(out, "minimodel")), 2, "--model")
 
 
+def test_scaling_unknown_tdma():
+    """--tdma a variant the model does not know: one line naming it, exit 2,
+    before any run; scaling.json and scaling.png of the sweep before left
+    as they were (every run failed, and they were replaced)."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        out = os.path.join(tmp, "o")
+        os.mkdir(out)
+        before = {name: write(os.path.join(out, name), f"the sweep before: {name}\n")
+                  for name in ("scaling.json", "scaling.png")}
+        one_line("--tdma bogus", py(SCALING, "--config", cfg, "--kinds", "strong", "--max-cores",
+                                    "1", "--steps", "1", "--out", out, "--model", MODEL,
+                                    "--tdma", "bogus"), 2, "solver.tdma = bogus")
+        assert sorted(os.listdir(out)) == sorted(before), os.listdir(out)
+        for name, path in before.items():
+            with open(path) as f:
+                assert f.read() == f"the sweep before: {name}\n", f"{name} changed"
+
+
 def test_scaling_config_without_keys():
     """A config without grid.nx (strong runs take the model's) or without
     run.dt (weak runs: the model's): runs, no traceback."""
