@@ -153,9 +153,18 @@ def is_text(dtype):
 
 
 def text_elements(x):
-    """The elements of a text array as Python str or bytes, in order (bytes
-    undecoded; anything else as its str)."""
-    return [v if isinstance(v, (str, bytes)) else str(v) for v in x.ravel().tolist()]
+    """The elements of a text array as Python str, in order: bytes as UTF-8
+    text where they are that (a char variable without _Encoding, read as
+    bytes, equals the same text read as str), else as the bytes themselves;
+    anything else as its str."""
+    def text(v):
+        if isinstance(v, bytes):
+            try:
+                return v.decode("utf-8")
+            except UnicodeDecodeError:
+                return v
+        return v if isinstance(v, str) else str(v)
+    return [text(v) for v in x.ravel().tolist()]
 
 
 def compare_text(name, va, vb, rows=None):
@@ -167,9 +176,9 @@ def compare_text(name, va, vb, rows=None):
         a = a[rows]
     if a.shape != b.shape:
         return False, f"{name}: FAIL: shape mismatch {a.shape} vs {b.shape}"
-    # element by element, each as it was read: bytes stay bytes (a char
-    # variable without _Encoding holds any bytes, which str() decoded as
-    # ASCII: a file with a degree sign could not be compared with itself)
+    # element by element (text_elements): a char variable without _Encoding
+    # holds any bytes, which str() decoded as ASCII: a file with a degree
+    # sign could not be compared with itself
     differ = np.array([x != y for x, y in zip(text_elements(a), text_elements(b))],
                       dtype=bool).reshape(a.shape)
     if not differ.any():
