@@ -294,6 +294,7 @@ def worker(args):
                           max_residual=bench[0]["max_residual"],
                           stream_gbps=float(np.median([b["stream_gbps"] for b in bench])),
                           floor_ms=float(np.median([b["floor_ms"] for b in bench])),
+                          pass_ms=float(np.median([b["pass_ms"] for b in bench])),
                           times_ms=[round(m, 4) for m in med], **common)), flush=True)
     for p in peers:
         x = np.asarray(p.result(p.out), np.float64).reshape(ref.shape)
@@ -369,10 +370,10 @@ def table(records, a):
     by = {(r["peer"], r["precision"], r["threads"]): r for r in records}
     head = "| peer | " + " | ".join(f"{p}, {t} thr" for p, t in cases) + " |"
     lines += [head, "|---|" + "---:|" * len(cases)]
-    for peer in PEERS:
+    for peer in PEERS[:1] + ["pass"] + PEERS[1:]:
         cells = []
         for p, t in cases:
-            r = by.get((peer, p, t))
+            r = by.get(("tdma-bench-simd" if peer == "pass" else peer, p, t))
             base = by.get(("tdma-bench-simd", p, t))
             if not r:
                 cells.append("-")
@@ -380,6 +381,9 @@ def table(records, a):
                 cells.append("skipped")
             elif peer == "tdma-bench-simd":
                 cells.append(f"{fmt(r['median_ms'])} ms")
+            elif peer == "pass":
+                cells.append(f"{fmt(r['pass_ms'])} ms ({r['pass_ms'] / r['median_ms']:.2f}x)"
+                             if "pass_ms" in r else "-")
             else:
                 ratio = f" ({r['median_ms'] / base['median_ms']:.2f}x)" if base else ""
                 cells.append(f"{fmt(r['median_ms'])} ms{ratio}")
@@ -388,11 +392,12 @@ def table(records, a):
     lines.append("Targets, same run: jax-donated / tdma-bench simd at most 1.5, "
                  "scan-levels-first / jax-donated at least 10. Ratio of the medians; in "
                  "brackets the paired ratio, the median over the rounds of the ratio within "
-                 "a round:")
+                 "a round. Last column: the scan over the pass, the factor that a solve "
+                 "running as fast as this machine's memory allows would reach:")
     lines.append("")
     lines.append("| case | jax-donated / tdma-bench simd | scan-levels-first / jax-donated | "
-                 "scan-transposes / jax-donated |")
-    lines.append("|---|---:|---:|---:|")
+                 "scan-transposes / jax-donated | scan-levels-first / pass |")
+    lines.append("|---|---:|---:|---:|---:|")
 
     def ratio(num, den):
         paired = sorted(x / y for x, y in zip(num["times_ms"], den["times_ms"]))
@@ -405,7 +410,9 @@ def table(records, a):
         lf, tr = by.get(("scan-levels-first", p, t)), by.get(("scan-transposes", p, t))
         if not (d and s and lf and tr):
             continue
-        lines.append(f"| {p}, {t} thr | {ratio(d, s)} | {ratio(lf, d)} | {ratio(tr, d)} |")
+        at_pass = f"{lf['median_ms'] / s['pass_ms']:.2f}" if s.get("pass_ms") else "-"
+        lines.append(f"| {p}, {t} thr | {ratio(d, s)} | {ratio(lf, d)} | {ratio(tr, d)} | "
+                     f"{at_pass} |")
     skipped = [r for r in records if "skipped" in r]
     for why in sorted({f"{r['peer']}: {r['skipped']}" for r in skipped}):
         lines.append("")

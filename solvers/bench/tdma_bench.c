@@ -32,9 +32,18 @@
  * over the floor from the triad run just before it (none with --warm: 0 in
  * the JSON, "-" in the table; so is speedup_vs_reference, the median of
  * `reference` over the backend's, where `reference` did not run). Solves in
- * place write no
- * fresh lines (no write-allocate traffic) while the triad does, so a solver
- * can come in slightly under its floor.
+ * place write no fresh lines (no write-allocate traffic) while the triad
+ * does, so a solver can come in under its floor.
+ *
+ * Pass: the same bytes moved by one streaming pass over the problem's own
+ * arrays (pass_double: each operand read once, each right-hand side written
+ * in place), timed --repeats times as the solves are; pass_ms is its median
+ * and pass_ratio a backend's median over it (0 for a GPU row). No solver
+ * that reads its operands once can beat the pass, so pass_ratio is how far
+ * a solve is from what this machine's memory allows, where the triad floor
+ * overstates the floor by the triad's write-allocate reads (on one core of
+ * an AMD EPYC, 2026-12-01, the pass took 0.78 of the plain solve's triad
+ * floor: docs/performance.md).
  *
  * max_residual: max over systems and right-hand sides of
  * max_k |(A x - d)_k| / max_k |d_k|, with the original matrix re-multiplied
@@ -500,6 +509,37 @@ static double problem_bytes(const problem *p) {
 RESIDUAL(double)
 RESIDUAL(float)
 
+/* One streaming pass over the operands of a solve: at every wet level, a, b
+ * and c (plain) or kappa (fused) read, and each right-hand side read and
+ * written in place, with a multiply and an add per value (problem_bytes'
+ * bytes, in the solves' column-contiguous order). Its time is the least
+ * that any solver reading its operands once can take on this machine,
+ * measured rather than derived from the triad, whose stores also read
+ * every line they write (write-allocate) and so count as 24 bytes what moves
+ * 32: a solve in place can then run under its triad floor, not under this
+ * pass. The values it leaves are restored before every solve. */
+#define PASS(T)                                                                                    \
+  static void pass_##T(problem *p) {                                                               \
+    const long ncol = (long)p->ncol;                                                               \
+    const int nz = p->nz, nrhs = p->nrhs, fused = p->fused;                                        \
+    const T *A = p->a, *B = p->b, *C = p->c, *K = p->kappa;                                        \
+    _Pragma("omp parallel for schedule(static)") for (long col = 0; col < ncol; col++) {           \
+      const int n = p->depth[col];                                                                 \
+      const size_t off = (size_t)col * (size_t)nz;                                                 \
+      for (int q = 0; q < nrhs; q++) {                                                             \
+        T *restrict x = (T *)p->rhs[q] + off;                                                      \
+        if (fused)                                                                                 \
+          for (int k = 0; k < n; k++)                                                              \
+            x[k] = x[k] * K[off + k] + (T)1;                                                       \
+        else                                                                                       \
+          for (int k = 0; k < n; k++)                                                              \
+            x[k] = (x[k] + A[off + k]) * B[off + k] + C[off + k];                                  \
+      }                                                                                            \
+    }                                                                                              \
+  }
+PASS(double)
+PASS(float)
+
 static int call(mm_tdma *s, problem *p) {
   const mm_tdma_batch bt = {.ncol = p->ncol, .nz = p->nz, .depth = p->depth};
   if (p->single) {
@@ -647,6 +687,26 @@ static result bench_one(const char *name, problem *p, const options *o, stream *
   return r;
 }
 
+/* The median over --repeats of one pass (pass_double, pass_float), each
+ * timed as a solve is: right-hand sides restored, then, unless --warm, a
+ * triad that evicts them from the caches. */
+static double pass_median_ms(problem *p, const options *o, stream *st) {
+  double *t = xalloc((size_t)o->repeats * sizeof *t);
+  void (*pass)(problem *) = p->single ? pass_float : pass_double;
+  problem_restore(p);
+  pass(p); /* warm-up */
+  for (int rep = 0; rep < o->repeats; rep++) {
+    problem_restore(p);
+    if (!o->warm) stream_triad(st);
+    double t0 = now_s();
+    pass(p);
+    t[rep] = now_s() - t0;
+  }
+  const double ms = 1e3 * median_of(t, o->repeats);
+  free(t);
+  return ms;
+}
+
 int main(int argc, char **argv) {
   options o = parse(argc, argv);
   if (o.list) {
@@ -705,6 +765,7 @@ int main(int argc, char **argv) {
            p.ncol, p.nz, prec, mode, p.nrhs, threads, threads > 1 ? "s" : "",
            o.warm ? "warm" : "flushed", o.repeats);
   }
+  const double pass_ms = pass_median_ms(&p, &o, &st);
   result res[64];
   double ref_ms = 0;
   for (int i = 0; i < nnames; i++) {
@@ -717,8 +778,11 @@ int main(int argc, char **argv) {
     printf("STREAM triad %.1f GB/s (best; %.0f MB arrays); floor %.3f ms for %.1f MB "
            "(%.0f bytes per wet level)\n",
            st.gbps, o.stream_mb, floor_ms, bytes / 1e6, bytes / (double)p.wet);
-    printf("%-16s %10s %10s %8s %8s %8s %9s %11s\n", "backend", "best ms", "median ms", "GB/s",
-           "x floor", "x paired", "x ref", "max resid");
+    printf("one pass over the same bytes (operands read once, right-hand sides in place): "
+           "%.3f ms median (%.1f GB/s)\n",
+           pass_ms, bytes / (pass_ms * 1e-3) / 1e9);
+    printf("%-16s %10s %10s %8s %8s %8s %7s %9s %11s\n", "backend", "best ms", "median ms", "GB/s",
+           "x floor", "x paired", "x pass", "x ref", "max resid");
   }
   int status = 0;
   for (int i = 0; i < nnames; i++) {
@@ -736,28 +800,33 @@ int main(int argc, char **argv) {
     /* GPU backends: floor and bandwidth of the device */
     const double fl = r->floor_ms > 0 ? r->floor_ms : floor_ms;
     const double bw = r->bw_gbps > 0 ? r->bw_gbps : st.gbps;
+    /* the pass ran on the host: no ratio for a device's row */
+    const double pass_ratio = r->bw_gbps > 0 ? 0 : r->median_ms / pass_ms;
     if (o.json) {
       printf("{\"backend\": \"%s\", \"mode\": \"%s\", \"systems\": %zu, \"levels\": %d, "
              "\"precision\": \"%s\", \"threads\": %d, \"ms\": %.6g, \"gbps\": %.6g, "
              "\"max_residual\": %.6g, \"median_ms\": %.6g, \"floor_ms\": %.6g, "
              "\"floor_ratio\": %.6g, \"median_floor_ratio\": %.6g, \"stream_gbps\": %.6g, "
              "\"nrhs\": %d, \"wet_levels\": %zu, \"bytes\": %.6g, \"repeats\": %d, "
-             "\"caches\": \"%s\", \"speedup_vs_reference\": %.6g, \"paired_floor_ratio\": %.6g}\n",
+             "\"caches\": \"%s\", \"speedup_vs_reference\": %.6g, \"paired_floor_ratio\": %.6g, "
+             "\"pass_ms\": %.6g, \"pass_ratio\": %.6g}\n",
              r->name, mode, p.ncol, p.nz, prec, threads, r->best_ms, gbps, r->residual,
              r->median_ms, fl, r->best_ms / fl, r->median_ms / fl, bw, p.nrhs, p.wet, bytes,
              o.repeats, o.warm ? "warm" : "flushed", ref_ms > 0 ? ref_ms / r->median_ms : 0.0,
-             r->paired_ratio);
+             r->paired_ratio, pass_ms, pass_ratio);
     } else {
-      char ref[16] = "-", paired[16] = "-";
+      char ref[16] = "-", paired[16] = "-", pass[16] = "-";
       if (ref_ms > 0) snprintf(ref, sizeof ref, "%.2f", ref_ms / r->median_ms);
       if (r->paired_ratio > 0) snprintf(paired, sizeof paired, "%.2f", r->paired_ratio);
-      printf("%-16s %10.3f %10.3f %8.2f %8.2f %8s %9s %11.2e\n", r->name, r->best_ms, r->median_ms,
-             gbps, r->best_ms / fl, paired, ref, r->residual);
+      if (pass_ratio > 0) snprintf(pass, sizeof pass, "%.2f", pass_ratio);
+      printf("%-16s %10.3f %10.3f %8.2f %8.2f %8s %7s %9s %11.2e\n", r->name, r->best_ms,
+             r->median_ms, gbps, r->best_ms / fl, paired, pass, ref, r->residual);
     }
   }
   if (!o.json)
     printf("(x floor: best / floor; x paired: median of time / floor of the triad just before;\n"
-           " x ref: reference median / median; GB/s: bytes / best)\n");
+           " x pass: median / the pass's median; x ref: reference median / median;\n"
+           " GB/s: bytes / best)\n");
   for (int i = 0; i < nnames && !o.json; i++)
     if (!res[i].rc && res[i].bw_gbps > 0) {
       printf("(GPU rows: floor from the device-to-device copy bandwidth, %.1f GB/s)\n",
