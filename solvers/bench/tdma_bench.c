@@ -42,8 +42,8 @@
  * that reads its operands once can beat the pass, so pass_ratio is how far
  * a solve is from what this machine's memory allows, where the triad floor
  * overstates the floor by the triad's write-allocate reads (on one core of
- * an AMD EPYC, 2026-12-01, the pass took 0.78 of the plain solve's triad
- * floor: docs/performance.md).
+ * an AMD EPYC, 2026-12-01, the pass took 0.79 to 0.86 of the triad floor:
+ * docs/performance.md).
  *
  * max_residual: max over systems and right-hand sides of
  * max_k |(A x - d)_k| / max_k |d_k|, with the original matrix re-multiplied
