@@ -38,9 +38,12 @@
  * Pass: the same bytes moved by one streaming pass over the problem's own
  * arrays (pass_double: each operand read once, each right-hand side written
  * in place), timed --repeats times as the solves are; pass_ms is its median
- * and pass_ratio a backend's median over it (0 for a GPU row). No solver
- * that reads its operands once can beat the pass, so pass_ratio is how far
- * a solve is from what this machine's memory allows, where the triad floor
+ * and pass_ratio a backend's median over it (0 for a GPU row). The pass
+ * moves a solve's bytes in a solve's order with the least arithmetic, so a
+ * solver that reads its operands once should not beat it (with
+ * --random-depths it goes column by column, as the solvers do, and is
+ * slower than over full columns), and pass_ratio is how far a solve is
+ * from what this machine's memory allows, where the triad floor
  * overstates the floor by the triad's write-allocate reads (on one core of
  * an AMD EPYC, 2026-12-01, the pass took 0.79 to 0.86 of the triad floor:
  * docs/performance.md).
