@@ -102,30 +102,55 @@ static const char usage[] =
     "  MINIMODEL_DEBUG   any value: where an error was raised, as a trace\n"
     "  MINIMODEL_FAULT_* fault injection for the tests (docs/reliability.md)\n";
 
+/* Bytes of the character at c that can be shown as they are: a UTF-8
+ * character that is not a control character; 0 for a byte to write as
+ * \xNN (a control character, a byte of no UTF-8 character: a Latin-1 file
+ * name, which a terminal showed as garbage and a reader of the history as
+ * U+FFFD). */
+static size_t shown_bytes(const unsigned char *c) {
+  if (*c < ' ' || *c == 0x7f) return 0;
+  return mm_utf8_sequence(c, strnlen((const char *)c, 4));
+}
+
 /* text with its control characters written as \n, \t or \xNN (a file name
  * with a newline must not break the summary's lines or the files' history
- * line); malloc'd, NULL when out of memory. */
+ * line), and so each byte of no UTF-8 character; malloc'd, NULL when out of
+ * memory. */
 static char *printable(const char *text) {
   char *out = malloc(4 * strlen(text) + 1), *o = out;
-  for (const unsigned char *c = (const unsigned char *)text; out && *c; c++) {
+  for (const unsigned char *c = (const unsigned char *)text; out && *c;) {
+    const size_t len = shown_bytes(c);
+    if (len) {
+      memcpy(o, c, len);
+      o += len, c += len;
+      continue;
+    }
     if (*c == '\n')
       o += sprintf(o, "\\n");
     else if (*c == '\t')
       o += sprintf(o, "\\t");
-    else if (*c < ' ' || *c == 0x7f)
-      o += sprintf(o, "\\x%02x", *c);
     else
-      *o++ = (char)*c;
+      o += sprintf(o, "\\x%02x", *c);
+    c++;
   }
   if (out) *o = '\0';
   return out;
 }
 
+/* Columns that UTF-8 text takes on a terminal, one a character (its bytes
+ * less the continuation bytes; wide characters are rare in file names). */
+static size_t text_width(const char *text) {
+  size_t w = 0;
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+    w += (*c & 0xC0) != 0x80;
+  return w;
+}
+
 /* The command line argv[0..argc) as a shell reads it back (malloc'd, NULL
  * when out of memory): an argument of letters, digits and _@%+=:,./- as it
- * is (the program's name without an '='); one with a control character in
- * bash's $'...' (\n, \t, \xNN); any other (blanks, quotes, $, *, an empty
- * one) in '...', a ' in it as '\''.
+ * is (the program's name without an '='); one with a control character or
+ * a byte of no UTF-8 character in bash's $'...' (\n, \t, \xNN); any other
+ * (blanks, quotes, $, *, an empty one) in '...', a ' in it as '\''.
  * So the files' history attribute can be pasted into a shell, and stays one
  * line. */
 static char *shell_words(int argc, char **argv) {
@@ -136,10 +161,12 @@ static char *shell_words(int argc, char **argv) {
   for (int a = 0; a < argc && out; a++) {
     const unsigned char *w = (const unsigned char *)argv[a];
     bool plain = *w != '\0', control = false;
-    for (const unsigned char *c = w; *c; c++) {
+    for (const unsigned char *c = w; *c;) {
       /* an '=' in the program's name would make it an assignment */
       plain = plain && (isalnum(*c) || strchr(a ? "_@%+=:,./-" : "_@%+:,./-", *c));
-      control = control || *c < ' ' || *c == 0x7f;
+      const size_t len = shown_bytes(c);
+      control = control || len == 0;
+      c += len ? len : 1;
     }
     if (a) *o++ = ' ';
     if (plain) {
@@ -147,19 +174,23 @@ static char *shell_words(int argc, char **argv) {
       continue;
     }
     o += sprintf(o, control ? "$'" : "'");
-    for (const unsigned char *c = w; *c; c++) {
+    for (const unsigned char *c = w; *c;) {
+      const size_t len = shown_bytes(c);
       if (!control && *c == '\'')
         o += sprintf(o, "'\\''");
       else if (control && (*c == '\'' || *c == '\\'))
         o += sprintf(o, "\\%c", *c);
-      else if (control && *c == '\n')
+      else if (len) {
+        memcpy(o, c, len);
+        o += len, c += len;
+        continue;
+      } else if (*c == '\n')
         o += sprintf(o, "\\n");
-      else if (control && *c == '\t')
+      else if (*c == '\t')
         o += sprintf(o, "\\t");
-      else if (control && (*c < ' ' || *c == 0x7f))
-        o += sprintf(o, "\\x%02x", *c);
       else
-        *o++ = (char)*c;
+        o += sprintf(o, "\\x%02x", *c);
+      c++;
     }
     *o++ = '\'';
   }
@@ -234,11 +265,17 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
   if (err == MM_OK || rank != 0) return;
   char *shown = printable(mm_error_message());
   const char *msg = shown ? shown : mm_error_message();
+  /* stderr, or stdout where a launcher's stdout and stderr are one terminal:
+   * the message then keeps its place after the bar and before the summary
+   * (mm_output_one_terminal) */
+  FILE *to = mm_output_one_terminal(env->launched) ? stdout : stderr;
+  if (to == stdout) fflush(stdout);
   if (err >= MM_ERR_SIGNAL) /* a stop, not an error: one line */
-    fprintf(stderr, "minimodel: %s; exit status %d\n", msg, (int)err);
+    fprintf(to, "minimodel: %s; exit status %d\n", msg, (int)err);
   else
-    fprintf(stderr, "minimodel: error: %s\n", msg);
-  if (err < MM_ERR_SIGNAL && env->debug) fprintf(stderr, "  at %s\n", mm_error_where());
+    fprintf(to, "minimodel: error: %s\n", msg);
+  if (err < MM_ERR_SIGNAL && env->debug) fprintf(to, "  at %s\n", mm_error_where());
+  fflush(to);
   free(shown);
 }
 
@@ -496,15 +533,17 @@ int main(int argc, char **argv) {
   /* and that no output file is where the run's own output goes */
   if (err == MM_OK && !done && !opt.dry_run)
     err = mm_streams_check(cfgs, (const char *const *)files, n_files, MPI_COMM_WORLD);
-  /* and the model of every case after the first, as its run will build it
-   * (decomposition, memory, stability, solver, device): a later case that
-   * cannot run is refused before the first one runs for hours. The first
-   * case's run makes these checks at once. */
+  /* and, with several cases, the model of every case, as its run will
+   * build it (decomposition, memory, stability, solver, device): a later
+   * case that cannot run is refused before the first one runs for hours,
+   * and a first case that cannot run stops the invocation as a later one
+   * does (its run refused it, and the cases after it ran). A single case's
+   * run makes these checks at once. */
   mm_config *check = NULL; /* the case without its fault hooks: they are for its run */
   if (err == MM_OK && !done && !opt.dry_run && n_files > 1)
     err = mm_agree(MPI_COMM_WORLD,
                    (check = malloc(sizeof *check)) ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory"));
-  for (int f = 1; err == MM_OK && check && f < n_files; f++) {
+  for (int f = 0; err == MM_OK && check && f < n_files; f++) {
     int signo = 0; /* a stop signal: no more checks; the cases' loop says it */
     err = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
     if (err != MM_OK || signo) break;
@@ -570,21 +609,25 @@ int main(int argc, char **argv) {
       for (int f = 0; f < n_files; f++) {
         char *name = printable(files[f]), *history = printable(sums[f].history);
         const char *shown = name ? name : files[f], *to = history ? history : sums[f].history;
+        /* the name padded to 32 columns: by its characters, not its bytes
+         * (a name in UTF-8 stood out of line by its extra bytes) */
+        const size_t shown_w = text_width(shown);
+        const int pad = shown_w < 32 ? (int)(32 - shown_w) : 0;
         if (sums[f].steps < 0) {
           char fate[48];
           snprintf(fate, sizeof fate, "FAILED (exit %ld)", -sums[f].steps);
-          const size_t width = 2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 1 + strlen(fate);
+          const size_t width = 2 + (shown_w > 32 ? shown_w : 32) + 1 + strlen(fate);
           if (columns > 0 && width > (size_t)columns) /* the case, then its fate */
             printf("  %s\n      %s\n", shown, fate);
           else
-            printf("  %-32s %s\n", shown, fate);
+            printf("  %s%*s %s\n", shown, pad, "", fate);
         } else {
           char stats[128];
           snprintf(stats, sizeof stats, "ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%",
                    sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
                    100.0 * sums[f].solve_share);
           const size_t width =
-              2 + (strlen(shown) > 32 ? strlen(shown) : 32) + 1 + strlen(stats) + 5 + strlen(to);
+              2 + (shown_w > 32 ? shown_w : 32) + 1 + strlen(stats) + 5 + text_width(to);
           if (columns > 0 && width > (size_t)columns) {
             /* the case, its figures (broken between them where they do not
              * fit), its history; a file's name is left whole, blanks and all,
@@ -594,7 +637,7 @@ int main(int argc, char **argv) {
             (void)mm_report_wrap(wrapped, sizeof wrapped, line, columns);
             printf("  %s\n%s\n      -> %s\n", shown, wrapped, to);
           } else
-            printf("  %-32s %s  -> %s\n", shown, stats, to);
+            printf("  %s%*s %s  -> %s\n", shown, pad, "", stats, to);
         }
         free(name);
         free(history);

@@ -23,7 +23,10 @@ typedef struct {
   long first;       /* step the run started from */
   double last_draw; /* wall time of the last bar update (s) */
   int last_len;     /* characters of the last bar, to blank what a shorter one leaves */
+  long last_step;   /* step of the last bar drawn */
   double points;    /* grid points per step (global) */
+  double dt;        /* run.dt (s): the model time of a step */
+  bool launched;    /* under a launcher (mm_settings.launched): its terminal is the one */
 } mm_progress;
 
 /* Whether an MPI launcher started this process (its rank variables are
@@ -42,6 +45,15 @@ long mm_output_owner(bool launched);
  * terminal or its size cannot be told. */
 int mm_output_columns(bool launched);
 
+/* Under a launcher (`launched`), whether its stdout and stderr are one
+ * terminal. It forwards a rank's two streams through separate channels and
+ * may pass them on in another order than written (a busy machine delayed
+ * the bar by a second, and a message written after it came first, glued to
+ * it); where they end on one terminal, rank 0 writes its messages to stdout,
+ * after the bar and before the summary. False for a singleton, whose writes
+ * reach the terminal in order. */
+bool mm_output_one_terminal(bool launched);
+
 /* The mode rank 0 uses when progress is wanted. MINIMODEL_PROGRESS=bar|lines|off
  * decides when set (auto or empty: as unset); otherwise a bar only when stdout
  * is a terminal. Under an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm) a
@@ -55,7 +67,10 @@ mm_progress_mode mm_progress_choose(const mm_settings *settings);
 /* `on`: this rank shows progress at all (rank 0 and not --quiet). */
 void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_step);
 void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed_s);
-void mm_progress_finish(mm_progress *p);
+/* Ends the bar's line, the bar first redrawn at `step` (the last step the
+ * case completed; redraws are at most 10 a second, so the bar may show an
+ * earlier one) when it shows another. */
+void mm_progress_finish(mm_progress *p, long step, double elapsed_s);
 
 /* v right-aligned in `width` characters (at most 63) of buf, with
  * `decimals` decimals where that fits, else fewer, else in e notation with

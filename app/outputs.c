@@ -426,12 +426,31 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
       }
   }
 
-  /* an output.dir that cannot be one */
+  /* an output.dir that cannot be one; one whose folder does not exist,
+   * unless an earlier case's output.dir is that folder (its run makes it):
+   * the run makes output.dir, not its parents, and found it only when the
+   * case ran (exit 1, and --dry-run said "configuration valid") */
   for (int c = 0; c < n && err == MM_OK; c++) {
     char why[PATH_MAX + 64];
     const char *bad = mm_output_dir_problem(cfgs[c].output_dir, why, sizeof why);
-    if (bad)
+    if (bad) {
       err = MM_ERROR(MM_ERR_INPUT, "%s: output.dir = %s: %s", files[c], cfgs[c].output_dir, bad);
+      break;
+    }
+    struct stat st;
+    char parent[PATH_MAX], up[MM_PATH_TEXT];
+    if (stat(cfgs[c].output_dir, &st) == 0 || errno != ENOENT) continue;
+    mm_output_dir_parent(cfgs[c].output_dir, parent, sizeof parent);
+    if (stat(parent, &st) == 0 || errno != ENOENT) continue;
+    mm_resolve(parent, up);
+    bool made = false;
+    for (int e = 0; e < c && !made; e++)
+      made = !strcmp(dirs[e], up);
+    if (!made)
+      err = MM_ERROR(MM_ERR_INPUT,
+                     "%s: output.dir = %s: its folder %s does not exist (minimodel creates "
+                     "output.dir, not its parents): create it first, or give another output.dir",
+                     files[c], cfgs[c].output_dir, parent);
   }
 #undef MM_OUT
   for (int o = 0; outs && targets && o < n * MM_NOUTPUT; o++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mm_report.h"
@@ -138,6 +139,22 @@ static bool launcher_stdout_is_terminal(void) {
 #endif
 }
 
+bool mm_output_one_terminal(bool launched) {
+#ifdef __linux__
+  if (!launched || !launcher_stdout_is_terminal()) return false;
+  const long owner = mm_output_owner(true);
+  char out[64], err[64];
+  snprintf(out, sizeof out, "/proc/%ld/fd/1", owner);
+  snprintf(err, sizeof err, "/proc/%ld/fd/2", owner);
+  struct stat so, se;
+  return stat(out, &so) == 0 && stat(err, &se) == 0 && S_ISCHR(so.st_mode) && S_ISCHR(se.st_mode) &&
+         so.st_rdev == se.st_rdev;
+#else
+  (void)launched;
+  return false;
+#endif
+}
+
 int mm_output_columns(bool launched) {
   struct winsize ws;
   if (!launched)
@@ -177,7 +194,10 @@ void mm_progress_init(mm_progress *p, const mm_config *cfg, bool on, long first_
   p->every =
       cfg->progress_interval > 0 ? cfg->progress_interval : (remaining >= 10 ? remaining / 10 : 1);
   p->last_draw = -1.0;
+  p->last_step = -1;
   p->points = (double)cfg->nx * (double)cfg->ny * (double)cfg->nz;
+  p->dt = cfg->run_dt;
+  p->launched = cfg->env.launched;
 }
 
 /* A duration for people: "42.0 s", "3m07s", "2h15m", "12.5 d". */
@@ -194,11 +214,14 @@ static const char *human_time(char *buf, size_t n, double s) {
   return buf;
 }
 
-/* Columns of the terminal: the window size of stdout, else $COLUMNS, else 0
- * (not known: the bar is not fitted). */
-static int terminal_columns(void) {
-  struct winsize ws;
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+/* Columns of the terminal the bar is drawn on: the window size of stdout,
+ * or under a launcher of the launcher's stdout (a rank's own terminal is the
+ * launcher's copy, of the size it had at the start: a window narrowed
+ * mid-run got bars of the old width), else $COLUMNS, else 0 (not known: the
+ * bar is not fitted). */
+static int terminal_columns(bool launched) {
+  const int here = mm_output_columns(launched);
+  if (here > 0) return here;
   const char *env = getenv("COLUMNS");
   const int cols = env ? atoi(env) : 0;
   return cols > 0 ? cols : 0;
@@ -250,28 +273,19 @@ static int bar_line(char *line, size_t n, int width, int pct, long done, long pl
   return at;
 }
 
-void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
-  if (p->mode == MM_PROGRESS_OFF) return;
-  const long step = mm_model_steps_done(m);
+/* The bar, or a line, for step (model time `model_s`) after elapsed s. */
+static void draw(mm_progress *p, long step, double model_s, double elapsed) {
   const long done = step - p->first, planned = p->total - p->first;
-  const bool last = step >= p->total;
-  if (p->mode == MM_PROGRESS_BAR) {
-    /* redraw at most 10 times a second: a terminal is slow, steps can be fast */
-    if (!last && p->last_draw >= 0 && elapsed - p->last_draw < 0.1) return;
-    p->last_draw = elapsed;
-  } else if (!last && done % p->every != 0) {
-    return;
-  }
   const double eta = done > 0 ? elapsed / (double)done * (double)(planned - done) : 0.0;
   const double rate = elapsed > 0 ? (double)done * p->points / elapsed : 0.0;
   char model_t[32], wall_t[32], eta_t[32];
-  human_time(model_t, sizeof model_t, mm_model_time(m));
+  human_time(model_t, sizeof model_t, model_s);
   human_time(wall_t, sizeof wall_t, elapsed);
   human_time(eta_t, sizeof eta_t, eta);
   const int pct = planned > 0 ? (int)(100 * done / planned) : 100;
   if (p->mode == MM_PROGRESS_BAR) {
     char line[256];
-    const int columns = terminal_columns();
+    const int columns = terminal_columns(p->launched);
     const int len = bar_line(line, sizeof line, columns - 1, pct, done, planned, step, p->total,
                              model_t, wall_t, eta_t, rate);
     /* pad with blanks over the tail of a longer previous line, within the
@@ -280,6 +294,7 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
     if (columns > 0 && len + pad > columns - 1) pad = columns - 1 > len ? columns - 1 - len : 0;
     printf("\r%s%*s", line, pad, "");
     p->last_len = len;
+    p->last_step = step;
   } else {
     printf("step %ld/%ld (%d%%)  model %s  wall %s  ETA %s  %.3g points/s\n", step, p->total, pct,
            model_t, wall_t, eta_t, rate);
@@ -287,10 +302,27 @@ void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
   fflush(stdout);
 }
 
-void mm_progress_finish(mm_progress *p) {
-  /* end the bar's line, so that the report starts on a fresh one */
-  if (p->mode == MM_PROGRESS_BAR && p->last_len > 0) {
-    printf("\n");
-    fflush(stdout);
+void mm_progress_update(mm_progress *p, const mm_model *m, double elapsed) {
+  if (p->mode == MM_PROGRESS_OFF) return;
+  const long step = mm_model_steps_done(m);
+  const long done = step - p->first;
+  const bool last = step >= p->total;
+  if (p->mode == MM_PROGRESS_BAR) {
+    /* redraw at most 10 times a second: a terminal is slow, steps can be fast */
+    if (!last && p->last_draw >= 0 && elapsed - p->last_draw < 0.1) return;
+    p->last_draw = elapsed;
+  } else if (!last && done % p->every != 0) {
+    return;
   }
+  draw(p, step, mm_model_time(m), elapsed);
+}
+
+void mm_progress_finish(mm_progress *p, long step, double elapsed) {
+  if (p->mode != MM_PROGRESS_BAR || p->last_len <= 0) return;
+  /* the bar at the case's last step (a blow-up or a stop left the bar of an
+   * earlier one above its message), then its line ended, so that the report
+   * or a message starts on a fresh one */
+  if (step != p->last_step && step >= p->first) draw(p, step, (double)step * p->dt, elapsed);
+  printf("\n");
+  fflush(stdout);
 }

@@ -608,7 +608,10 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
     mm_timers_step_end(&tm, s);
     mm_progress_update(&prog, m, MPI_Wtime() - t0);
   }
-  mm_progress_finish(&prog);
+  /* the last step completed: at a stop without a restart of its step, the
+   * one before the abandoned step */
+  mm_progress_finish(&prog, stop_after >= 0 ? stop_after : mm_model_steps_done(m),
+                     MPI_Wtime() - t0);
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
   const double wall = MPI_Wtime() - t0;
@@ -653,7 +656,7 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
       printf("\n# decomposition: %d rank%s = %d x %d (x by y); largest block %ld x %ld x %d\n",
              g.nranks, g.nranks == 1 ? "" : "s", g.px, g.py, nxl, nyl, g.nz);
       printf("# memory per rank: about %.1f MB (largest block)\n",
-             mm_grid_memory_bytes(nxl, nyl, g.nz) / 1e6);
+             mm_grid_memory_bytes(nxl, nyl, g.nz, mm_grid_device_fields(cfg)) / 1e6);
     }
     if (err == MM_OK) {
       mm_grid_destroy(&g);

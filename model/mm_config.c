@@ -49,7 +49,8 @@ static const mm_key mm_keys[] = {
      "model date at step 0, YYYY-MM-DD or YYYY-MM-DD hh:mm:ss, a date of run.calendar: the "
      "origin of the output's time axis (seconds since this date)"},
     {"run", "calendar", T_ENUM, OFF(calendar), "standard", "", 0, 0, 0, MM_CALENDARS, false,
-     "calendar of the output's time axis (CF names)"},
+     "calendar of the output's time axis (CF names; gregorian, 365_day, 366_day taken as "
+     "standard, noleap, all_leap)"},
     {"grid", "nx", T_INT, OFF(nx), "32", "", 1, 1e6, 0, NULL, true, "cells in x"},
     {"grid", "ny", T_INT, OFF(ny), "32", "", 1, 1e6, 0, NULL, true, "cells in y"},
     {"grid", "nz", T_INT, OFF(nz), "20", "", 1, 10000, 0, NULL, true, "levels"},
@@ -203,6 +204,15 @@ static const char *nearest_section(const char *section, char *out, size_t len) {
   return out;
 }
 
+/* The longest value of string key k: what fits on one line of a
+ * configuration file with its key, so that the resolved text (--dry-run, the
+ * history's configuration attribute) reads back; always less than
+ * MM_STR_MAX. */
+static size_t string_max(const mm_key *k) {
+  const size_t max = MM_LINE_MAX - strlen(k->key) - 3;
+  return max < MM_STR_MAX - 1 ? max : MM_STR_MAX - 1;
+}
+
 static int enum_index(const char *choices, const char *value) {
   int idx = 0;
   size_t vlen = strlen(value);
@@ -246,6 +256,10 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
       snprintf(why, n, "%s", range);
       return false;
     }
+    if (strpbrk(value, "xX")) { /* strtod's hexadecimal: 0x10 was 16 */
+      snprintf(why, n, "a decimal number expected, not hexadecimal; %s", range);
+      return false;
+    }
     if (errno == ERANGE && fabs(v) > 1.0) {
       snprintf(why, n, "out of the range of a double; %s", range);
       return false;
@@ -271,11 +285,7 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
     return false;
   }
   case T_STRING: {
-    /* at most what fits on one line of a configuration file with its key, so
-     * that the resolved text (--dry-run, the history's configuration
-     * attribute) reads back; always less than MM_STR_MAX */
-    size_t len = strlen(value), max = MM_LINE_MAX - strlen(k->key) - 3;
-    if (max > MM_STR_MAX - 1) max = MM_STR_MAX - 1;
+    const size_t len = strlen(value), max = string_max(k);
     if (len > max) {
       snprintf(why, n, "too long (%zu characters, at most %zu)", len, max);
       return false;
@@ -293,6 +303,13 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
     return true;
   }
   case T_ENUM: {
+    /* the calendars' other CF names, taken as the name they stand for
+     * (which the resolved configuration and the history then carry) */
+    static const char *const calendar_alias[][2] = {
+        {"gregorian", "standard"}, {"365_day", "noleap"}, {"366_day", "all_leap"}};
+    if (k->offset == OFF(calendar))
+      for (size_t a = 0; a < sizeof calendar_alias / sizeof calendar_alias[0]; a++)
+        if (!strcmp(value, calendar_alias[a][0])) value = calendar_alias[a][1];
     int idx = enum_index(k->choices, value);
     if (idx < 0) {
       char list[128];
@@ -371,25 +388,26 @@ typedef struct {
   mm_err err;
 } mm_parse;
 
+size_t mm_utf8_sequence(const unsigned char *s, size_t n) {
+  if (n == 0) return 0;
+  const unsigned char c = s[0];
+  const size_t extra = c < 0x80                 ? 0
+                       : c >= 0xC2 && c <= 0xDF ? 1
+                       : c >= 0xE0 && c <= 0xEF ? 2
+                       : c >= 0xF0 && c <= 0xF4 ? 3
+                                                : 4; /* not a first byte */
+  if (extra == 4 || extra >= n) return 0;
+  for (size_t j = 1; j <= extra; j++)
+    if ((s[j] & 0xC0) != 0x80) return 0;
+  return extra + 1;
+}
+
+/* UTF-8 text without control characters (a tab allowed). */
 static bool valid_utf8(const unsigned char *s, size_t n) {
   for (size_t i = 0; i < n;) {
-    unsigned char c = s[i];
-    size_t extra;
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t') return false; /* control characters */
-      extra = 0;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    for (size_t j = 1; j <= extra; j++)
-      if (i + j >= n || (s[i + j] & 0xC0) != 0x80) return false;
-    i += extra + 1;
+    const size_t len = mm_utf8_sequence(s + i, n - i);
+    if (len == 0 || (s[i] < 0x20 && s[i] != '\t')) return false;
+    i += len;
   }
   return true;
 }
@@ -403,6 +421,16 @@ static const char *until_comment(const char *s, size_t from, size_t n, const cha
     if (s[i] == ';' && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t')) return NULL;
   }
   return NULL;
+}
+
+/* A '#' after a blank in a value: meant as a comment, which in a
+ * configuration file only ';' starts after a value (inih's rule; '#' only at
+ * the start of a line). Taken as part of the value, it made `dir = out   #
+ * results` a folder of that name. */
+static bool hash_comment(const char *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (v[i] == '#' && (v[i - 1] == ' ' || v[i - 1] == '\t')) return true;
+  return false;
 }
 
 static char *reader(char *str, int num, void *stream) {
@@ -533,6 +561,13 @@ static int handler(void *user, const char *section, const char *name, const char
                       p->name, p->line, section, name, value);
     return 0;
   }
+  if (hash_comment(value, strlen(value))) {
+    p->err = MM_ERROR(MM_ERR_INPUT,
+                      "%s:%d: %s.%s = %s: a '#' after a blank: a comment after a value starts "
+                      "with ';' ('#' starts a comment only at the start of a line)",
+                      p->name, p->line, section, name, value);
+    return 0;
+  }
   char why[256];
   if (!set_value(p->cfg, k, value, why, sizeof why)) {
     p->err = MM_ERROR(MM_ERR_INPUT, "%s:%d: %s.%s = %s: %s", p->name, p->line, section, name, value,
@@ -562,6 +597,10 @@ static MM_NODISCARD mm_err override_value(const char *text, const char *section,
     MM_REQUIRE(!(v[i] == ';' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')), MM_ERR_INPUT,
                "--set: %s.%s = %.*s: ';' would start a comment in a configuration file", section,
                key, (int)len, v);
+  MM_REQUIRE(!hash_comment(v, len), MM_ERR_INPUT,
+             "--set: %s.%s = %.*s: a '#' after a blank, which a configuration file refuses (a "
+             "comment there starts with ';')",
+             section, key, (int)len, v);
   *out = malloc(len + 1);
   MM_REQUIRE(*out, MM_ERR_RUN, "--set: out of memory");
   memcpy(*out, v, len);
@@ -773,9 +812,6 @@ static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
                origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, cfg->depth);
   }
   MM_CHECK(check_levels(cfg, name));
-  MM_REQUIRE(cfg->initial_pattern != MM_INIT_MODE || cfg->initial_mode >= 1, MM_ERR_INPUT,
-             "%s: initial.mode = %ld: must be >= 1 for the mode pattern",
-             origin_of(cfg, "initial", "mode", name), cfg->initial_mode);
   double cells = (double)cfg->nx * (double)cfg->ny * (double)cfg->nz;
   MM_REQUIRE(cells <= 4e12, MM_ERR_INPUT, "%s: grid %ld x %ld x %ld = %.3g cells: at most 4e12",
              name, cfg->nx, cfg->ny, cfg->nz, cells);
@@ -988,8 +1024,11 @@ void mm_config_write_markdown(FILE *out) {
           "<!-- generated by `minimodel --config-reference`; cfg.docs_in_sync checks it -->\n\n"
           "A case is one INI file; keys not given take their default. "
           "`--set SECTION.KEY=VALUE` overrides a key in every case (each key at most once). "
-          "Ranges are closed unless written with a parenthesis. A bool is true, yes, on or 1, "
-          "or false, no, off or 0, in any case.\n");
+          "Ranges are closed unless written with a parenthesis. Integers and numbers are "
+          "decimal (a number may have an exponent: 1e-3). A bool is true, yes, on or 1, "
+          "or false, no, off or 0, in any case. A line that starts with ';' or '#' is a "
+          "comment; after a value, a comment starts with ';' after a blank (a '#' after a "
+          "blank is refused).\n");
   const char *section = "";
   for (int i = 0; i < MM_NKEYS; i++) {
     const mm_key *k = &mm_keys[i];
@@ -1010,6 +1049,8 @@ void mm_config_write_markdown(FILE *out) {
         if (*p == '|') *p = ',';
     } else if (k->type == T_BOOL)
       snprintf(allowed, sizeof allowed, "true,false");
+    else if (k->type == T_STRING)
+      snprintf(allowed, sizeof allowed, "at most %zu characters", string_max(k));
     fprintf(out, "| `%s` | %s | `%s` | %s | %s | %s |\n", k->key, tname[k->type], k->def, k->unit,
             allowed, k->doc);
   }

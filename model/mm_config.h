@@ -175,4 +175,10 @@ const char *mm_config_calendar_name(mm_calendar c);
  * 1582-10-15). The message may be written into buf[size]. */
 const char *mm_config_date_problem(const char *text, mm_calendar cal, char *buf, size_t size);
 
+/* Bytes of the UTF-8 character at s (1 to 4, of the n there), 0 where they
+ * are not one (a byte that cannot start one, a sequence cut short, an
+ * overlong or out-of-range first byte). An ASCII byte, control characters
+ * included, is 1. */
+size_t mm_utf8_sequence(const unsigned char *s, size_t n);
+
 #endif

@@ -78,16 +78,18 @@ static MM_NODISCARD mm_err available_bytes(MPI_Comm comm, const mm_settings *env
   MM_MPI(rc);
   const char *limit = env->memory_limit;
   if (*limit) {
-    char *end = NULL;
-    const double v = strtod(limit, &end);
-    *out = *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+    *out = mm_host_memory_limit(limit);
     return MM_OK;
   }
   *out = mm_host_memory_available(limit_of, len) / *local;
   return MM_OK;
 }
 
-double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
+int mm_grid_device_fields(const mm_config *cfg) {
+  return cfg->backend == MM_BACKEND_EMULATED ? MM_GRID_EMULATED_FIELDS : 0;
+}
+
+double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields) {
   const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
   /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
    * and S), each rounded up to whole 2 MB pages from 4 MB on
@@ -97,22 +99,23 @@ double mm_grid_memory_bytes(long nxl, long nyl, long nz) {
   double field = cols * (double)nz * 8.0;
   const double huge = (double)MM_HUGE_PAGE;
   if (field >= 2.0 * huge) field = ceil(field / huge) * huge;
-  return field * 9.0 + cols * 8.0 + cols * 2.0 + (double)nxl * nyl * nz * 8.0 +
+  return field * (9.0 + device_fields) + cols * 8.0 + cols * 2.0 + (double)nxl * nyl * nz * 8.0 +
          64.0 * nz * 8.0 * 64.0;
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
-static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_settings *env) {
+static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_config *cfg) {
+  const mm_settings *env = &cfg->env;
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
-  const double need = mm_grid_memory_bytes(nxl, nyl, g->nz);
+  const double need = mm_grid_memory_bytes(nxl, nyl, g->nz, mm_grid_device_fields(cfg));
   double avail = 0.0;
   int local = 1;
   char limit_of[512];
   MM_CHECK(available_bytes(g->cart, env, &avail, &local, limit_of, sizeof limit_of));
   MM_REQUIRE(!*env->memory_limit || avail > 0.0, MM_ERR_INPUT,
-             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at most "
-             "about 1.8e308)",
+             "MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (decimal, and finite: "
+             "at most about 1.8e308)",
              env->memory_limit);
   char whose[640] = ""; /* where the figure comes from, when a cgroup's limit sets it */
   if (!*env->memory_limit && limit_of[0])
@@ -250,7 +253,7 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
              "(use fewer ranks in y or set grid.ranks_y)",
              g->ny, g->py, min_ny, MM_HALO);
 
-  MM_CHECK(mm_grid_check_memory(g, &cfg->env));
+  MM_CHECK(mm_grid_check_memory(g, cfg));
   g->nxh = g->nxl + 2 * MM_HALO;
   g->nyh = g->nyl + 2 * MM_HALO;
   g->ncol_h = (size_t)g->nxh * (size_t)g->nyh;

@@ -48,10 +48,20 @@ typedef struct {
  * decomposition that does not fit the grid. */
 MM_NODISCARD mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g);
 
+/* Column fields that the emulated device (solver.backend = emulated) keeps
+ * in host memory besides the model's: its copies of T, S, T*, S*, ue, vn
+ * and of the last good T and S (mm_gpu_create). */
+#define MM_GRID_EMULATED_FIELDS 8
+
 /* Estimated bytes per rank of a run with a local block of nxl x nyl columns
  * of nz levels (the model's fields, an output record, the solver's
- * workspace): what mm_grid_create checks against the memory available. */
-double mm_grid_memory_bytes(long nxl, long nyl, long nz);
+ * workspace, and device_fields more column fields: MM_GRID_EMULATED_FIELDS
+ * for the emulated device, else 0): what mm_grid_create checks against the
+ * memory available. */
+double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields);
+
+/* device_fields of mm_grid_memory_bytes for cfg's backend. */
+int mm_grid_device_fields(const mm_config *cfg);
 void mm_grid_destroy(mm_grid *g);
 
 /* Column index of local column (i, j), halo included. */

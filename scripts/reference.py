@@ -147,6 +147,8 @@ _REAL_RE = re.compile(_C_SPACE + r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 _HEX_RE = re.compile(_C_SPACE
                      + r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
 _NONFINITE_RE = re.compile(_C_SPACE + r"[+-]?(inf|infinity|nan)", re.IGNORECASE)
+# taken as the calendar named after them (set_value in model/mm_config.c)
+CALENDAR_ALIASES = {"gregorian": "standard", "365_day": "noleap", "366_day": "all_leap"}
 _BOOL = {"true": True, "yes": True, "on": True, "1": True,
          "false": False, "no": False, "off": False, "0": False}
 
@@ -171,8 +173,9 @@ def parse_value(section, key, text):
     elif typ == "real":
         if _REAL_RE.fullmatch(text):
             v = float(text)
-        elif _HEX_RE.fullmatch(text):
-            v = float.fromhex(text.strip())
+        elif _HEX_RE.fullmatch(text):  # strtod takes it, the model refuses it
+            raise ValueError("a decimal number expected, not hexadecimal; "
+                             + _range_text(typ, lo, hi, min_open))
         elif _NONFINITE_RE.fullmatch(text):
             raise ValueError("must be finite; " + _range_text(typ, lo, hi, min_open))
         else:
@@ -187,6 +190,8 @@ def parse_value(section, key, text):
         return _BOOL[word]
     elif typ == "enum":
         names = choices.split("|")
+        if (section, key) == ("run", "calendar"):  # the calendars' other CF names
+            text = CALENDAR_ALIASES.get(text, text)
         if text not in names:
             raise ValueError("must be one of " + ",".join(names))
         return text
@@ -318,6 +323,12 @@ def read_config_file(path):
     return raw.decode("utf-8", "surrogateescape")  # bytes not UTF-8: refused by line
 
 
+def hash_comment(value):
+    """A '#' after a blank in a value, meant as a comment: refused (the model's
+    hash_comment)."""
+    return any(c == "#" and i > 0 and value[i - 1] in " \t" for i, c in enumerate(value))
+
+
 def apply_file(cfg, text, name):
     """Set the keys of the configuration text in cfg (handler() in
     model/mm_config.c)."""
@@ -335,6 +346,10 @@ def apply_file(cfg, text, name):
         if value.startswith(";"):
             raise ConfigError(f"{name}:{n}: {section}.{key} = {value}: a value must not start "
                               "with ';' (the resolved configuration would read it as a comment)")
+        if hash_comment(value):
+            raise ConfigError(f"{name}:{n}: {section}.{key} = {value}: a '#' after a blank: a "
+                              "comment after a value starts with ';' ('#' starts a comment only "
+                              "at the start of a line)")
         try:
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:
@@ -375,6 +390,9 @@ def load_config(path=None, overrides=(), text=None):
         if any(c == ";" and (i == 0 or value[i - 1] in " \t") for i, c in enumerate(value)):
             raise ConfigError(f"--set: {section}.{key} = {value}: ';' would start a comment in a "
                               "configuration file")
+        if hash_comment(value):
+            raise ConfigError(f"--set: {section}.{key} = {value}: a '#' after a blank, which a "
+                              "configuration file refuses (a comment there starts with ';')")
         try:
             cfg[f"{section}.{key}"] = parse_value(section, key, value)
         except ValueError as e:
@@ -465,9 +483,6 @@ def validate_config(cfg, name):
                               f"= true: the halo of {HALO} {what} wraps around onto the block "
                               f"itself, which needs at least {HALO} {what}; use grid.{cells} >= "
                               f"{HALO} or grid.periodic_{axis} = false")
-    if cfg["initial.pattern"] == "mode" and cfg["initial.mode"] < 1:
-        raise ConfigError(f"{name}: initial.mode = {cfg['initial.mode']}: must be >= 1 for the "
-                          "mode pattern")
     cells = float(cfg["grid.nx"]) * float(cfg["grid.ny"]) * float(cfg["grid.nz"])
     if cells > 4e12:
         raise ConfigError(f"{name}: grid {cfg['grid.nx']} x {cfg['grid.ny']} x "

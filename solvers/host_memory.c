@@ -149,3 +149,11 @@ double mm_host_memory_available(char *limit_of, size_t len) {
   return mm_host_memory_available_at("/proc/meminfo", "/proc/self/cgroup", "/sys/fs/cgroup",
                                      limit_of, len);
 }
+
+double mm_host_memory_limit(const char *text) {
+  char *end = NULL;
+  const double v = strtod(text, &end);
+  const bool decimal =
+      ((text[0] >= '0' && text[0] <= '9') || text[0] == '.') && !strpbrk(text, "xX");
+  return decimal && end != text && *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
+}

@@ -19,6 +19,11 @@
  * is written to limit_of (len bytes), else "". */
 double mm_host_memory_available(char *limit_of, size_t len);
 
+/* MINIMODEL_MEMORY_LIMIT's text as bytes: a decimal number > 0 and finite,
+ * as written (no blank, sign or hexadecimal, which strtod would take: 0x10
+ * was 16 bytes); -1 for any other text. */
+double mm_host_memory_limit(const char *text);
+
 /* The same, reading the files at the paths given: meminfo for
  * /proc/meminfo, self_cgroup for /proc/self/cgroup, cgroup_root for the
  * mount point of the cgroup file systems, /sys/fs/cgroup (for tests). */

@@ -266,11 +266,7 @@ static size_t l3_bytes(void) {
  * is not a number > 0, INFINITY when neither is known. */
 static double available_bytes(void) {
   const char *limit = getenv("MINIMODEL_MEMORY_LIMIT");
-  if (limit && *limit) {
-    char *end = NULL;
-    const double v = strtod(limit, &end);
-    return *end == '\0' && isfinite(v) && v > 0.0 ? v : -1.0;
-  }
+  if (limit && *limit) return mm_host_memory_limit(limit);
   return mm_host_memory_available(NULL, 0);
 }
 
@@ -286,11 +282,10 @@ static void check_memory(const options *o, int threads) {
                       (1.0 + o->nrhs) * o->levels * 64.0 * es * threads;
   const double avail = available_bytes();
   if (avail < 0.0) {
-    fprintf(
-        stderr,
-        "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (and finite: at "
-        "most about 1.8e308)\n",
-        getenv("MINIMODEL_MEMORY_LIMIT"));
+    fprintf(stderr,
+            "tdma-bench: MINIMODEL_MEMORY_LIMIT = %s: must be a number of bytes > 0 (decimal, and "
+            "finite: at most about 1.8e308)\n",
+            getenv("MINIMODEL_MEMORY_LIMIT"));
     exit(2);
   }
   if (need > (double)(SIZE_MAX / 4)) { /* beyond what an allocation can ask for */

@@ -37,8 +37,9 @@ static void check_mode(int mode, const char *bathy) {
     }
   TEST_CHECK(worst <= 1e-12, "mode %d on %s: max deviation %.3e > 1e-12", mode, bathy, worst);
   /* the comparison can fail: the solution of one step more (a decay
-   * factor off by one step) is far from the state */
-  TEST_CHECK(worst_wrong > 1e3 * 1e-12,
+   * factor off by one step) is far from the state (mode 0, the uniform
+   * state, does not decay: there the state itself is the check) */
+  TEST_CHECK(mode == 0 || worst_wrong > 1e3 * 1e-12,
              "mode %d on %s: the state is within %.3e of the solution "
              "of one step more: the comparison cannot tell them apart",
              mode, bathy, worst_wrong);
@@ -47,7 +48,9 @@ static void check_mode(int mode, const char *bathy) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  for (int mode = 1; mode <= 3; mode++)
+  /* mode 0: T = 1 and S = 36 in every wet cell, kept (lambda = 0; it was
+   * refused, though initial.mode's range starts at 0) */
+  for (int mode = 0; mode <= 3; mode++)
     check_mode(mode, "flat");
   check_mode(1, "bowl"); /* columns of different depths: each its own n */
   check_mode(2, "slope");

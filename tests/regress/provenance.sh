@@ -51,6 +51,20 @@ for i in "${!want[@]}"; do
   [ "${words[$i]}" = "${want[$i]}" ] || fail "word $i read back as '${words[$i]}', given '${want[$i]}'"
 done
 echo "ok: the command line reads back in a shell: $(cat "$work/command")"
+# a file name in Latin-1 (a byte of no UTF-8 character) is written as \xNN in
+# $'...': it was written raw, and read back as U+FFFD
+ini_latin="$work/fl"$'\xe9'"t.ini"
+cp "$src/configs/flat.ini" "$ini_latin" || fail "cannot make $ini_latin"
+run 1 --set output.dir="$work/latin" --set run.steps=1 --set grid.nx=8 --set grid.ny=8 \
+  "$ini_latin" || fail "the run with a Latin-1 file name"
+"$py" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as d: print(d.history.split(": ", 2)[2])' "$work/latin/flat.nc" \
+  >"$work/command" || fail "cannot read the history attribute"
+grep -qF "\$'$work/fl\\xe9t.ini'" "$work/command" ||
+  fail "the Latin-1 byte is not written as \\xe9 in \$'...': $(cat "$work/command")"
+eval "words=($(cat "$work/command"))"
+[ "${words[${#words[@]}-1]}" = "$ini_latin" ] || fail "the Latin-1 file name does not read back"
+echo "ok: a byte of no UTF-8 character is written as \\xNN and reads back"
 # a program's name with an '=' is quoted: pasted as a command, bash would
 # take it for an assignment
 mkdir -p "$work/x=y" && cp "$mm" "$work/x=y/minimodel" || fail "cannot copy the program"

@@ -922,6 +922,12 @@ def test_all_land():
 # ---------------------------------------------------------------------------
 # (name, file bytes, the values the model resolves from it)
 CONFIG_FILES = [
+    # the calendars' other CF names; a '#' in a word; mode 0 of the mode
+    # pattern (the uniform state), within initial.mode's range
+    ("calendar_alias", b"[run]\ncalendar = 365_day\n", {"run.calendar": "noleap"}),
+    ("hash_in_word", b"[output]\ndir = out#1\n", {"output.dir": "out#1"}),
+    ("mode_zero", b"[initial]\npattern = mode\nmode = 0\n",
+     {"initial.pattern": "mode", "initial.mode": 0}),
     ("utf8_bom", b"\xef\xbb\xbf[run]\nsteps = 2\n", {"run.steps": 2}),
     ("bom_crlf", b"\xef\xbb\xbf[run]\r\nsteps = 2\r\n", {"run.steps": 2}),
     ("cr_only", b"[run]\rsteps = 3\r[grid]\rnx = 5\r", {"run.steps": 3, "grid.nx": 5}),
@@ -976,6 +982,13 @@ def test_set_twice():
 
 
 REFUSED_FILES = [
+    # a '#' after a blank, meant as a comment; strtod's hexadecimal
+    ("hash_comment", b"[output]\ndir = out # here\n",
+     ":2: output.dir = out # here: a '#' after a blank: a comment after a value starts with "
+     "';' ('#' starts a comment only at the start of a line)"),
+    ("hex_number", b"[run]\ndt = 0x10\n",
+     ":2: run.dt = 0x10: a decimal number expected, not hexadecimal; must be a number in "
+     "(0, 100000000]"),
     ("repeated_section_same_key", b"[grid]\nnx = 5\n[grid]\nnx = 6\n",
      ":4: grid.nx: duplicate key (first set on line 2)"),
     ("duplicate_key", b"[grid]\nnx = 5\nnx = 6\n",
