@@ -212,9 +212,11 @@ output_dir)
   expect 2 "a.ini: output.dir = afile/x: a part of the path before its last name is not a directory" \
     --set output.dir=afile/x a.ini
   [ ! -e out ] && [ ! -e "$work/nothing" ] || fail "something was written"
-  # a missing parent: when the case runs (exit 1), not its parents created
-  expect 1 "output.dir = no/x: cannot create: No such file or directory \(minimodel creates output.dir, not its parents\)" \
+  # a missing parent: before any case runs (exit 2; it was exit 1 when the
+  # case ran), not its parents created
+  expect 2 "a.ini: output.dir = no/x: its folder no does not exist \(minimodel creates output.dir, not its parents\)" \
     --set output.dir=no/x a.ini
+  [ ! -e no ] || fail "the missing parent was made"
   # a parent that exists, where no folder can be made (/proc, even by
   # root): the file system's reason alone (the hint said its parent was
   # missing)
