@@ -4,6 +4,7 @@
 #ifndef MM_OUTPUTS_H
 #define MM_OUTPUTS_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -70,6 +71,11 @@ FILE *mm_output_tmp_open(const char *tmp);
 typedef struct {
   int fd;                         /* the locked file on rank 0; -1 elsewhere or unlocked */
   char path[2 * MM_STR_MAX + 16]; /* <output.dir>/<run.name>.lock */
+  /* where the history is a symbolic link to another file (written through
+   * it): the lock beside that file, its name with .lock for .nc, which a
+   * case writing it under its own name holds; -1 and "" else */
+  int history_fd;
+  char history_path[PATH_MAX + 16];
 } mm_output_lock;
 
 /* Take the lock (collective over comm; output.dir must exist). A case that

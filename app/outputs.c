@@ -653,16 +653,19 @@ FILE *mm_output_tmp_open(const char *tmp) {
   return f;
 }
 
-/* Whether the path of the lock names the file locked by fd. */
-static bool mm_output_lock_in_place(const mm_output_lock *lock) {
+/* Whether path names the file locked by fd. */
+static bool mm_output_lock_in_place(int fd, const char *path) {
   struct stat held, named;
-  return fstat(lock->fd, &held) == 0 && lstat(lock->path, &named) == 0 &&
-         held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+  return fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
+         held.st_ino == named.st_ino;
 }
 
-/* Rank 0's part of mm_output_lock_create. */
-static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
-  const char *path = lock->path;
+/* Rank 0's part of mm_output_lock_create: the lock file at path, locked
+ * into *fd_out (-1 where the file system has no locks); *busy: the error
+ * is that another run holds it. */
+static MM_NODISCARD mm_err mm_output_lock_take(const char *path, int *fd_out, bool *busy) {
+  *fd_out = -1;
+  *busy = false;
   for (int attempt = 0; attempt < 100; attempt++) {
     /* only a file of its own: the lock file is written, and removed at the
      * end, so never through a link nor into anything else; O_NOFOLLOW and
@@ -688,7 +691,7 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
     }
     if (fd < 0) {
       const int e = errno;
-      char dir[sizeof lock->path] = ".";
+      char dir[MM_PATH_TEXT] = ".";
       const char *slash = strrchr(path, '/');
       if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
       struct statvfs fs; /* ENOSPC: out of space or out of inodes, which? */
@@ -716,6 +719,7 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
         holder[strcspn(holder, "\r\n")] = '\0';
         for (char *h = holder; *h; h++)
           if (*h < ' ' || *h > '~') *h = '?';
+        *busy = true;
         return MM_ERROR(MM_ERR_INPUT,
                         "%s: the outputs of this case are in use by another run (%s): wait "
                         "for it to end, or give this case another run.name or output.dir",
@@ -744,26 +748,63 @@ static MM_NODISCARD mm_err mm_output_lock_take(mm_output_lock *lock) {
     }
     /* The previous holder removes the file before it lets go: when the
      * path no longer names the file locked here, lock the new one. */
-    lock->fd = fd;
-    if (mm_output_lock_in_place(lock)) {
+    if (mm_output_lock_in_place(fd, path)) {
       char host[256] = "?";
       gethostname(host, sizeof host);
       host[sizeof host - 1] = '\0';
       if (ftruncate(fd, 0) == 0) dprintf(fd, "pid %ld on host %s\n", (long)getpid(), host);
+      *fd_out = fd;
       return MM_OK;
     }
-    lock->fd = -1;
     close(fd);
   }
   return MM_ERROR(MM_ERR_RUN, "%s: cannot lock: the file keeps being replaced", path);
 }
 
+/* Where case cfg's history is a symbolic link (written through, into the
+ * file it leads to), the lock of that file into path[size]: beside it, its
+ * name with .lock for .nc, the lock a case whose history that file is
+ * takes; "" where the history is no link, or leads to its own name. */
+static void mm_output_history_lock_path(const mm_config *cfg, char *path, size_t size) {
+  char dir[MM_PATH_TEXT], own[MM_PATH_TEXT], target[MM_PATH_TEXT];
+  path[0] = '\0';
+  struct stat st;
+  mm_output_path(cfg->output_dir, cfg, MM_OUTPUT_HISTORY, own);
+  if (lstat(own, &st) != 0 || !S_ISLNK(st.st_mode)) return;
+  mm_resolve(cfg->output_dir, dir);
+  mm_output_path(dir, cfg, MM_OUTPUT_HISTORY, own);
+  mm_output_target(dir, cfg, MM_OUTPUT_HISTORY, target);
+  if (!strcmp(own, target)) return;
+  const size_t len = strlen(target);
+  const bool nc = len > 3 && !strcmp(target + len - 3, ".nc");
+  snprintf(path, size, "%.*s.lock", (int)(nc ? len - 3 : len), target);
+}
+
 mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock *lock) {
   int rank;
   MM_MPI(MPI_Comm_rank(comm, &rank));
-  lock->fd = -1;
+  lock->fd = lock->history_fd = -1;
+  lock->history_path[0] = '\0';
   mm_dir_file(lock->path, sizeof lock->path, cfg->output_dir, cfg->run_name, ".lock");
-  mm_err err = rank == 0 ? mm_output_lock_take(lock) : MM_OK;
+  bool busy = false;
+  mm_err err = rank == 0 ? mm_output_lock_take(lock->path, &lock->fd, &busy) : MM_OK;
+  /* a history written through a link into another file: that file's lock
+   * too, which a run writing it under its own name holds (two runs wrote
+   * one history, each through its own name and lock, and both ended "ok"
+   * with the file unreadable). Only another run's hold refuses the case:
+   * where the lock cannot be made there (a folder not writable), the
+   * case's own lock stands alone. */
+  if (err == MM_OK && rank == 0) {
+    mm_output_history_lock_path(cfg, lock->history_path, sizeof lock->history_path);
+    if (lock->history_path[0]) {
+      err = mm_output_lock_take(lock->history_path, &lock->history_fd, &busy);
+      if (err != MM_OK && !busy) {
+        mm_error_clear();
+        err = MM_OK;
+        lock->history_path[0] = '\0';
+      }
+    }
+  }
   err = mm_agree(comm, err);
   if (err != MM_OK) mm_output_lock_destroy(lock);
   return err;
@@ -771,19 +812,31 @@ mm_err mm_output_lock_create(const mm_config *cfg, MPI_Comm comm, mm_output_lock
 
 mm_err mm_output_lock_check(const mm_output_lock *lock, MPI_Comm comm) {
   mm_err err = MM_OK;
-  if (lock->fd >= 0 && !mm_output_lock_in_place(lock))
+  if (lock->fd >= 0 && !mm_output_lock_in_place(lock->fd, lock->path))
     err = MM_ERROR(MM_ERR_RUN,
                    "%s: the lock file was removed or replaced while this run held it: another "
                    "run of this case could now write its files; stopped before writing more",
                    lock->path);
+  else if (lock->history_fd >= 0 && !mm_output_lock_in_place(lock->history_fd, lock->history_path))
+    err = MM_ERROR(MM_ERR_RUN,
+                   "%s: the lock file of the history this run writes through a link was removed "
+                   "or replaced while this run held it: another run could now write that file; "
+                   "stopped before writing more",
+                   lock->history_path);
   return mm_agree(comm, err);
 }
 
+/* Remove the lock file at path, when it is still the one fd locks (not a
+ * lock file that another run made after this one's was removed), and
+ * release the lock. */
+static void mm_output_lock_release(int *fd, const char *path) {
+  if (*fd < 0) return;
+  if (mm_output_lock_in_place(*fd, path)) unlink(path);
+  close(*fd);
+  *fd = -1;
+}
+
 void mm_output_lock_destroy(mm_output_lock *lock) {
-  if (lock->fd < 0) return;
-  /* while it is held (see mm_output_lock_take), and not a lock file that
-   * another run made after this one's was removed */
-  if (mm_output_lock_in_place(lock)) unlink(lock->path);
-  close(lock->fd);
-  lock->fd = -1;
+  mm_output_lock_release(&lock->history_fd, lock->history_path);
+  mm_output_lock_release(&lock->fd, lock->path);
 }

@@ -40,7 +40,8 @@ typedef struct {
 
 static const mm_key mm_keys[] = {
     {"run", "name", T_STRING, OFF(run_name), "minimodel", "", 0, 0, 0, NULL, false,
-     "output file prefix (letters, digits, '-', '_', '.'; not starting with '.')"},
+     "output file prefix (letters, digits, '-', '_', '.'; not starting with '.', not ending in "
+     ".restart or .crash)"},
     {"run", "steps", T_INT, OFF(run_steps), "10", "", 0, 1e9, 0, NULL, false,
      "number of time steps"},
     {"run", "dt", T_REAL, OFF(run_dt), "600", "s", 0, 1e8, true, NULL, true, "time step"},
@@ -794,6 +795,20 @@ static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
   MM_REQUIRE(cfg->run_name[0] != '\0' && cfg->run_name[0] != '.', MM_ERR_INPUT,
              "%s: run.name = '%s': must not be empty or start with '.'",
              origin_of(cfg, "run", "name", name), cfg->run_name);
+  /* a name ending in .restart or .crash gives its history the name of
+   * another name's restart or crash file (x.restart.nc is the restart file
+   * of x): runs of the two names, each locking its own name, replaced each
+   * other's files */
+  static const char *const others[][2] = {{".restart", "restart"}, {".crash", "crash"}};
+  const size_t len = strlen(cfg->run_name);
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+    const size_t tail = strlen(others[i][0]);
+    MM_REQUIRE(len <= tail || strcmp(cfg->run_name + len - tail, others[i][0]) != 0, MM_ERR_INPUT,
+               "%s: run.name = %s: must not end in %s (its history, %s.nc, would be the %s file "
+               "of run.name = %.*s)",
+               origin_of(cfg, "run", "name", name), cfg->run_name, others[i][0], cfg->run_name,
+               others[i][1], (int)(len - tail), cfg->run_name);
+  }
   MM_REQUIRE(cfg->output_dir[0] != '\0', MM_ERR_INPUT, "%s: output.dir: must not be empty",
              origin_of(cfg, "output", "dir", name));
   char why[160];

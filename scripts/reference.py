@@ -435,6 +435,11 @@ def validate_config(cfg, name):
                           "'-', '_', '.'")
     if run_name == "" or run_name.startswith("."):
         raise ConfigError(f"{name}: run.name = '{run_name}': must not be empty or start with '.'")
+    for tail, what in ((".restart", "restart"), (".crash", "crash")):
+        if len(run_name) > len(tail) and run_name.endswith(tail):
+            raise ConfigError(f"{name}: run.name = {run_name}: must not end in {tail} (its "
+                              f"history, {run_name}.nc, would be the {what} file of run.name = "
+                              f"{run_name[:-len(tail)]})")
     if cfg["output.dir"] == "":
         raise ConfigError(f"{name}: output.dir: must not be empty")
     check_start_date(cfg["run.start_date"], cfg["run.calendar"], name)

@@ -957,6 +957,9 @@ CONFIG_FILES = [
 # file's name and line (the model's origin of the key) aside. They were
 # read by reference.py, which ran them or blew up at step 1.
 VALIDATED_FILES = [
+    ("name_restart", b"[run]\nname = long.restart\n",
+     "run.name = long.restart: must not end in .restart (its history, long.restart.nc, would be "
+     "the restart file of run.name = long)"),
     ("periodic_one_column", b"[grid]\nnx = 1\nperiodic_x = true\n",
      "grid.nx = 1 with grid.periodic_x = true: the halo of 2 columns wraps around onto the "
      "block itself"),
