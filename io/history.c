@@ -11,6 +11,7 @@
  * write a partial state over it (docs/reliability.md). */
 #include "mm_io.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -317,6 +318,13 @@ static MM_NODISCARD mm_err mm_history_alloc(const mm_grid *g, const mm_config *c
   return MM_OK;
 }
 
+/* The journal of a removal of records: `<history>.drop`, written before
+ * the removal with the history's size then, and removed after it (a run
+ * killed in between leaves it; mm_history_undo_drop). */
+static void mm_history_journal(const char *p, char *out, size_t size) {
+  snprintf(out, size, "%s.drop", p);
+}
+
 /* Create the file, replacing an old one: header, coordinates, kmt; its
  * records start after start_step. */
 static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg,
@@ -350,7 +358,12 @@ static MM_NODISCARD mm_err mm_history_new(const mm_grid *g, const mm_config *cfg
    * where the user keeps the history), and a file that cannot be removed. */
   struct stat old;
   if (g->rank == 0 && lstat(p, &old) == 0 && S_ISREG(old.st_mode))
-    (void)unlink(p); /* unchecked: where it fails, the create replaces the file in place */
+    (void)unlink(p);  /* unchecked: where it fails, the create replaces the file in place */
+  if (g->rank == 0) { /* and the journal of a removal of its records (not of this file's) */
+    char journal[MM_IO_PATH_MAX + 8];
+    mm_history_journal(p, journal, sizeof journal);
+    (void)unlink(journal);
+  }
   err = mm_agree(comm, MM_OK); /* (every rank after the removal) */
   bool opened = false;
   if (err == MM_OK) {
@@ -650,7 +663,44 @@ static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, con
  * the restart step `step`, from a run that went further. netCDF has no call
  * for it; netCDF-4 takes the length of the record dimension from the
  * extents of the HDF5 datasets. */
+/* Rank 0, before a continuation looks at its history: a journal left by a
+ * run killed while it removed records undoes the cut of the file that
+ * HDF5 made (mm_io_undo_cut), and goes; the removal is made again. */
+static MM_NODISCARD mm_err mm_history_undo_drop(const char *p) {
+  char journal[MM_IO_PATH_MAX + 8];
+  mm_history_journal(p, journal, sizeof journal);
+  FILE *f = fopen(journal, "r");
+  if (!f) return MM_OK;
+  long long before = -1;
+  const bool read = fscanf(f, "size before %lld", &before) == 1;
+  fclose(f);
+  if (read && before > 0) MM_CHECK(mm_io_undo_cut(p, before));
+  (void)unlink(journal); /* unchecked: the next removal writes it anew */
+  return MM_OK;
+}
+
 static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long step) {
+  /* the journal first, on disk before the file is touched */
+  char journal[MM_IO_PATH_MAX + 8];
+  mm_history_journal(p, journal, sizeof journal);
+  struct stat st;
+  MM_REQUIRE(stat(p, &st) == 0, MM_ERR_RUN, "%s: cannot look at it: %s", p, strerror(errno));
+  /* a file of its own (what stood at the name removed: never written
+   * through a link) */
+  (void)unlink(journal);
+  const int fd = open(journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  FILE *j = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (fd >= 0 && !j) close(fd);
+  bool written = j && fprintf(j, "size before %lld\nrecords after step %ld removed\n",
+                              (long long)st.st_size, step) > 0;
+  written = j && fflush(j) == 0 && fsync(fileno(j)) == 0 && written;
+  if (j && fclose(j) != 0) written = false;
+  if (!written) {
+    const int e = errno;
+    (void)unlink(journal);
+    return MM_ERROR(MM_ERR_RUN, "%s: cannot write the journal of the removal of its records: %s",
+                    journal, strerror(e));
+  }
   int nc = -1, nvars = 0, unlim = -1;
   int s = nc_open(p, NC_NOWRITE, &nc);
   if (s == NC_NOERR) s = nc_inq_nvars(nc, &nvars);
@@ -691,6 +741,9 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
                      step);
   }
   free(names);
+  /* done: the journal goes (left where the removal failed, for the next
+   * run to look at the file) */
+  if (err == MM_OK) (void)unlink(journal);
   return err;
 }
 
@@ -819,6 +872,13 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
   if (!exists) {
     mm_history_free(h);
     return mm_history_new(g, cfg, origin, step, out);
+  }
+
+  /* a removal of records that a killed run left half made, undone first */
+  mm_err undo = mm_agree(h->comm, h->rank == 0 ? mm_history_undo_drop(p) : MM_OK);
+  if (undo != MM_OK) {
+    mm_history_free(h);
+    return undo;
   }
 
   /* read as an input file first: refused as it is, never written. The test

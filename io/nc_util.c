@@ -299,8 +299,8 @@ mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const cha
    * was refused at once (mm_io_create_fail) */
   struct rlimit size_limit;
   mm_err size_err = MM_OK;
-  if (create && getrlimit(RLIMIT_FSIZE, &size_limit) == 0 &&
-      size_limit.rlim_cur != RLIM_INFINITY && (double)size_limit.rlim_cur < MM_IO_SPACE_MARGIN)
+  if (create && getrlimit(RLIMIT_FSIZE, &size_limit) == 0 && size_limit.rlim_cur != RLIM_INFINITY &&
+      (double)size_limit.rlim_cur < MM_IO_SPACE_MARGIN)
     size_err = MM_ERROR(MM_ERR_RUN, "%s: cannot create: %s (file-size limit %llu bytes%s)", path,
                         strerror(EFBIG), (unsigned long long)size_limit.rlim_cur,
                         rank == 0 ? "" : ", on a rank other than 0");
@@ -646,6 +646,20 @@ const char *mm_io_file_kind(const char *path, const struct stat *st) {
   return fs.f_type == PROC_SUPER_MAGIC ? "a file of /proc"
          : fs.f_type == SYSFS_MAGIC    ? "a file of /sys"
                                        : NULL;
+}
+
+mm_err mm_io_undo_cut(const char *path, long long before) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return MM_OK; /* the checks that follow say what is wrong */
+  struct stat st;
+  const long long end = fstat(fileno(f), &st) == 0 ? mm_superblock_end(f, 0) : -1;
+  fclose(f);
+  if (end <= 0 || end == LLONG_MAX || (long long)st.st_size >= end || end > before) return MM_OK;
+  MM_REQUIRE(truncate(path, (off_t)end) == 0, MM_ERR_RUN,
+             "%s: cut short by a run killed while it removed records (%lld bytes, the file says "
+             "%lld), and it cannot be lengthened back: %s",
+             path, (long long)st.st_size, end, strerror(errno));
+  return MM_OK;
 }
 
 mm_err mm_io_check_hdf5(const char *path) {

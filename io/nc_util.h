@@ -240,6 +240,18 @@ char *mm_io_history_line(const char *created, const char *what, const mm_io_orig
  * follows says why. */
 MM_NODISCARD mm_err mm_io_probe(MPI_Comm comm, const mm_settings *env, const char *path);
 
+/* A history whose records after a restart step were being removed (its
+ * superblock at the start of the file, `before` bytes long before the
+ * removal) when the process was killed: HDF5 cuts the file to its new end
+ * and then rewrites the superblock, and a kill between the two left a file
+ * shorter than its superblock says, which nothing reads. Where path is
+ * that (shorter than the superblock's end, which is not beyond `before`),
+ * it is lengthened to that end with zeros: the metadata written before the
+ * cut describe records the file holds, and none of them lies past it.
+ * MM_ERR_RUN where it cannot be lengthened; MM_OK otherwise, also where
+ * there is nothing to undo. */
+MM_NODISCARD mm_err mm_io_undo_cut(const char *path, long long before);
+
 /* Before a parallel open of path: it exists, is readable, is an HDF5
  * (NetCDF-4) file and is not shorter than its superblock says.
  * MM_ERR_INPUT naming the reason otherwise. */

@@ -14,6 +14,11 @@
  *                           after it began (of the monotonic clock, which a
  *                           stop of the process does not hold up), and
  *                           succeeds, as every write after it does
+ *   FAIL_TRUNCATE_KILL=NAME an ftruncate that shortens a file whose path
+ *                           ends with NAME, to a length > 0, is made, and then
+ *                           the process kills itself (SIGKILL), on any rank:
+ *                           a kill between HDF5's cut of a file and its
+ *                           rewrite of the superblock
  * Otherwise every write after them fails; each failure is counted on stderr
  * ("fail_write: ..."), and the rank's writes to the file in all at its exit
  * ("fail_write: rank R: N writes"). */
@@ -21,10 +26,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,3 +134,32 @@ static int open_fails(const char *path, int flags) {
   }
 OPEN(open)
 OPEN(open64)
+
+/* FAIL_TRUNCATE_KILL: the cut made, then SIGKILL. */
+static int truncate_kills(int fd, off_t length) {
+  const char *suffix = getenv("FAIL_TRUNCATE_KILL");
+  struct stat st;
+  if (!suffix || !*suffix || length <= 0 || fstat(fd, &st) != 0 || st.st_size <= length) return 0;
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n <= 0) return 0;
+  path[n] = '\0';
+  const size_t len = strlen(suffix);
+  return (size_t)n >= len && strcmp(path + n - len, suffix) == 0;
+}
+
+#define TRUNCATE(name)                                                                             \
+  int name(int fd, off_t length) {                                                                 \
+    const int kill_after = truncate_kills(fd, length);                                             \
+    int (*next_)(int, off_t);                                                                      \
+    next(#name, &next_, sizeof next_);                                                             \
+    const int rc = next_(fd, length);                                                              \
+    if (kill_after && rc == 0) {                                                                   \
+      fprintf(stderr, "fail_write: cut to %lld bytes, killed\n", (long long)length);               \
+      raise(SIGKILL);                                                                              \
+    }                                                                                              \
+    return rc;                                                                                     \
+  }
+TRUNCATE(ftruncate)
+TRUNCATE(ftruncate64)
