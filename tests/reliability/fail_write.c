@@ -44,17 +44,24 @@ __attribute__((destructor)) static void count(void) {
     fprintf(stderr, "fail_write: rank %s: %ld writes\n", me, writes);
 }
 
+/* Whether the path of the file open at fd ends with suffix; the path into
+ * path[size]. */
+static int path_ends_with(int fd, const char *suffix, char *path, size_t size) {
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, path, size - 1);
+  if (n <= 0) return 0;
+  path[n] = '\0';
+  const size_t len = strlen(suffix);
+  return (size_t)n >= len && strcmp(path + n - len, suffix) == 0;
+}
+
 static int fails(int fd) {
   const char *suffix = getenv("FAIL_WRITE_SUFFIX");
   const char *rank = getenv("FAIL_WRITE_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
   if (!suffix || !*suffix || !rank || !me || strcmp(rank, me) != 0) return 0;
-  char link[64], path[4096];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  const ssize_t n = readlink(link, path, sizeof path - 1);
-  if (n <= 0) return 0;
-  path[n] = '\0';
-  const size_t len = strlen(suffix);
-  if ((size_t)n < len || strcmp(path + n - len, suffix) != 0) return 0;
+  char path[4096];
+  if (!path_ends_with(fd, suffix, path, sizeof path)) return 0;
   const char *after = getenv("FAIL_WRITE_AFTER");
   if (writes++ < (after ? atol(after) : 0)) return 0;
   const char *stall = getenv("FAIL_WRITE_STALL");
@@ -140,13 +147,8 @@ static int truncate_kills(int fd, off_t length) {
   const char *suffix = getenv("FAIL_TRUNCATE_KILL");
   struct stat st;
   if (!suffix || !*suffix || length <= 0 || fstat(fd, &st) != 0 || st.st_size <= length) return 0;
-  char link[64], path[4096];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  const ssize_t n = readlink(link, path, sizeof path - 1);
-  if (n <= 0) return 0;
-  path[n] = '\0';
-  const size_t len = strlen(suffix);
-  return (size_t)n >= len && strcmp(path + n - len, suffix) == 0;
+  char path[4096];
+  return path_ends_with(fd, suffix, path, sizeof path);
 }
 
 #define TRUNCATE(name)                                                                             \
