@@ -658,11 +658,6 @@ static MM_NODISCARD mm_err mm_history_check(const char *p, const mm_grid *g, con
   return err;
 }
 
-/* Cut every record variable of the history at p to its first `keep`
- * records (rank 0 alone, while no rank has the file open): the records after
- * the restart step `step`, from a run that went further. netCDF has no call
- * for it; netCDF-4 takes the length of the record dimension from the
- * extents of the HDF5 datasets. */
 /* Rank 0, before a continuation looks at its history: a journal left by a
  * run killed while it removed records undoes the cut of the file that
  * HDF5 made (mm_io_undo_cut), and goes; the removal is made again. */
@@ -672,13 +667,24 @@ static MM_NODISCARD mm_err mm_history_undo_drop(const char *p) {
   FILE *f = fopen(journal, "r");
   if (!f) return MM_OK;
   long long before = -1;
-  const bool read = fscanf(f, "size before %lld", &before) == 1;
+  unsigned long long dev = 0, ino = 0;
+  const bool read = fscanf(f, "size before %lld device %llu inode %llu", &before, &dev, &ino) == 3;
   fclose(f);
-  if (read && before > 0) MM_CHECK(mm_io_undo_cut(p, before));
+  /* only the file the removal was made in (a history put there since is
+   * not lengthened) */
+  struct stat st;
+  if (read && before > 0 && stat(p, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+      (unsigned long long)st.st_ino == ino)
+    MM_CHECK(mm_io_undo_cut(p, before));
   (void)unlink(journal); /* unchecked: the next removal writes it anew */
   return MM_OK;
 }
 
+/* Cut every record variable of the history at p to its first `keep`
+ * records (rank 0 alone, while no rank has the file open): the records after
+ * the restart step `step`, from a run that went further. netCDF has no call
+ * for it; netCDF-4 takes the length of the record dimension from the
+ * extents of the HDF5 datasets. */
 static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long step) {
   /* the journal first, on disk before the file is touched */
   char journal[MM_IO_PATH_MAX + 8];
@@ -691,8 +697,11 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
   const int fd = open(journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   FILE *j = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (fd >= 0 && !j) close(fd);
-  bool written = j && fprintf(j, "size before %lld\nrecords after step %ld removed\n",
-                              (long long)st.st_size, step) > 0;
+  bool written = j && fprintf(j,
+                              "size before %lld device %llu inode %llu\n"
+                              "records after step %ld removed\n",
+                              (long long)st.st_size, (unsigned long long)st.st_dev,
+                              (unsigned long long)st.st_ino, step) > 0;
   written = j && fflush(j) == 0 && fsync(fileno(j)) == 0 && written;
   if (j && fclose(j) != 0) written = false;
   if (!written) {
