@@ -293,14 +293,15 @@ mm_err mm_io_check_inodes(MPI_Comm comm, const char *dir, bool create, const cha
                       path, create ? "create" : "open", rank, fds, fds == 1 ? "" : "s", fds_needed,
                       strerror(EMFILE));
   MM_CHECK(mm_agree(comm, fd_err));
-  /* a create under a file-size limit (ulimit -f) below the least room a
-   * file is given, on every rank: on 2 ranks the libraries' create waited
-   * for MINIMODEL_OPEN_TIMEOUT and left an empty file, where one process
-   * was refused at once (mm_io_create_fail) */
+  /* a create under a file-size limit (ulimit -f) of less than 1 KiB, on
+   * every rank: with 0 on 2 ranks the libraries' create waited for
+   * MINIMODEL_OPEN_TIMEOUT and left an empty file, where one process was
+   * refused at once (mm_io_create_fail); from 1 KiB on, the create or the
+   * first write fails at once on any number of ranks, with its own reason */
   struct rlimit size_limit;
   mm_err size_err = MM_OK;
   if (create && getrlimit(RLIMIT_FSIZE, &size_limit) == 0 && size_limit.rlim_cur != RLIM_INFINITY &&
-      (double)size_limit.rlim_cur < MM_IO_SPACE_MARGIN)
+      size_limit.rlim_cur < 1024)
     size_err = MM_ERROR(MM_ERR_RUN, "%s: cannot create: %s (file-size limit %llu bytes%s)", path,
                         strerror(EFBIG), (unsigned long long)size_limit.rlim_cur,
                         rank == 0 ? "" : ", on a rank other than 0");

@@ -147,8 +147,7 @@ MM_NODISCARD mm_err mm_io_check_dir(const char *dir, const char *path);
  * _LATER; under an open-file limit below 4096), rank 0 that the file system has the inodes
  * that takes (3 to create: the file, Open MPI's lock file beside it, one
  * more while it opens; 2 to open), every rank before a create that its
- * file-size limit (ulimit -f) is not below MM_IO_SPACE_MARGIN, and the
- * ranks agree. With the file made
+ * file-size limit (ulimit -f) is not below 1 KiB, and the ranks agree. With the file made
  * and no inode left for the lock, or one rank short of descriptors, the
  * ranks were left waiting for each other in the libraries' open. A
  * read-only file system, or one without a count of inodes, passes.
