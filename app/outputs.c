@@ -39,6 +39,7 @@ static const struct {
     {".resolved.ini", "resolved configuration", 1},
     {".resolved.ini.tmp", "temporary resolved configuration", 0},
     {".lock", "lock file", 0},
+    {".nc.drop", "journal of the removal of records", 0},
 };
 enum { MM_NOUTPUT = sizeof mm_output_files / sizeof mm_output_files[0] };
 enum { MM_OUTPUT_HISTORY = 0 }; /* the history's index in mm_output_files */
