@@ -487,8 +487,157 @@ MM_FN(mm_tile_run)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restr
   default: MM_FN(mm_tile_run)(jb, t, buf, FUSED, UNIFORM, jb->nrhs, 0); break;                     \
   }
 
+/* The plain solve of a uniform tile (all lanes the same depth n >= MM_L)
+ * with one right-hand side: the common case of tdma-bench, of
+ * minimodel.tdma.solve and of the JAX call, written as its own small
+ * kernel. The general mm_tile_run loads every vector's block before any
+ * arithmetic and keeps all of them live, which the compiler spilled to the
+ * stack, with the columns' addresses (78 instructions per vector and level
+ * in callgrind; this kernel: 42). Here each vector's block is loaded,
+ * transposed and swept before the next one's, and the blocks are whole
+ * blocks only: when n is not a multiple of MM_L, the last block of the
+ * forward sweep is the block of the last MM_L levels, of which the levels
+ * already done are skipped, and the back substitution starts with that
+ * block, recomputes the levels it shares with the block above (the same
+ * operations on the same values) and stores them twice.
+ *
+ * The arithmetic is that of mm_col_thomas, lane by lane: level 0 runs the
+ * general level's formula with a = +0 in place of a[0] (never read) and
+ * c' = d' = +0 carried in, and b - (+0) * (+0) = b, d - (+0) * (+0) = d
+ * exactly for every b, d (-0 and NaN included), so level 0 is m = 1 / b,
+ * c' = c m, d' = d m as in mm_col_thomas. */
+
+/* Forward sweep of vector v over levels kb + j0 .. kb + MM_L - 1 of the
+ * block at kb; `first`: the block of level 0. row: buf + v. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_plain1_fwd)(const MM_T *restrict a, const MM_T *restrict b, const MM_T *restrict c,
+                     const MM_T *restrict d, const long *off, const int kb, const int j0,
+                     const int first, MM_V *restrict row, MM_V *cp, MM_V *dp) {
+  MM_V A[MM_L], B[MM_L], C[MM_L], D[MM_L];
+  MM_FN(mm_load_block)(a, off, kb, A);
+  MM_FN(mm_load_block)(b, off, kb, B);
+  MM_FN(mm_load_block)(c, off, kb, C);
+  MM_FN(mm_load_block)(d, off, kb, D);
+  if (first) A[0] = MM_FN(mm_splat)(0);
+  const MM_V one = MM_FN(mm_splat)(1);
+  MM_V cpv = *cp, dpv = *dp;
+#pragma GCC unroll 16
+  for (int j = j0; j < MM_L; j++) {
+    const MM_V m = one / (B[j] - A[j] * cpv);
+    cpv = C[j] * m;
+    dpv = (D[j] - A[j] * dpv) * m;
+    row[(long)(kb + j) * 2 * MM_NV] = cpv;
+    row[(long)(kb + j) * 2 * MM_NV + MM_NV] = dpv;
+  }
+  *cp = cpv, *dp = dpv;
+}
+
+/* The partial last block, j0 = 1 .. MM_L - 1 levels already done: a
+ * constant j0 in each case, so that the levels' loop unrolls. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_plain1_fwd_last)(const MM_T *restrict a, const MM_T *restrict b, const MM_T *restrict c,
+                          const MM_T *restrict d, const long *off, const int kb, const int j0,
+                          MM_V *restrict row, MM_V *cp, MM_V *dp) {
+  switch (j0) {
+#define MM_PLAIN1_CASE(J)                                                                          \
+  case J: MM_FN(mm_plain1_fwd)(a, b, c, d, off, kb, J, 0, row, cp, dp); break;
+    MM_PLAIN1_CASE(1)
+    MM_PLAIN1_CASE(2)
+    MM_PLAIN1_CASE(3)
+#if MM_L > 4
+    MM_PLAIN1_CASE(4)
+    MM_PLAIN1_CASE(5)
+    MM_PLAIN1_CASE(6)
+    MM_PLAIN1_CASE(7)
+#endif
+#undef MM_PLAIN1_CASE
+  default: break;
+  }
+}
+
+/* Back substitution of vector v over the block at kb, bottom level first
+ * (x = d' there when `bottom`), then the block transposed back and stored
+ * into the first `live` columns. Carries out x of level kb + carry. */
+static inline __attribute__((always_inline)) void
+MM_FN(mm_plain1_bwd)(MM_T *restrict d, const long *off, const int kb, const int bottom,
+                     const int carry, const MM_V *restrict row, MM_V *x, const int live) {
+  MM_V X[MM_L];
+  MM_V xv = *x;
+#pragma GCC unroll 16
+  for (int j = MM_L - 1; j >= 0; j--) {
+    const MM_V cpj = row[(long)(kb + j) * 2 * MM_NV];
+    const MM_V dpj = row[(long)(kb + j) * 2 * MM_NV + MM_NV];
+    xv = bottom && j == MM_L - 1 ? dpj : dpj - cpj * xv;
+    X[j] = xv;
+  }
+  *x = X[carry];
+  MM_FN(mm_store_block)(d, off, kb, X, live);
+}
+
+static void MM_FN(mm_tile_plain1)(const MM_FN(mm_job) *restrict jb,
+                                  const MM_FN(mm_tile) *restrict t, MM_V *restrict buf) {
+  const int n = t->nmax;
+  const MM_T *restrict a = jb->a, *restrict b = jb->b, *restrict c = jb->c;
+  MM_T *restrict d = jb->rhs[0];
+  long off[MM_W]; /* a copy that stores through d cannot alias (mm_tile_run) */
+  for (int l = 0; l < MM_W; l++)
+    off[l] = t->off[l];
+  int live[MM_NV]; /* columns stored of each vector */
+  for (int v = 0; v < MM_NV; v++) {
+    const int left = t->live - v * MM_L;
+    live[v] = left > 0 ? left : 0;
+  }
+  const long next = t->next, nelem = jb->nelem;
+  MM_V cp[MM_NV], dp[MM_NV];
+  for (int v = 0; v < MM_NV; v++)
+    cp[v] = dp[v] = MM_FN(mm_splat)(0);
+
+  /* Forward sweep: c', d' into buf (buf[(2 k + s) * MM_NV + v], s = 0 c',
+   * s = 1 d'), the next tile prefetched as in mm_fwd_block. */
+  const int q = n / MM_L * MM_L; /* levels of the whole blocks from the top */
+  for (int k0 = 0; k0 < q; k0 += MM_L) {
+    for (int k = k0; k < k0 + MM_L; k++) {
+      MM_FN(mm_prefetch)(a, next, k, nelem);
+      MM_FN(mm_prefetch)(b, next, k, nelem);
+      MM_FN(mm_prefetch)(c, next, k, nelem);
+      MM_FN(mm_prefetch)(d, next, k, nelem);
+    }
+    if (k0 == 0)
+      for (int v = 0; v < MM_NV; v++)
+        MM_FN(mm_plain1_fwd)(a, b, c, d, off + v * MM_L, 0, 0, 1, buf + v, cp + v, dp + v);
+    else
+      for (int v = 0; v < MM_NV; v++)
+        MM_FN(mm_plain1_fwd)(a, b, c, d, off + v * MM_L, k0, 0, 0, buf + v, cp + v, dp + v);
+  }
+  if (q < n) {
+    for (int k = q; k < n; k++) {
+      MM_FN(mm_prefetch)(a, next, k, nelem);
+      MM_FN(mm_prefetch)(b, next, k, nelem);
+      MM_FN(mm_prefetch)(c, next, k, nelem);
+      MM_FN(mm_prefetch)(d, next, k, nelem);
+    }
+    for (int v = 0; v < MM_NV; v++)
+      MM_FN(mm_plain1_fwd_last)
+      (a, b, c, d, off + v * MM_L, n - MM_L, q - (n - MM_L), buf + v, cp + v, dp + v);
+  }
+
+  /* Back substitution, the block of the bottom level first: x_k = d'_k -
+   * c'_k x_{k+1}, x = d' at level n - 1. */
+  MM_V x[MM_NV];
+  const int kbot = n - MM_L;      /* the bottom block */
+  for (int v = 0; v < MM_NV; v++) /* carries x of level q on (kbot + MM_L - 1 = n - 1 when q = n) */
+    MM_FN(mm_plain1_bwd)(d, off + v * MM_L, kbot, 1, q < n ? q - kbot : 0, buf + v, x + v, live[v]);
+  for (int k0 = q < n ? q - MM_L : q - 2 * MM_L; k0 >= 0; k0 -= MM_L)
+    for (int v = 0; v < MM_NV; v++)
+      MM_FN(mm_plain1_bwd)(d, off + v * MM_L, k0, 0, 0, buf + v, x + v, live[v]);
+}
+
 static void MM_FN(mm_tile_plain)(const MM_FN(mm_job) *restrict jb, const MM_FN(mm_tile) *restrict t,
                                  MM_V *restrict buf, int uniform) {
+  if (uniform && jb->nrhs == 1) { /* nmax >= MM_MIN_DEPTH >= MM_L here */
+    MM_FN(mm_tile_plain1)(jb, t, buf);
+    return;
+  }
   if (uniform) {
     MM_TILE_VARIANTS(0, 1)
   } else {
