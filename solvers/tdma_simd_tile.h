@@ -616,9 +616,9 @@ static void MM_FN(mm_tile_plain1)(const MM_FN(mm_job) *restrict jb,
       MM_FN(mm_prefetch)(c, next, k, nelem);
       MM_FN(mm_prefetch)(d, next, k, nelem);
     }
+    const int klast = n - MM_L, done = q - klast; /* the last block; its levels already swept */
     for (int v = 0; v < MM_NV; v++)
-      MM_FN(mm_plain1_fwd_last)
-      (a, b, c, d, off + v * MM_L, n - MM_L, q - (n - MM_L), buf + v, cp + v, dp + v);
+      MM_FN(mm_plain1_fwd_last)(a, b, c, d, off + v * MM_L, klast, done, buf + v, cp + v, dp + v);
   }
 
   /* Back substitution, the block of the bottom level first: x_k = d'_k -
