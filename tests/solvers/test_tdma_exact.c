@@ -169,7 +169,7 @@ int main(void) {
    * multiples of the vector widths. */
   tu_set_threads(2);
   for (int nz = 1; nz <= 20; nz++) {
-    const size_t ncol = 1001;
+    const size_t ncol = 1003; /* a last tile of 3 (double) or 11 (single) live columns */
     int *depth = tu_xmalloc(ncol * sizeof *depth);
     for (size_t i = 0; i < ncol; i++)
       depth[i] = nz;
