@@ -59,6 +59,16 @@ static void json_number(FILE *f, double x) {
     fputs("null", f);
 }
 
+/* A count held in a double (wet cells, bytes): every digit of a whole
+ * number up to 2^53, where each is exact, rather than json_number's nine
+ * significant ones (1524851328 is not 1.52485133e+09). */
+static void json_count(FILE *f, double x) {
+  if (isfinite(x) && x == floor(x) && fabs(x) <= 9007199254740992.0)
+    fprintf(f, "%.0f", x);
+  else
+    json_number(f, x);
+}
+
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -131,7 +141,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
   fputs(",\n  \"step_median_s\": ", f);
   json_number(f, step_median);
   fputs(",\n  \"wet_cells\": ", f);
-  json_number(f, wet);
+  json_count(f, wet);
   if (opt->bandwidth_gbps > 0) {
     fputs(",\n  \"bandwidth_gbps\": ", f);
     json_number(f, opt->bandwidth_gbps);
@@ -153,7 +163,7 @@ static MM_NODISCARD mm_err write_json(const char *path, const mm_model *m, const
     fprintf(f, ", \"calls\": %ld", t->calls[p]);
     if (bytes[p] > 0) {
       fputs(", \"bytes\": ", f);
-      json_number(f, bytes[p]);
+      json_count(f, bytes[p]);
       fputs(", \"gbps\": ", f);
       json_number(f, mean[p] > 0 ? bytes[p] / mean[p] / 1e9 : 0.0);
       if (opt->bandwidth_gbps > 0) {

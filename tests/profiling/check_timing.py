@@ -10,16 +10,16 @@ step adding up to 0.9..1.1, solve_s <= step_s on every recorded step, the
 per_step list of the stride, and the expected ranks, decomposition and steps;
 the phases' memory traffic (bytes = the bytes per wet cell of
 app/mm_bandwidth.h, here written again, x wet_cells x steps, or x calls for
-diagnostics; gbps = bytes / total_s; with --bandwidth, x_floor = total_s /
-(bytes / bandwidth) and the bandwidth and its source at the top; with
---history, wet_cells = the sum of the history's kmt); 1 with the reasons
-otherwise, one line each (also: FILE or the history cannot be read, or FILE
-is not a JSON object of the contract's shape); 2 a usage error (a
---decomposition not PXxPY of whole numbers >= 1, a --stride or --steps
-below 1 and 0). --self-test instead breaks a copy of FILE in
-each way the check must catch and fails if any breakage goes unnoticed (so
-that the check itself can be trusted to fail); it needs a FILE that passes
-the check first. Only the standard library (and netCDF4 for --history).
+diagnostics, exactly, bytes and wet_cells written as whole numbers; gbps =
+bytes / total_s; with --bandwidth, x_floor = total_s / (bytes / bandwidth) and
+the bandwidth and its source at the top; with --history, wet_cells = the sum
+of the history's kmt); 1 with the reasons otherwise, one line each (also: FILE
+or the history cannot be read, or FILE is not a JSON object of the contract's
+shape); 2 a usage error (a --decomposition not PXxPY of whole numbers >= 1, a
+--stride or --steps below 1 and 0). --self-test instead breaks a copy of FILE
+in each way the check must catch and fails if any breakage goes unnoticed (so
+that the check itself can be trusted to fail); it needs a FILE that passes the
+check first. Only the standard library (and netCDF4 for --history).
 """
 
 import argparse
@@ -53,8 +53,8 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
     """The bytes, GB/s and x_floor of the phases."""
     out = []
     wet = d.get("wet_cells")
-    if not (isinstance(wet, (int, float)) and wet > 0):
-        return [f"wet_cells = {wet!r}: want > 0"]
+    if not (isinstance(wet, int) and not isinstance(wet, bool) and wet > 0):
+        return [f"wet_cells = {wet!r}: want a whole number > 0, written as one"]
     if wet_cells is not None and wet != wet_cells:
         out.append(f"wet_cells = {wet}, the history's kmt adds up to {wet_cells}")
     in_solve = d.get("kappa_in_solve")
@@ -86,10 +86,11 @@ def traffic_problems(d, steps, bandwidth, wet_cells):
                 out.append(f"phases.{name}: bytes or gbps for a phase without a floor")
             continue
         count = ph["calls"] if name == "diagnostics" else steps
-        want = per_cell * wet * count
-        if not close(ph.get("bytes", -1), want):
-            out.append(f"phases.{name}.bytes = {ph.get('bytes')}, want {per_cell} x {wet} x "
-                       f"{count} = {want}")
+        want = per_cell * wet * count  # exact: whole numbers
+        got = ph.get("bytes", -1)
+        if not isinstance(got, int) or isinstance(got, bool) or got != want:
+            out.append(f"phases.{name}.bytes = {got!r}, want {per_cell} x {wet} x "
+                       f"{count} = {want}, written as a whole number")
             continue
         if ph["total_s"] > 0 and not close(ph.get("gbps", -1), want / ph["total_s"] / 1e9):
             out.append(f"phases.{name}.gbps = {ph.get('gbps')}, want bytes / total_s")
@@ -244,6 +245,12 @@ def self_test(d, args):
         "step gbps wrong": lambda e: e["phases"]["step"].update(
             gbps=e["phases"]["step"]["gbps"] * 2),
         "bytes for halo": lambda e: e["phases"]["halo"].update(bytes=1.0),
+        # a count to nine significant digits, or as a float, is not the count
+        "solve bytes rounded": lambda e: e["phases"]["solve"].update(
+            bytes=float(f"{e['phases']['solve']['bytes']:.9g}")),
+        "step bytes off by one": lambda e: e["phases"]["step"].update(
+            bytes=e["phases"]["step"]["bytes"] + 1),
+        "wet_cells a float": lambda e: e.update(wet_cells=float(e["wet_cells"])),
     }
     if args.bandwidth is not None:
         cases["x_floor wrong"] = lambda e: e["phases"]["horizontal"].update(
