@@ -805,7 +805,7 @@ int main(int argc, char **argv) {
              "\"precision\": \"%s\", \"threads\": %d, \"ms\": %.6g, \"gbps\": %.6g, "
              "\"max_residual\": %.6g, \"median_ms\": %.6g, \"floor_ms\": %.6g, "
              "\"floor_ratio\": %.6g, \"median_floor_ratio\": %.6g, \"stream_gbps\": %.6g, "
-             "\"nrhs\": %d, \"wet_levels\": %zu, \"bytes\": %.6g, \"repeats\": %d, "
+             "\"nrhs\": %d, \"wet_levels\": %zu, \"bytes\": %.0f, \"repeats\": %d, "
              "\"caches\": \"%s\", \"speedup_vs_reference\": %.6g, \"paired_floor_ratio\": %.6g, "
              "\"pass_ms\": %.6g, \"pass_ratio\": %.6g}\n",
              r->name, mode, p.ncol, p.nz, prec, threads, r->best_ms, gbps, r->residual,

@@ -1,13 +1,14 @@
 """Checks tdma-bench --json output: one object per line with the documented
-keys and sane values (no timing thresholds). Negative controls: a line with a
-key missing, and one whose pass_ratio is not median_ms / pass_ms, must be
-rejected by the same check."""
+keys and sane values (no timing thresholds), bytes the exact count of the
+least bytes. Negative controls: a line with a key missing, one whose
+pass_ratio is not median_ms / pass_ms, and one whose bytes are not the count,
+must be rejected by the same check."""
 import json
 import math
 import sys
 
 KEYS = ["backend", "mode", "systems", "levels", "precision", "threads", "ms", "gbps",
-        "max_residual", "median_ms", "pass_ms", "pass_ratio"]
+        "max_residual", "median_ms", "pass_ms", "pass_ratio", "nrhs", "wet_levels", "bytes"]
 DEVICE = ("cuda", "cusparse")  # their rows have no pass ratio (the pass runs on the host)
 
 
@@ -24,6 +25,12 @@ def check(obj):
     want = 0 if obj["backend"] in DEVICE else obj["median_ms"] / obj["pass_ms"]
     if not math.isclose(obj["pass_ratio"], want, rel_tol=1e-4):
         return f"pass_ratio {obj['pass_ratio']}, want median_ms / pass_ms = {want}"
+    # the least bytes: a, b, c (fused: kappa) read, each right-hand side read
+    # and written, every digit of the count (it was rounded to six)
+    elem = 8 if obj["precision"] == "double" else 4
+    want = ((1 if obj["mode"] == "fused" else 3) + 2 * obj["nrhs"]) * elem * obj["wet_levels"]
+    if not (isinstance(obj["bytes"], int) and obj["bytes"] == want):
+        return f"bytes {obj['bytes']!r}, want {want}, a whole number"
     tol = 1e-12 if obj["precision"] == "double" else 1e-4
     if not obj["max_residual"] <= tol:
         return f"residual {obj['max_residual']} > {tol}"
@@ -49,6 +56,11 @@ def main(path):
     broken["pass_ratio"] *= 2
     if check(broken) is None:
         print("negative control: a line whose pass_ratio is not median_ms / pass_ms passed")
+        return 1
+    broken = json.loads(lines[0])
+    broken["bytes"] = float(f"{broken['bytes']:.6g}") + (1 if broken["bytes"] < 1e6 else 0)
+    if check(broken) is None:
+        print("negative control: a line whose bytes are not the count passed")
         return 1
     print(f"{len(lines)} JSON lines ok")
     return 0
