@@ -1,36 +1,27 @@
-# Runs tdma-bench on tiny sizes and checks its JSON lines (tests/solvers).
+# Runs tdma-bench on tiny sizes and checks its JSON lines (tests/solvers):
+# every backend in each mode and precision, and one count of more than six
+# digits (40 x 123457 x 3 = 14814840 bytes, which was written 1.48148e+07).
+set(runs "--systems|123457|--levels|3|--backend|simd")
 foreach(mode "" "--fused")
   foreach(prec double single)
-    execute_process(
-      COMMAND ${BENCH} --systems 37 --levels 7 --precision ${prec} --backend all ${mode}
-              --threads 2 --repeats 2 --stream-mb 8 --json --random-depths
-      OUTPUT_VARIABLE out RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "tdma-bench ${prec} ${mode} failed (${rc}):\n${out}")
-    endif()
-    file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json "${out}")
-    execute_process(COMMAND ${PYTHON} ${CHECK} ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json
-                    RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "tdma-bench ${prec} ${mode}: bad JSON:\n${out}")
-    endif()
+    list(APPEND runs "--systems|37|--levels|7|--precision|${prec}|--backend|all|--random-depths|${mode}")
   endforeach()
 endforeach()
-# A count of more than six digits (40 x 123457 x 3 = 14814840 bytes; it was
-# written 1.48148e+07): every digit in the JSON line.
-execute_process(
-  COMMAND ${BENCH} --systems 123457 --levels 3 --backend simd --threads 2 --repeats 2
-          --stream-mb 8 --json
-  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tdma-bench --systems 123457 failed (${rc}):\n${out}")
-endif()
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json "${out}")
-execute_process(COMMAND ${PYTHON} ${CHECK} ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tdma-bench --systems 123457: bad JSON:\n${out}")
-endif()
+foreach(run ${runs})
+  string(REPLACE "|" ";" args "${run}")
+  execute_process(
+    COMMAND ${BENCH} ${args} --threads 2 --repeats 2 --stream-mb 8 --json
+    OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tdma-bench ${args} failed (${rc}):\n${out}")
+  endif()
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json "${out}")
+  execute_process(COMMAND ${PYTHON} ${CHECK} ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tdma-bench ${args}: bad JSON:\n${out}")
+  endif()
+endforeach()
 # Bad arguments: exit status 2.
 foreach(args "--systems;0;--levels;5" "--systems;5" "--levels;5;--systems;5;--precision;half"
              "--systems;5;--levels;5;--backend;no-such" "--bogus")
