@@ -5,6 +5,9 @@
 #include <stdio.h>
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,18 +92,31 @@ int mm_grid_device_fields(const mm_config *cfg) {
   return cfg->backend == MM_BACKEND_EMULATED ? MM_GRID_EMULATED_FIELDS : 0;
 }
 
-double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields) {
+int mm_grid_threads(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields, int threads) {
   const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
   /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
    * and S), each rounded up to whole 2 MB pages from 4 MB on
    * (mm_calloc_aligned), 2 int maps, the 2 byte maps of the flow's
-   * directions, one output record of one field (T or S) in file order, solver
-   * workspace */
+   * directions, two records of one field (T or S) in file order (the
+   * history's, and a restart's or a crash file's, which a write at a record
+   * step needs at once) */
   double field = cols * (double)nz * 8.0;
   const double huge = (double)MM_HUGE_PAGE;
   if (field >= 2.0 * huge) field = ceil(field / huge) * huge;
-  return field * (9.0 + device_fields) + cols * 8.0 + cols * 2.0 + (double)nxl * nyl * nz * 8.0 +
-         64.0 * nz * 8.0 * 64.0;
+  /* per thread: the horizontal step's workspace, and the solver's, at most
+   * simd's: c' and the d' of two right-hand sides of a tile, 64 bytes a
+   * level each (32-byte vectors, two a tile), in whole 4 KiB pages */
+  const double per_thread = (double)nz * MM_HORIZONTAL_WS_LEVEL * 8.0 + 3.0 * 64.0 * nz + 4096.0;
+  return field * (9.0 + device_fields) + cols * 8.0 + cols * 2.0 +
+         2.0 * (double)nxl * nyl * nz * 8.0 + (threads > 1 ? threads : 1) * per_thread;
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
@@ -108,7 +124,8 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_confi
   const mm_settings *env = &cfg->env;
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
-  const double need = mm_grid_memory_bytes(nxl, nyl, g->nz, mm_grid_device_fields(cfg));
+  const double need =
+      mm_grid_memory_bytes(nxl, nyl, g->nz, mm_grid_device_fields(cfg), mm_grid_threads());
   double avail = 0.0;
   int local = 1;
   char limit_of[512];

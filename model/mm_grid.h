@@ -53,12 +53,27 @@ MM_NODISCARD mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid 
  * and of the last good T and S (mm_gpu_create). */
 #define MM_GRID_EMULATED_FIELDS 8
 
+/* Most columns per tile of the horizontal step (mm_horizontal_step splits
+ * the columns evenly into tiles no wider). 64 rather than 32: a tile's rows
+ * then no longer fit in L2, but the longer runs of each row that a tile
+ * reads and writes stream better from memory (docs/performance.md). */
+#define MM_HTILE 64
+/* Doubles per level of one thread's workspace of the horizontal step
+ * (mm_horizontal_ws): a column's faces and fluxes of a tile's rows. */
+#define MM_HORIZONTAL_WS_LEVEL (8 + 4 * (MM_HTILE + 1))
+
+/* OpenMP threads of a rank's step (omp_get_max_threads(); 1 without
+ * OpenMP): each has workspaces of its own. */
+int mm_grid_threads(void);
+
 /* Estimated bytes per rank of a run with a local block of nxl x nyl columns
- * of nz levels (the model's fields, an output record, the solver's
- * workspace, and device_fields more column fields: MM_GRID_EMULATED_FIELDS
- * for the emulated device, else 0): what mm_grid_create checks against the
+ * of nz levels on `threads` OpenMP threads (the model's fields; two records
+ * of one field in file order, the history's and a restart's or crash
+ * file's; each thread's workspaces, of the horizontal step and of the
+ * solver; and device_fields more column fields: MM_GRID_EMULATED_FIELDS for
+ * the emulated device, else 0): what mm_grid_create checks against the
  * memory available. */
-double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields);
+double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields, int threads);
 
 /* device_fields of mm_grid_memory_bytes for cfg's backend. */
 int mm_grid_device_fields(const mm_config *cfg);

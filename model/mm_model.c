@@ -401,10 +401,7 @@ mm_err mm_model_create(const mm_config *cfg, MPI_Comm comm, mm_model **out) {
   *out = m; /* so that the caller destroys what was built on error */
   m->cfg = *cfg;
   m->grid.cart = MPI_COMM_NULL;
-  m->nthreads = 1;
-#ifdef _OPENMP
-  m->nthreads = omp_get_max_threads();
-#endif
+  m->nthreads = mm_grid_threads(); /* as the memory check counts them */
   /* the grid's collectives come first; what may fail on one rank alone (the
    * memory check, allocations) follows them, and the ranks agree on it before
    * the next collective (check_stability) */

@@ -413,7 +413,7 @@ void mm_flow_directions(mm_model *m) {
 }
 
 size_t mm_horizontal_ws(int nz) {
-  return (size_t)nz * (8 + 4 * (MM_HTILE + 1));
+  return (size_t)nz * MM_HORIZONTAL_WS_LEVEL;
 }
 
 void mm_horizontal_step(mm_model *m, int ib, int ie, int jb, int je) {

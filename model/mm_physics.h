@@ -5,12 +5,6 @@
 
 #include "mm_model_private.h"
 
-/* Most columns per tile of the horizontal step (mm_horizontal_step splits
- * the columns evenly into tiles no wider). 64 rather than 32: a tile's rows
- * then no longer fit in L2, but the longer runs of each row that a tile
- * reads and writes stream better from memory (docs/performance.md). */
-#define MM_HTILE 64
-
 /* The explicit part of the step for the cells ib <= i < ie, jb <= j < je of
  * the block, with m->nthreads OpenMP threads: horizontal advection +
  * diffusion of T and S into temp_next and salt_next, then per column the
