@@ -327,19 +327,20 @@ static bool set_value(mm_config *cfg, const mm_key *k, const char *value, char *
   return false;
 }
 
+/* The shortest text (6 to 17 significant digits) that reads back as v. */
+static const char *shortest_real(double v, char *buf, size_t n) {
+  for (int digits = 6; digits <= 17; digits++) {
+    snprintf(buf, n, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  return buf;
+}
+
 static void format_value(const mm_config *cfg, const mm_key *k, char *buf, size_t n) {
   const void *field = (const char *)cfg + k->offset;
   switch (k->type) {
   case T_INT: snprintf(buf, n, "%ld", *(const long *)field); break;
-  case T_REAL: {
-    /* the shortest text that reads back as the same double */
-    const double v = *(const double *)field;
-    for (int digits = 6; digits <= 17; digits++) {
-      snprintf(buf, n, "%.*g", digits, v);
-      if (strtod(buf, NULL) == v) break;
-    }
-    break;
-  }
+  case T_REAL: shortest_real(*(const double *)field, buf, n); break;
   case T_BOOL: snprintf(buf, n, "%s", *(const bool *)field ? "true" : "false"); break;
   case T_STRING: snprintf(buf, n, "%s", (const char *)field); break;
   case T_ENUM: {
@@ -817,9 +818,12 @@ static MM_NODISCARD mm_err validate(const mm_config *cfg, const char *name) {
              origin_of(cfg, "run", "start_date", name), cfg->start_date, bad_date);
   if (cfg->dz_surface > 0) {
     double uniform = cfg->depth / (double)cfg->nz;
+    char given[32], most[32]; /* every digit that tells them apart (333.333 and 333.333) */
     MM_REQUIRE(cfg->dz_surface <= uniform, MM_ERR_INPUT,
-               "%s: grid.dz_surface = %g: must be <= grid.depth / grid.nz = %g",
-               origin_of(cfg, "grid", "dz_surface", name), cfg->dz_surface, uniform);
+               "%s: grid.dz_surface = %s: must be <= grid.depth / grid.nz = %s",
+               origin_of(cfg, "grid", "dz_surface", name),
+               shortest_real(cfg->dz_surface, given, sizeof given),
+               shortest_real(uniform, most, sizeof most));
     /* one level is the whole depth: a thinner surface level was ignored */
     MM_REQUIRE(cfg->nz > 1 || cfg->dz_surface == cfg->depth, MM_ERR_INPUT,
                "%s: grid.dz_surface = %g: with grid.nz = 1 the one level is grid.depth = %g m "
