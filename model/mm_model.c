@@ -87,27 +87,26 @@ static MM_NODISCARD mm_err check_wet(const mm_model *m) {
 static MM_NODISCARD mm_err check_divergence(const mm_model *m) {
   const mm_grid *g = &m->grid;
   const int nz = g->nz;
-  int bad = 0, where[3] = {0, 0, 0};
-  for (int j = 0; j < g->nyl && !bad; j++)
-    for (int i = 0; i < g->nxl && !bad; i++) {
+  /* the first cell of the grid (rows, then columns, then levels) whose
+   * transports do not cancel, as one number that every rank gets: the
+   * message names it whichever rank holds it (the others' said no cell) */
+  long first = LONG_MAX;
+  for (int j = 0; j < g->nyl && first == LONG_MAX; j++)
+    for (int i = 0; i < g->nxl && first == LONG_MAX; i++) {
       const size_t c = mm_col(g, i, j);
       const double *ee = m->ue + c * nz, *ew = m->ue + mm_col(g, i - 1, j) * nz;
       const double *nn = m->vn + c * nz, *ns = m->vn + mm_col(g, i, j - 1) * nz;
-      for (int k = 0; k < g->kmt[c] && !bad; k++)
-        if ((ew[k] - ee[k]) + (ns[k] - nn[k]) != 0.0) {
-          bad = 1;
-          where[0] = g->i0 + i, where[1] = g->j0 + j, where[2] = k;
-        }
+      for (int k = 0; k < g->kmt[c] && first == LONG_MAX; k++)
+        if ((ew[k] - ee[k]) + (ns[k] - nn[k]) != 0.0)
+          first = ((long)(g->j0 + j) * g->nx + (g->i0 + i)) * nz + k;
     }
-  int any = 0;
-  MM_MPI(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g->cart));
-  if (any && bad)
-    return MM_ERROR(MM_ERR_INPUT,
-                    "physics.flow = %s is not divergence-free on this grid (cell i=%d j=%d k=%d): "
-                    "a uniform flow needs grid.periodic_x = true and no land touching the walls",
-                    m->cfg.flow == MM_FLOW_UNIFORM ? "uniform" : "gyre", where[0], where[1],
-                    where[2]);
-  MM_REQUIRE(!any, MM_ERR_INPUT, "physics.flow is not divergence-free on this grid");
+  long any = LONG_MAX;
+  MM_MPI(MPI_Allreduce(&first, &any, 1, MPI_LONG, MPI_MIN, g->cart));
+  MM_REQUIRE(any == LONG_MAX, MM_ERR_INPUT,
+             "physics.flow = %s is not divergence-free on this grid (cell i=%ld j=%ld k=%ld): "
+             "a uniform flow needs grid.periodic_x = true and no land touching the walls",
+             m->cfg.flow == MM_FLOW_UNIFORM ? "uniform" : "gyre", any / nz % g->nx,
+             any / nz / g->nx, any % nz);
   return MM_OK;
 }
 
