@@ -261,14 +261,26 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
              "the block itself, which needs at least %d rows; use grid.ny >= %d or "
              "grid.periodic_y = false",
              g->ny, MM_HALO, MM_HALO, MM_HALO);
+  /* what helps: another layout of these ranks where one fits, else fewer
+   * ranks (7 ranks on 12 x 10 columns: 1 x 7 and 7 x 1 alike) */
+  bool any_fits = false;
+  for (int px = 1; px <= nranks && !any_fits; px++)
+    any_fits = nranks % px == 0 && decomposition_fits(g, px, nranks / px);
+  char remedy[160];
+  if (any_fits)
+    snprintf(remedy, sizeof remedy, "use fewer ranks in %s or set grid.ranks_%s",
+             min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x) ? "y" : "x",
+             min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x) ? "y" : "x");
+  else
+    snprintf(remedy, sizeof remedy,
+             "no layout of %d ranks fits the grid of %d x %d columns: run on fewer ranks", nranks,
+             g->nx, g->ny);
   MM_REQUIRE(min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x), MM_ERR_INPUT,
-             "grid.nx = %d over %d ranks in x gives blocks of %d columns; need at least %d "
-             "(use fewer ranks in x or set grid.ranks_x)",
-             g->nx, g->px, min_nx, MM_HALO);
+             "grid.nx = %d over %d ranks in x gives blocks of %d columns; need at least %d (%s)",
+             g->nx, g->px, min_nx, MM_HALO, remedy);
   MM_REQUIRE(min_ny >= MM_HALO || (g->py == 1 && !g->periodic_y), MM_ERR_INPUT,
-             "grid.ny = %d over %d ranks in y gives blocks of %d rows; need at least %d "
-             "(use fewer ranks in y or set grid.ranks_y)",
-             g->ny, g->py, min_ny, MM_HALO);
+             "grid.ny = %d over %d ranks in y gives blocks of %d rows; need at least %d (%s)",
+             g->ny, g->py, min_ny, MM_HALO, remedy);
 
   MM_CHECK(mm_grid_check_memory(g, cfg));
   g->nxh = g->nxl + 2 * MM_HALO;
