@@ -1,5 +1,7 @@
 #include "mm_config.h"
 
+#include "mm_rsum.h" /* MM_TEMP_MIN, MM_TEMP_MAX */
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -95,7 +97,8 @@ static const mm_key mm_keys[] = {
     {"physics", "beta", T_REAL, OFF(beta), "7.6e-4", "kg/g", 0, 1, 0, NULL, true,
      "haline contraction coefficient of the linear equation of state"},
     {"forcing", "heat_flux", T_REAL, OFF(heat_flux), "0", "W/m2", -1e5, 1e5, 0, NULL, true,
-     "uniform surface heat flux into the ocean; 0 = none"},
+     "uniform surface heat flux into the ocean; 0 = none; one step's heating of the top level, "
+     "run.dt heat_flux / (rho0 cp h_0), at most 120 degC (the range of temperature kept)"},
     {"initial", "file", T_STRING, OFF(initial_file), "", "", 0, 0, 0, NULL, false,
      "NetCDF file with temp and salt on (z, y, x); empty = analytic state"},
     {"initial", "restart", T_STRING, OFF(initial_restart), "", "", 0, 0, 0, NULL, false,
@@ -712,6 +715,21 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
                    "physics.rho0 = %g, physics.cp = %g) is not finite",
                    origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux, h[0], cfg->rho0,
                    cfg->cp);
+  /* finite but more than the whole physically possible range of temperature
+   * in one step: unless the step's diffusion carries nearly all of it down,
+   * the top level leaves that range at once, and with levels thin enough
+   * for such heating the solve is lost to round-off (grid.dz_surface =
+   * 1e-10: -3.6e8 degC at step 5), a blow-up the configuration shows */
+  const double range = MM_TEMP_MAX - MM_TEMP_MIN; /* degC */
+  if (err == MM_OK && fabs(q_top) > range)
+    err = MM_ERROR(MM_ERR_INPUT,
+                   "%s: forcing.heat_flux = %g W/m2 %s the top level (%g m thick, physics.rho0 = "
+                   "%g, physics.cp = %g) by %.3g degC a step of run.dt = %g s, more than the "
+                   "whole range of temperature the model keeps (%g to %g degC); use a thicker top "
+                   "level, a shorter step or a smaller flux",
+                   origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux,
+                   q_top > 0 ? "heats" : "cools", h[0], cfg->rho0, cfg->cp, fabs(q_top), dt,
+                   MM_TEMP_MIN, MM_TEMP_MAX);
   free(h);
   return err;
 }

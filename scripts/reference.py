@@ -480,6 +480,16 @@ def validate_config(cfg, name):
                           f"per step of the top level ({h[0]:g} m thick, physics.rho0 = "
                           f"{cfg['physics.rho0']:g}, physics.cp = {cfg['physics.cp']:g}) is not "
                           "finite")
+    # nor more than the whole range of temperature in one step (a blow-up the
+    # configuration shows)
+    if abs(q_top) > TEMP_RANGE[1] - TEMP_RANGE[0]:
+        raise ConfigError(f"{name}: forcing.heat_flux = {cfg['forcing.heat_flux']:g} W/m2 "
+                          f"{'heats' if q_top > 0 else 'cools'} the top level ({h[0]:g} m thick, "
+                          f"physics.rho0 = {cfg['physics.rho0']:g}, physics.cp = "
+                          f"{cfg['physics.cp']:g}) by {abs(q_top):.3g} degC a step of run.dt = "
+                          f"{dt:g} s, more than the whole range of temperature the model keeps "
+                          f"({TEMP_RANGE[0]:g} to {TEMP_RANGE[1]:g} degC); use a thicker top "
+                          "level, a shorter step or a smaller flux")
     # a periodic direction of fewer cells than the halo wraps onto the block
     # itself (mm_grid_create() in model/mm_grid.c, on one rank as here)
     for axis, cells, what in (("x", "nx", "columns"), ("y", "ny", "rows")):

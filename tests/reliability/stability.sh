@@ -18,7 +18,9 @@
 #     largest stable time step; use run.dt <= 0 s");
 #   - a limit below the smallest double (dx = 1e-300 m): no dt passes, and
 #     none is suggested; a subnormal limit (1e-155 m): "more than 1.7977e+308
-#     times", and the suggestion passes; the reference says the same.
+#     times", and the suggestion passes; the reference says the same;
+#   - the reference refuses a step's heating of the top level over the whole
+#     range of temperature, as the model does.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 gyre="$src/configs/gyre_bowl.ini"
@@ -146,4 +148,11 @@ echo "ok: dx = dy = 5e-324: the reference refuses run.dt / (dx dy) = inf before 
 [ $? -eq 2 ] && ! grep -q "Warning" "$work/log" && [ "$(wc -l <"$work/log")" -eq 1 ] ||
   fail "dx = 1e-155, gyre: the reference's output is not its one line"
 echo "ok: dx = 1e-155, gyre: the reference says one line"
+# the heating of one step more than the whole range of temperature: refused
+# by the reference as by the model (cfg.heat_per_step_range)
+"$py" "$src/scripts/reference.py" --set grid.dz_surface=0.1 --set forcing.heat_flux=27500 \
+  --output "$work/tiny.nc" "$src/configs/flat.ini" >"$work/log" 2>&1
+[ $? -eq 2 ] && grep -q "heats the top level (0.1 m thick, physics.rho0 = 1025, physics.cp = 3992) by 121 degC a step of run.dt = 1800 s, more than the whole range" "$work/log" ||
+  fail "heat_flux = 27500 on a top level of 0.1 m: the reference"
+echo "ok: a step's heating over the range: the reference refuses it"
 echo "ok"
