@@ -266,11 +266,10 @@ mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid *g) {
   bool any_fits = false;
   for (int px = 1; px <= nranks && !any_fits; px++)
     any_fits = nranks % px == 0 && decomposition_fits(g, px, nranks / px);
+  const char *axis = min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x) ? "y" : "x";
   char remedy[160];
   if (any_fits)
-    snprintf(remedy, sizeof remedy, "use fewer ranks in %s or set grid.ranks_%s",
-             min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x) ? "y" : "x",
-             min_nx >= MM_HALO || (g->px == 1 && !g->periodic_x) ? "y" : "x");
+    snprintf(remedy, sizeof remedy, "use fewer ranks in %s or set grid.ranks_%s", axis, axis);
   else
     snprintf(remedy, sizeof remedy,
              "no layout of %d ranks fits the grid of %d x %d columns: run on fewer ranks", nranks,
