@@ -11,7 +11,8 @@
 #     further restart files until then, so the run continues to a few steps
 #     past the restart file left behind and is compared with a straight run
 #     of as many steps;
-#  3. kill -9 of mpirun and every rank at once (a node lost).
+#  3. kill -9 of mpirun and every rank at once (a node lost), in a run as
+#     long, continued and compared in the same way.
 set -u
 mm="$1"; py="$2"; src="$3"; work="$4"
 ini="$src/configs/gyre_bowl.ini"
@@ -64,8 +65,10 @@ echo "ok: killed in the 3rd restart write (exit $rc), continued from step 8, bit
 # 2. and 3. kill -9 while running, right after the first restart file appeared
 for how in mpirun all; do
   name="kill_$how"
-  # kill -9 of mpirun: a run that could not end by itself before the ranks do
-  if [ "$how" = mpirun ]; then steps=$long; else steps=40; fi
+  # a run that cannot end by itself before it is killed (of 40 steps, the
+  # kill of every rank at once came after the end where the machine was
+  # busy: "killed only after the end (step 40 of 40)")
+  steps=$long
   "${mpi[@]}" "${common[@]}" --set run.steps="$steps" --set run.name="$name" "$ini" \
     >"$work/log" 2>&1 &
   pid=$!
@@ -89,15 +92,11 @@ for how in mpirun all; do
   step=$(step_of "$work/$name.restart.nc")
   [ -n "$step" ] || fail "$name: the restart file left behind is not readable"
   [ "$step" -lt "$steps" ] || fail "$name: killed only after the end (step $step of $steps)"
-  if [ "$how" = mpirun ]; then
-    # the ranks ran on for a while: continue a few steps past where they ended
-    to=$((step + 8))
-    run --steps "$to" --set run.name="straight_$to" || fail "$name: straight run of $to steps"
-    continue_and_compare "$name" "straight_$to" "$to"
-  else
-    to=40
-    continue_and_compare "$name"
-  fi
+  # continue a few steps past the restart file left behind (after mpirun
+  # alone was killed the ranks ran on for a while, and may have written more)
+  to=$((step + 8))
+  run --steps "$to" --set run.name="straight_$to" || fail "$name: straight run of $to steps"
+  continue_and_compare "$name" "straight_$to" "$to"
   echo "ok: kill -9 of $how: the ranks ended ${ended_ms} ms after, continued from step $step" \
     "to $to, bitwise equal"
 done
