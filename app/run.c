@@ -656,8 +656,7 @@ mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm com
       printf("\n# decomposition: %d rank%s = %d x %d (x by y); largest block %ld x %ld x %d\n",
              g.nranks, g.nranks == 1 ? "" : "s", g.px, g.py, nxl, nyl, g.nz);
       printf("# memory per rank: about %.1f MB (largest block)\n",
-             mm_grid_memory_bytes(nxl, nyl, g.nz, mm_grid_device_fields(cfg), mm_grid_threads()) /
-                 1e6);
+             mm_grid_memory_bytes(cfg, nxl, nyl, g.nz, mm_grid_threads()) / 1e6);
     }
     if (err == MM_OK) {
       mm_grid_destroy(&g);

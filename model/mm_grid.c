@@ -1,6 +1,7 @@
 #include "mm_grid.h"
 
 #include "mm_host_memory.h"
+#include "mm_tdma.h"
 
 #include <stdio.h>
 
@@ -100,7 +101,8 @@ int mm_grid_threads(void) {
 #endif
 }
 
-double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields, int threads) {
+double mm_grid_memory_bytes(const mm_config *cfg, long nxl, long nyl, long nz, int threads) {
+  const int device_fields = mm_grid_device_fields(cfg);
   const double cols = (double)(nxl + 2 * MM_HALO) * (double)(nyl + 2 * MM_HALO);
   /* 9 column fields of the model (T, S, T*, S*, ue, vn, kappa_w, last good T
    * and S), each rounded up to whole 2 MB pages from 4 MB on
@@ -111,12 +113,15 @@ double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields, int 
   double field = cols * (double)nz * 8.0;
   const double huge = (double)MM_HUGE_PAGE;
   if (field >= 2.0 * huge) field = ceil(field / huge) * huge;
-  /* per thread: the horizontal step's workspace, and the solver's, at most
-   * simd's: c' and the d' of two right-hand sides of a tile, 64 bytes a
-   * level each (32-byte vectors, two a tile), in whole 4 KiB pages */
-  const double per_thread = (double)nz * MM_HORIZONTAL_WS_LEVEL * 8.0 + 3.0 * 64.0 * nz + 4096.0;
+  /* per thread: the horizontal step's workspace; and what the column
+   * solver of solver.tdma holds for T and S on those threads (host memory:
+   * a GPU step's solver works in the device's) */
+  if (threads < 1) threads = 1;
+  const double per_thread = (double)nz * MM_HORIZONTAL_WS_LEVEL * 8.0;
+  const size_t solver =
+      mm_tdma_host_bytes(cfg->tdma, (int)nz, cfg->backend == MM_BACKEND_CUDA, 2, threads);
   return field * (9.0 + device_fields) + cols * 8.0 + cols * 2.0 +
-         2.0 * (double)nxl * nyl * nz * 8.0 + (threads > 1 ? threads : 1) * per_thread;
+         2.0 * (double)nxl * nyl * nz * 8.0 + threads * per_thread + (double)solver;
 }
 
 /* Refuse, before allocating, a block that would not fit in memory. */
@@ -124,8 +129,7 @@ static MM_NODISCARD mm_err mm_grid_check_memory(const mm_grid *g, const mm_confi
   const mm_settings *env = &cfg->env;
   /* the largest block of any rank */
   const long nxl = (g->nx + g->px - 1) / g->px, nyl = (g->ny + g->py - 1) / g->py;
-  const double need =
-      mm_grid_memory_bytes(nxl, nyl, g->nz, mm_grid_device_fields(cfg), mm_grid_threads());
+  const double need = mm_grid_memory_bytes(cfg, nxl, nyl, g->nz, mm_grid_threads());
   double avail = 0.0;
   int local = 1;
   char limit_of[512];

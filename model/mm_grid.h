@@ -66,16 +66,18 @@ MM_NODISCARD mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid 
  * OpenMP): each has workspaces of its own. */
 int mm_grid_threads(void);
 
-/* Estimated bytes per rank of a run with a local block of nxl x nyl columns
- * of nz levels on `threads` OpenMP threads (the model's fields; two records
- * of one field in file order, the history's and a restart's or crash
- * file's; each thread's workspaces, of the horizontal step and of the
- * solver; and device_fields more column fields: MM_GRID_EMULATED_FIELDS for
- * the emulated device, else 0): what mm_grid_create checks against the
- * memory available. */
-double mm_grid_memory_bytes(long nxl, long nyl, long nz, int device_fields, int threads);
+/* Estimated bytes per rank of cfg's run with a local block of nxl x nyl
+ * columns of nz levels on `threads` OpenMP threads (the model's fields; two
+ * records of one field in file order, the history's and a restart's or
+ * crash file's; each thread's workspace of the horizontal step; what the
+ * column solver of solver.tdma holds on those threads, as its backend
+ * reports it (mm_tdma_host_bytes); and mm_grid_device_fields(cfg) more
+ * column fields): what mm_grid_create checks against the memory
+ * available. */
+double mm_grid_memory_bytes(const mm_config *cfg, long nxl, long nyl, long nz, int threads);
 
-/* device_fields of mm_grid_memory_bytes for cfg's backend. */
+/* Column fields of the device copy that cfg's backend adds to the step's
+ * memory: MM_GRID_EMULATED_FIELDS for the emulated device, else 0. */
 int mm_grid_device_fields(const mm_config *cfg);
 void mm_grid_destroy(mm_grid *g);
 

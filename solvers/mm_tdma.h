@@ -146,6 +146,12 @@ typedef struct mm_tdma_backend {
                      const double *c, double *const *rhs, int nrhs, void *stream);
   int (*solve_f_async)(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
                        const float *c, float *const *rhs, int nrhs, void *stream);
+  /* Optional (NULL: none): the most host memory in bytes that a solver of
+   * this backend holds beside the caller's arrays (its context and
+   * workspace) after calls of up to nrhs right-hand sides of nz levels, in
+   * either precision, on up to nthreads OpenMP threads; SIZE_MAX where that
+   * does not fit in a size_t. What mm_tdma_host_bytes reports. */
+  size_t (*host_bytes)(int nz, int nrhs, int nthreads);
 } mm_tdma_backend;
 
 /* Every compiled-in backend, NULL-terminated. */
@@ -159,6 +165,13 @@ typedef struct mm_tdma mm_tdma;
 /* name: a backend name or "auto" (for_device selects among GPU backends).
  * Unknown name: MM_TDMA_EINVAL; known but unusable here: MM_TDMA_EDEVICE. */
 int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out);
+/* The host memory in bytes that the solver mm_tdma_create(name, nz,
+ * for_device) would make holds at most beside the caller's arrays, after
+ * calls of up to nrhs right-hand sides on up to nthreads threads
+ * (mm_tdma_backend.host_bytes; 0 for a backend without it, and for a name
+ * mm_tdma_create refuses, which its call then reports): for a caller that
+ * checks its memory before it creates the solver. */
+size_t mm_tdma_host_bytes(const char *name, int nz, int for_device, int nrhs, int nthreads);
 void mm_tdma_destroy(mm_tdma *s);
 const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s);
 

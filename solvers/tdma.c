@@ -60,12 +60,11 @@ const mm_tdma_backend *mm_tdma_find(const char *name) {
   return NULL;
 }
 
-int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out) {
-  *out = NULL;
-  if (nz < 1) return MM_TDMA_EINVAL;
+/* The backend that `name` selects for this memory ("auto": the available
+ * one of the highest priority), or the error mm_tdma_create returns. */
+static int select_backend(const char *name, int for_device, const mm_tdma_backend **out) {
   const mm_tdma_backend *be = NULL;
   if (!strcmp(name, "auto")) {
-    /* the available backend of the highest priority for this memory */
     for (const mm_tdma_backend *const *p = mm_tdma_table; *p; p++) {
       const mm_tdma_backend *cand = *p;
       if (cand->priority <= 0 || cand->device_memory != (for_device != 0)) continue;
@@ -79,6 +78,22 @@ int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out) {
     if (be->available && !be->available()) return MM_TDMA_EDEVICE;
     if (be->device_memory != (for_device != 0)) return MM_TDMA_ENOTSUP;
   }
+  *out = be;
+  return MM_TDMA_OK;
+}
+
+size_t mm_tdma_host_bytes(const char *name, int nz, int for_device, int nrhs, int nthreads) {
+  const mm_tdma_backend *be = NULL;
+  if (nz < 1 || nrhs < 1 || select_backend(name, for_device, &be) || !be->host_bytes) return 0;
+  return be->host_bytes(nz, nrhs, nthreads < 1 ? 1 : nthreads);
+}
+
+int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out) {
+  *out = NULL;
+  if (nz < 1) return MM_TDMA_EINVAL;
+  const mm_tdma_backend *be = NULL;
+  const int rc = select_backend(name, for_device, &be);
+  if (rc) return rc;
   mm_tdma *s = calloc(1, sizeof *s);
   if (!s) return MM_TDMA_ENOMEM;
   s->backend = be;

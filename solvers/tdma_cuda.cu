@@ -283,4 +283,5 @@ extern "C" const mm_tdma_backend mm_tdma_cuda = {
     cuda_fused_mixing_async,
     cuda_solve_async,
     cuda_solve_f_async,
+    NULL, /* host_bytes: its workspace is in device memory */
 };

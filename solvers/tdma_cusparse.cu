@@ -229,4 +229,5 @@ extern "C" const mm_tdma_backend mm_tdma_cusparse = {
     NULL, /* fused_mixing_async */
     NULL, /* solve_async */
     NULL, /* solve_f_async */
+    NULL, /* host_bytes: its workspace is in device memory */
 };

@@ -17,10 +17,24 @@ void mm_tdma_ws_init(mm_tdma_ws *ws) {
   ws->mem = NULL;
 }
 
+/* bytes_per_thread in whole 4 KiB pages, at least one; 0 where that overflows */
+static size_t ws_block_bytes(size_t bytes_per_thread) {
+  if (bytes_per_thread > SIZE_MAX - 4095) return 0;
+  const size_t bytes = (bytes_per_thread + 4095) / 4096 * 4096;
+  return bytes ? bytes : 4096;
+}
+
+size_t mm_tdma_ws_bytes(int nthreads, size_t bytes_per_thread) {
+  if (nthreads < 1) nthreads = 1;
+  const size_t bytes = ws_block_bytes(bytes_per_thread);
+  if (!bytes || bytes > SIZE_MAX / (size_t)nthreads) return SIZE_MAX;
+  return (size_t)nthreads * bytes;
+}
+
 int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads, size_t bytes_per_thread) {
   if (nthreads < 1) nthreads = 1;
-  size_t bytes = (bytes_per_thread + 4095) / 4096 * 4096;
-  if (bytes == 0) bytes = 4096;
+  size_t bytes = ws_block_bytes(bytes_per_thread);
+  if (!bytes) return MM_TDMA_ENOMEM;
   if (nthreads <= ws->nthreads && bytes <= ws->bytes) return MM_TDMA_OK;
   if (nthreads < ws->nthreads) nthreads = ws->nthreads; /* never fewer, never smaller */
   if (bytes < ws->bytes) bytes = ws->bytes;

@@ -24,6 +24,10 @@ void mm_tdma_ws_init(mm_tdma_ws *ws);
 /* Ensure at least nthreads blocks of at least bytes_per_thread; MM_TDMA_OK
  * or MM_TDMA_ENOMEM (the blocks held are kept then). */
 int mm_tdma_ws_reserve(mm_tdma_ws *ws, int nthreads, size_t bytes_per_thread);
+/* The bytes mm_tdma_ws_reserve allocates for nthreads blocks of
+ * bytes_per_thread (each rounded up to whole 4 KiB pages, at least one);
+ * SIZE_MAX where that overflows. */
+size_t mm_tdma_ws_bytes(int nthreads, size_t bytes_per_thread);
 void *mm_tdma_ws_block(const mm_tdma_ws *ws, int thread);
 void mm_tdma_ws_free(mm_tdma_ws *ws);
 

@@ -118,6 +118,11 @@ static int lapack_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geom
   LAPACK_COLUMNS(float, LAPACKE_sgtsv_work, LAPACK_BUILD_DIAGONALS(mm_col_coeffs_f))
 }
 
+/* dl, d, du and the right-hand sides of one column in each thread's block */
+static size_t lapack_host_bytes(int nz, int nrhs, int nthreads) {
+  return mm_tdma_ws_bytes(nthreads, (size_t)nz * (size_t)(3 + nrhs) * sizeof(double));
+}
+
 const mm_tdma_backend mm_tdma_lapack = {
     .name = "lapack",
     .description = "LAPACK gtsv (partial pivoting) per column, OpenMP threads over columns",
@@ -130,5 +135,6 @@ const mm_tdma_backend mm_tdma_lapack = {
     .solve_f = lapack_solve_f,
     .fused = lapack_fused,
     .fused_f = lapack_fused_f,
+    .host_bytes = lapack_host_bytes,
     .priority = 0,
 };

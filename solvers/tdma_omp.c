@@ -73,6 +73,12 @@ static int omp_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometr
               mm_col_fused_f(bt->depth[col], kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, cp))
 }
 
+/* c' of one column in each thread's block */
+static size_t omp_host_bytes(int nz, int nrhs, int nthreads) {
+  (void)nrhs;
+  return mm_tdma_ws_bytes(nthreads, (size_t)nz * sizeof(double));
+}
+
 const mm_tdma_backend mm_tdma_omp = {
     .name = "omp",
     .description = "reference Thomas per column, OpenMP threads over columns",
@@ -85,5 +91,6 @@ const mm_tdma_backend mm_tdma_omp = {
     .solve_f = omp_solve_f,
     .fused = omp_fused,
     .fused_f = omp_fused_f,
+    .host_bytes = omp_host_bytes,
     .priority = 20,
 };

@@ -192,6 +192,14 @@ static int simd_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geomet
   return mm_run_batch_f(ctx, bt, &jb);
 }
 
+/* The tile's c' and d' (mm_run_batch: W = MM_SIMD_NV vectors of lanes a
+ * tile, as many bytes a level in single as in double) in each thread's
+ * block; a batch solved column by column takes less. */
+static size_t simd_host_bytes(int nz, int nrhs, int nthreads) {
+  const size_t level = (size_t)(1 + nrhs) * MM_LD * MM_SIMD_NV * sizeof(double);
+  return mm_tdma_ws_bytes(nthreads, level * (size_t)nz);
+}
+
 const mm_tdma_backend mm_tdma_simd = {
     .name = "simd",
     .description = MM_SIMD_DESC,
@@ -205,6 +213,7 @@ const mm_tdma_backend mm_tdma_simd = {
     .fused = simd_fused,
     .fused_f = simd_fused_f,
     .fused_mixing = simd_fused_mixing,
+    .host_bytes = simd_host_bytes,
     /* auto's choice on the CPU: the fastest for every shape measured
      * (docs/performance.md), 2.5x to 7x faster than omp per core from nz = 8
      * (nz = 4 in double) up, about as fast below, and it threads like omp */
