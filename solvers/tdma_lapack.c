@@ -30,6 +30,12 @@ static int lapack_create(void **ctx, int nz) {
   return MM_TDMA_OK;
 }
 
+/* A thread's block: dl, d, du and the right-hand sides of one column of
+ * elements of elem bytes (what a call reserves and lapack_host_bytes counts) */
+static size_t lapack_block_bytes(int nz, int nrhs, size_t elem) {
+  return (size_t)nz * (size_t)(3 + nrhs) * elem;
+}
+
 static void lapack_destroy(void *ctx) {
   lapack_ctx *l = ctx;
   if (!l) return;
@@ -64,7 +70,7 @@ static void lapack_destroy(void *ctx) {
   if (rc) return rc;                                                                               \
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
   if (nt > 1 && (size_t)nt > bt->ncol) nt = (int)bt->ncol; /* a thread without a column */         \
-  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt, (size_t)ctx_->nz * (3 + nrhs) * sizeof(T))))         \
+  if ((rc = mm_tdma_ws_reserve(&ctx_->ws, nt, lapack_block_bytes(ctx_->nz, nrhs, sizeof(T)))))     \
     return rc;                                                                                     \
   const long ncol = (long)bt->ncol;                                                                \
   const int nz = ctx_->nz;                                                                         \
@@ -118,9 +124,8 @@ static int lapack_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geom
   LAPACK_COLUMNS(float, LAPACKE_sgtsv_work, LAPACK_BUILD_DIAGONALS(mm_col_coeffs_f))
 }
 
-/* dl, d, du and the right-hand sides of one column in each thread's block */
 static size_t lapack_host_bytes(int nz, int nrhs, int nthreads) {
-  return mm_tdma_ws_bytes(nthreads, (size_t)nz * (size_t)(3 + nrhs) * sizeof(double));
+  return mm_tdma_ws_bytes(nthreads, lapack_block_bytes(nz, nrhs, sizeof(double)));
 }
 
 const mm_tdma_backend mm_tdma_lapack = {

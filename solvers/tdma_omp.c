@@ -22,6 +22,12 @@ static int omp_create(void **ctx, int nz) {
   return MM_TDMA_OK;
 }
 
+/* A thread's block: c' of one column of elements of elem bytes (what a call
+ * reserves and omp_host_bytes counts) */
+static size_t omp_block_bytes(int nz, size_t elem) {
+  return (size_t)nz * elem;
+}
+
 static void omp_destroy(void *ctx) {
   omp_ctx *o = ctx;
   if (!o) return;
@@ -35,7 +41,7 @@ static void omp_destroy(void *ctx) {
   int rc = mm_tdma_check_depths(bt);                                                               \
   if (rc) return rc;                                                                               \
   int nt = mm_tdma_threads_for(bt->ncol * (size_t)bt->nz);                                         \
-  if ((rc = mm_tdma_ws_reserve(&o->ws, nt, (size_t)o->nz * sizeof(T)))) return rc;                 \
+  if ((rc = mm_tdma_ws_reserve(&o->ws, nt, omp_block_bytes(o->nz, sizeof(T))))) return rc;         \
   const long ncol = (long)bt->ncol;                                                                \
   if (nt == 1) { /* no parallel region: it costs more than a small batch */                        \
     T *cp = mm_tdma_ws_block(&o->ws, 0);                                                           \
@@ -73,10 +79,9 @@ static int omp_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geometr
               mm_col_fused_f(bt->depth[col], kappa + off, geo->g, geo->inv_h, rhs, nrhs, off, cp))
 }
 
-/* c' of one column in each thread's block */
 static size_t omp_host_bytes(int nz, int nrhs, int nthreads) {
   (void)nrhs;
-  return mm_tdma_ws_bytes(nthreads, (size_t)nz * sizeof(double));
+  return mm_tdma_ws_bytes(nthreads, omp_block_bytes(nz, sizeof(double)));
 }
 
 const mm_tdma_backend mm_tdma_omp = {

@@ -98,6 +98,13 @@ typedef struct {
   mm_tdma_ws ws; /* per thread: c' and the d' of each right-hand side, of one tile */
 } simd_ctx;
 
+/* A thread's block: c' and the nrhs d' of every level of a tile of
+ * MM_SIMD_NV vectors of vector_bytes (what mm_run_batch reserves and
+ * simd_host_bytes counts) */
+static size_t simd_tile_bytes(int nz, int nrhs, size_t vector_bytes) {
+  return (size_t)(1 + nrhs) * (size_t)nz * MM_SIMD_NV * vector_bytes;
+}
+
 /* Double precision. */
 #define MM_T          double
 #define MM_V          mm_vd
@@ -192,12 +199,12 @@ static int simd_fused_f(void *ctx, const mm_tdma_batch *bt, const mm_tdma_geomet
   return mm_run_batch_f(ctx, bt, &jb);
 }
 
-/* The tile's c' and d' (mm_run_batch: W = MM_SIMD_NV vectors of lanes a
- * tile, as many bytes a level in single as in double) in each thread's
- * block; a batch solved column by column takes less. */
+/* A tile's block in each thread, of the larger vector (the same bytes in
+ * both precisions when vectorised; a double in the scalar build); a batch
+ * solved column by column takes less. */
 static size_t simd_host_bytes(int nz, int nrhs, int nthreads) {
-  const size_t level = (size_t)(1 + nrhs) * MM_LD * MM_SIMD_NV * sizeof(double);
-  return mm_tdma_ws_bytes(nthreads, level * (size_t)nz);
+  const size_t vector = sizeof(mm_vd) > sizeof(mm_vf) ? sizeof(mm_vd) : sizeof(mm_vf);
+  return mm_tdma_ws_bytes(nthreads, simd_tile_bytes(nz, nrhs, vector));
 }
 
 const mm_tdma_backend mm_tdma_simd = {

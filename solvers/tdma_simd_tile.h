@@ -773,7 +773,7 @@ static int MM_FN(mm_run_batch)(simd_ctx *s, const mm_tdma_batch *bt, MM_FN(mm_jo
   /* c' and the nrhs d' of every level of a tile (buf in mm_tile_finish);
    * column by column, c' and kappa of one column */
   const size_t bytes = by_column ? 2 * (size_t)bt->nz * sizeof(MM_T)
-                                 : (size_t)(1 + jb->nrhs) * (size_t)bt->nz * MM_W * sizeof(MM_T);
+                                 : simd_tile_bytes(bt->nz, jb->nrhs, sizeof(MM_V));
   if ((rc = mm_tdma_ws_reserve(&s->ws, nt, bytes))) return rc;
   if (by_column) {
     MM_FN(mm_run_columns)(jb, bt, mm_tdma_ws_block(&s->ws, 0));
