@@ -206,7 +206,7 @@ term_wait() {
 # "mpirun"); sets rc and since (seconds from the signal to the end)
 signal_run() {
   rm -rf out
-  timeout -k 10 240 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 30 \
+  timeout -k 10 120 mpirun --oversubscribe -np 2 --mca odls_base_sigkill_timeout 5 \
     -x MINIMODEL_IO_FAIL_WAIT=0 -x LD_PRELOAD="$so" -x ASAN_OPTIONS="$asan" \
     -x FAIL_WRITE_SUFFIX=flat.restart.nc.tmp -x FAIL_WRITE_RANK=0 -x FAIL_WRITE_AFTER=0 "$mm" \
     --quiet --set output.dir=out --set output.restart_interval=5 --set run.steps=20 "$ini" \
@@ -248,11 +248,9 @@ left_as_flushed
 [ ! -e out/flat.lock ] || fail "the case's lock file is left"
 echo "ok ($what): exit $rc, $since s after SIGTERM to the ranks"
 
-# SIGTERM to mpirun: Open MPI 4.1 sends the ranks SIGCONT, SIGTERM 30 s
-# later (odls_base_sigkill_timeout, set above) and SIGKILL 30 s after that
-# (strace shows it; 5 s, a grace shorter than a batch system's, was too
-# short for the ranks' stop under AddressSanitizer on a busy machine: the
-# .tmp was left), and reads
+# SIGTERM to mpirun: Open MPI 4.1 sends the ranks SIGCONT, SIGTERM 5 s
+# later (odls_base_sigkill_timeout, set above) and SIGKILL 5 s after that
+# (strace shows it), and reads
 # what they wrote after the SIGKILL, so that rank 0's line may be lost: the
 # watch's end is told by the .tmp it removed, which a SIGKILL would leave
 what=signal_mpirun
