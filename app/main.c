@@ -75,7 +75,7 @@ static const char usage[] =
     "      0: no limit)\n"
     "  MINIMODEL_WRITE_TIMEOUT\n"
     "      seconds one MPI-IO write of a file may take (default 600; 0: no\n"
-    "      limit)\n"
+    "      limit); these four limits are 0 or at least 1 s\n"
     "  MINIMODEL_PROBE_HELPER\n"
     "      the program that test-reads an input file's metadata (default:\n"
     "      minimodel-probe beside minimodel)\n"

@@ -115,6 +115,13 @@ mm_err mm_settings_read(mm_settings *s) {
     MM_REQUIRE(decimal && end != text && !*end && value >= 0.0, MM_ERR_INPUT,
                "%s = %s: must be a number of seconds >= 0 (0 or inf: no limit)", seconds[i].name,
                text);
+    /* a limit under a second ends runs whose files are healthy (1e-6: the
+     * first open of the history "had not returned", and ranks still inside
+     * that open could leave Open MPI's lock file beside it) */
+    MM_REQUIRE(value == 0.0 || value >= MM_SETTINGS_MIN_SECONDS, MM_ERR_INPUT,
+               "%s = %s: must be 0 (no limit) or at least %g s: a shorter limit ends runs "
+               "whose files and ranks are healthy",
+               seconds[i].name, text, MM_SETTINGS_MIN_SECONDS);
   }
   MM_CHECK(env_text_n("MINIMODEL_PROBE_HELPER", s->probe_helper, sizeof s->probe_helper));
   long graph, aware, kappa_in_solve, tiles;
@@ -242,16 +249,16 @@ static const struct {
      "memory a rank may use (default: MemAvailable, or a memory cgroup's limit less its use "
      "where that is less, shared by the node's ranks); `tdma-bench` checks its arrays against "
      "it too (default: the same, not shared)"},
-    {"MINIMODEL_READ_TIMEOUT", "seconds",
+    {"MINIMODEL_READ_TIMEOUT", "0, or seconds >= 1",
      "time allowed for reading an input file; 0: no limit (default 600 s + 1 s per 20 MB)"},
-    {"MINIMODEL_IO_FAIL_WAIT", "seconds",
+    {"MINIMODEL_IO_FAIL_WAIT", "0, or seconds >= 1",
      "time a case may take to end after a file operation failed inside netCDF/HDF5 on a rank, "
      "before that rank ends the run (parallel HDF5 can leave the ranks waiting for each other "
      "then); 0: no limit (default 60 s)"},
-    {"MINIMODEL_OPEN_TIMEOUT", "seconds",
+    {"MINIMODEL_OPEN_TIMEOUT", "0, or seconds >= 1",
      "time an MPI-IO open or close of a file may take before the rank ends the run (the ranks "
      "can wait for each other in one that failed on one rank); 0: no limit (default 600 s)"},
-    {"MINIMODEL_WRITE_TIMEOUT", "seconds",
+    {"MINIMODEL_WRITE_TIMEOUT", "0, or seconds >= 1",
      "time one MPI-IO write, resize or sync of a file may take before the rank ends the run (a "
      "file system that stalls, such as a hard-mounted NFS whose server is gone; a stop signal "
      "during one ends the rank 5 s after it); 0: no limit (default 600 s)"},

@@ -135,6 +135,9 @@ typedef struct {
  * longer than MM_SETTING_MAX - 1 characters. */
 MM_NODISCARD mm_err mm_settings_read(mm_settings *s);
 
+/* The shortest time limit a seconds setting takes, other than 0 (none). */
+#define MM_SETTINGS_MIN_SECONDS 1.0
+
 /* A seconds setting (read_timeout, io_fail_wait, open_timeout, write_timeout) as
  * mm_settings_read checked it: `unset` where it is not set; 0 for no limit
  * (0, or beyond any run: inf, 1e400). */
