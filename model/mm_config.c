@@ -664,6 +664,28 @@ static const char *origin_of(const mm_config *cfg, const char *section, const ch
   return o[0] ? o : fallback;
 }
 
+/* "; set with it: run.dt (--set), grid.nz (flat.ini:4)" for the keys of
+ * `keys` ("section.key", NULL-ended) that the configuration or --set gave
+ * (defaults are left out), into out; "" for none. For a message that
+ * names one key where others enter the number refused too, so that the
+ * user sees where each of them came from. */
+static const char *given_with(const mm_config *cfg, const char *const *keys, char *out,
+                              size_t size) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (; *keys; keys++) {
+    const char *dot = strchr(*keys, '.');
+    char section[32];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - *keys), *keys);
+    const mm_key *k = find_key(section, dot + 1);
+    const char *o = cfg->origin[k - mm_keys];
+    if (!o[0] || len >= size) continue;
+    len += (size_t)snprintf(out + len, size - len, "%s%s (%s)",
+                            len ? ", " : "; set with it: ", *keys, o);
+  }
+  return out;
+}
+
 /* The levels (mm_grid_levels) must be usable by the step: every level at
  * least DBL_MIN thick (a thinner one is a subnormal double, whose reciprocal
  * overflows below 1/DBL_MAX = 5.6e-309), and every number the step derives
@@ -675,6 +697,14 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
   const bool stretched = cfg->dz_surface > 0;
   const char *key = stretched ? "dz_surface" : "depth";
   const char *where = origin_of(cfg, "grid", key, name);
+  /* the other keys of the levels, and of the numbers refused below */
+  static const char *const levels_stretched[] = {"grid.depth", "grid.nz", NULL};
+  static const char *const levels_uniform[] = {"grid.nz", NULL};
+  static const char *const diffusion[] = {
+      "grid.depth", "grid.nz", "physics.kappa_v", "physics.kappa_convect", "run.dt", NULL};
+  static const char *const heating[] = {"grid.dz_surface", "grid.depth", "grid.nz", "run.dt",
+                                        "physics.rho0",    "physics.cp", NULL};
+  char with[8 * (MM_STR_MAX + 32)];
   const double value = stretched ? cfg->dz_surface : cfg->depth; /* m */
   const int nz = (int)cfg->nz;
   double *h = malloc((3 * (size_t)nz + 1) * sizeof *h);
@@ -690,13 +720,15 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
       if (stretched)
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: grid.dz_surface = %g: must be 0 or >= %.17g, the smallest normal "
-                       "double (level %d would be %g m thick)",
-                       where, value, DBL_MIN, k, h[k]);
+                       "double (level %d would be %g m thick)%s",
+                       where, value, DBL_MIN, k, h[k],
+                       given_with(cfg, levels_stretched, with, sizeof with));
       else
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: grid.depth = %g: levels of grid.depth / grid.nz = %g m: must be >= "
-                       "%.17g, the smallest normal double",
-                       where, value, h[k], DBL_MIN);
+                       "%.17g, the smallest normal double%s",
+                       where, value, h[k], DBL_MIN,
+                       given_with(cfg, levels_uniform, with, sizeof with));
       break;
     }
     if (k + 1 == nz) break;
@@ -706,15 +738,16 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
       err = MM_ERROR(MM_ERR_INPUT,
                      "%s: grid.%s = %g: level %d too thin for the vertical diffusion: "
                      "(physics.kappa_v + physics.kappa_convect) run.dt / (dz h) = %g; use thicker "
-                     "levels",
-                     where, key, value, k, isfinite(upper) ? lower : upper);
+                     "levels%s",
+                     where, key, value, k, isfinite(upper) ? lower : upper,
+                     given_with(cfg, diffusion + (stretched ? 0 : 1), with, sizeof with));
   }
   if (err == MM_OK && cfg->heat_flux != 0 && !isfinite(q_top))
     err = MM_ERROR(MM_ERR_INPUT,
                    "%s: forcing.heat_flux = %g: the heating per step of the top level (%g m thick, "
-                   "physics.rho0 = %g, physics.cp = %g) is not finite",
+                   "physics.rho0 = %g, physics.cp = %g) is not finite%s",
                    origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux, h[0], cfg->rho0,
-                   cfg->cp);
+                   cfg->cp, given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
   /* finite but more than the whole physically possible range of temperature
    * in one step: unless the step's diffusion carries nearly all of it down,
    * the top level leaves that range at once, and with levels thin enough
@@ -726,10 +759,11 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
                    "%s: forcing.heat_flux = %g W/m2 %s the top level (%g m thick, physics.rho0 = "
                    "%g, physics.cp = %g) by %.3g degC a step of run.dt = %g s, more than the "
                    "whole range of temperature the model keeps (%g to %g degC); use a thicker top "
-                   "level, a shorter step or a smaller flux",
+                   "level, a shorter step or a smaller flux%s",
                    origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux,
                    q_top > 0 ? "heats" : "cools", h[0], cfg->rho0, cfg->cp, fabs(q_top), dt,
-                   MM_TEMP_MIN, MM_TEMP_MAX);
+                   MM_TEMP_MIN, MM_TEMP_MAX,
+                   given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
   free(h);
   return err;
 }
