@@ -107,7 +107,10 @@ mm_err mm_settings_read(mm_settings *s) {
     MM_CHECK(env_text(seconds[i].name, text));
     if (!text[0]) continue;
     char *end = NULL;
+    errno = 0;
     const double value = strtod(text, &end);
+    /* 1e-400: a limit above 0 that strtod takes for 0 (no limit) */
+    const bool underflow = errno == ERANGE && value < MM_SETTINGS_MIN_SECONDS;
     /* decimal as written: no blank, sign or hexadecimal that strtod takes */
     const bool decimal = ((text[0] >= '0' && text[0] <= '9') || text[0] == '.' || text[0] == 'i' ||
                           text[0] == 'I') &&
@@ -118,7 +121,7 @@ mm_err mm_settings_read(mm_settings *s) {
     /* a limit under a second ends runs whose files are healthy (1e-6: the
      * first open of the history "had not returned", and ranks still inside
      * that open could leave Open MPI's lock file beside it) */
-    MM_REQUIRE(value == 0.0 || value >= MM_SETTINGS_MIN_SECONDS, MM_ERR_INPUT,
+    MM_REQUIRE((value == 0.0 && !underflow) || value >= MM_SETTINGS_MIN_SECONDS, MM_ERR_INPUT,
                "%s = %s: must be 0 (no limit) or at least %g s: a shorter limit ends runs "
                "whose files and ranks are healthy",
                seconds[i].name, text, MM_SETTINGS_MIN_SECONDS);
