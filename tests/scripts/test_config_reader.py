@@ -6,7 +6,8 @@ and headers, a section given twice, ...) resolves to the text that
 `minimodel --dry-run` prints, and each of REFUSED_FILES is refused by both
 with exit 2 and the same message, and each of VALIDATED_FILES (keys that
 do not make a configuration together) with the same message but for the
-file's name and line. So the values test_reference.py states are the
+file's name and line (and the model's closing "; set with it: ..." list of
+where the other keys in it were given). So the values test_reference.py states are the
 model's. Exit 0 or 1; 77 (skip) without numpy and netCDF4."""
 
 import os
@@ -84,8 +85,12 @@ def main():
             with open(path, "wb") as f:
                 f.write(data)
             m, r = dry_run(model, path), reference(ref, path)
-            # the message without "FILE:LINE: " (the model) or "FILE: "
+            # the message without "FILE:LINE: " (the model) or "FILE: ", and
+            # without the model's "; set with it: KEY (FILE:LINE), ...", where
+            # the other keys of the number refused were given (the reference
+            # keeps no lines)
             unplaced = [re.sub(r"^" + re.escape(path) + r"(:[0-9]+)?: ", "", x[1]) for x in (m, r)]
+            unplaced[0] = re.sub(r"; set with it: [^;]*$", "", unplaced[0])
             if m[0] != 2 or r[0] != 2 or unplaced[0] != unplaced[1]:
                 bad.append(f"{name}: minimodel exit {m[0]}:\n{m[1]}\nreference.py exit {r[0]}:\n"
                            f"{r[1]}")
