@@ -677,8 +677,7 @@ static const char *given_with(const mm_config *cfg, const char *const *keys, cha
     const char *dot = strchr(*keys, '.');
     char section[32];
     snprintf(section, sizeof section, "%.*s", (int)(dot - *keys), *keys);
-    const mm_key *k = find_key(section, dot + 1);
-    const char *o = cfg->origin[k - mm_keys];
+    const char *o = origin_of(cfg, section, dot + 1, "");
     if (!o[0] || len >= size) continue;
     len += (size_t)snprintf(out + len, size - len, "%s%s (%s)",
                             len ? ", " : "; set with it: ", *keys, o);
