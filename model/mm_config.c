@@ -664,13 +664,8 @@ static const char *origin_of(const mm_config *cfg, const char *section, const ch
   return o[0] ? o : fallback;
 }
 
-/* "; set with it: run.dt (--set), grid.nz (flat.ini:4)" for the keys of
- * `keys` ("section.key", NULL-ended) that the configuration or --set gave
- * (defaults are left out), into out; "" for none. For a message that
- * names one key where others enter the number refused too, so that the
- * user sees where each of them came from. */
-static const char *given_with(const mm_config *cfg, const char *const *keys, char *out,
-                              size_t size) {
+const char *mm_config_given_with(const mm_config *cfg, const char *const *keys, char *out,
+                                 size_t size) {
   size_t len = 0;
   out[0] = '\0';
   for (; *keys; keys++) {
@@ -721,13 +716,13 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
                        "%s: grid.dz_surface = %g: must be 0 or >= %.17g, the smallest normal "
                        "double (level %d would be %g m thick)%s",
                        where, value, DBL_MIN, k, h[k],
-                       given_with(cfg, levels_stretched, with, sizeof with));
+                       mm_config_given_with(cfg, levels_stretched, with, sizeof with));
       else
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: grid.depth = %g: levels of grid.depth / grid.nz = %g m: must be >= "
                        "%.17g, the smallest normal double%s",
                        where, value, h[k], DBL_MIN,
-                       given_with(cfg, levels_uniform, with, sizeof with));
+                       mm_config_given_with(cfg, levels_uniform, with, sizeof with));
       break;
     }
     if (k + 1 == nz) break;
@@ -739,14 +734,15 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
                      "(physics.kappa_v + physics.kappa_convect) run.dt / (dz h) = %g; use thicker "
                      "levels%s",
                      where, key, value, k, isfinite(upper) ? lower : upper,
-                     given_with(cfg, diffusion + (stretched ? 0 : 1), with, sizeof with));
+                     mm_config_given_with(cfg, diffusion + (stretched ? 0 : 1), with, sizeof with));
   }
   if (err == MM_OK && cfg->heat_flux != 0 && !isfinite(q_top))
     err = MM_ERROR(MM_ERR_INPUT,
                    "%s: forcing.heat_flux = %g: the heating per step of the top level (%g m thick, "
                    "physics.rho0 = %g, physics.cp = %g) is not finite%s",
                    origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux, h[0], cfg->rho0,
-                   cfg->cp, given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
+                   cfg->cp,
+                   mm_config_given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
   /* finite but more than the whole physically possible range of temperature
    * in one step: unless the step's diffusion carries nearly all of it down,
    * the top level leaves that range at once, and with levels thin enough
@@ -762,7 +758,7 @@ static MM_NODISCARD mm_err check_levels(const mm_config *cfg, const char *name) 
                    origin_of(cfg, "forcing", "heat_flux", name), cfg->heat_flux,
                    q_top > 0 ? "heats" : "cools", h[0], cfg->rho0, cfg->cp, fabs(q_top), dt,
                    MM_TEMP_MIN, MM_TEMP_MAX,
-                   given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
+                   mm_config_given_with(cfg, heating + (stretched ? 0 : 1), with, sizeof with));
   free(h);
   return err;
 }

@@ -128,6 +128,15 @@ int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const
  * "file:line: " or "--set: ", when it was set; any other err as it is. */
 MM_NODISCARD mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
 
+/* "; set with it: run.dt (--set), grid.nz (flat.ini:4)" for the keys of
+ * `keys` ("section.key", NULL-ended, each one of the table's) that the
+ * configuration or --set gave (defaults are left out), into out[size];
+ * "" for none. Returns out. For a message that names one key where others
+ * enter the number refused too, so that the user sees where each of them
+ * came from. */
+const char *mm_config_given_with(const mm_config *cfg, const char *const *keys, char *out,
+                                 size_t size);
+
 /* Fill defaults, parse path, apply overrides, validate. On error returns
  * MM_ERR_INPUT with a message "path:line: section.key = value: reason". */
 MM_NODISCARD mm_err mm_config_load(mm_config *cfg, const char *path,

@@ -211,22 +211,31 @@ static MM_NODISCARD mm_err check_stability(mm_model *m) {
   if (cfg->advection == MM_ADV_SUPERBEE) scheme = "superbee";
   char use[64];
   floor_decimal(m->dt_stable, 6, use, sizeof use);
+  /* the other keys of the limit that binds (run.dt's origin is the
+   * message's prefix, mm_config_name_origin): the cells, and kappa_h where
+   * diffusion enters it, the advection's keys where advection does */
+  const char *limit_keys[7] = {"grid.dx", "grid.dy"}, **next = limit_keys + 2;
+  if (dif) *next++ = "physics.kappa_h";
+  if (adv) *next++ = "physics.advection", *next++ = "physics.flow", *next++ = "physics.flow_speed";
+  *next = NULL;
+  char with[6 * (MM_STR_MAX + 32)];
+  mm_config_given_with(cfg, limit_keys, with, sizeof with);
   if (!(m->dt_stable > 0.0)) /* below the doubles: no dt to suggest ("use run.dt <= 0 s") */
     return MM_ERROR(MM_ERR_INPUT,
                     "run.dt = %g s breaks the %s stability limit of the explicit horizontal step "
                     "(%s advection, kappa_h = %g m2/s; the limit is set at cell i=%d j=%d k=%d): "
                     "no time step passes on this grid (the largest stable one is below the "
                     "smallest double): make the cells larger (grid.dx = %g m, grid.dy = %g m) or "
-                    "kappa_h smaller",
+                    "kappa_h smaller%s",
                     dt, what, scheme, cfg->kappa_h, (int)at[0], (int)at[1], (int)at[2], g->dx,
-                    g->dy);
+                    g->dy, with);
   return MM_ERROR(MM_ERR_INPUT,
                   "run.dt = %g s breaks the %s stability limit of the explicit horizontal step "
                   "(%s advection, kappa_h = %g m2/s; the limit is set at cell i=%d j=%d k=%d): it "
-                  "is %s%.5g times the largest stable time step; use run.dt <= %s s",
+                  "is %s%.5g times the largest stable time step; use run.dt <= %s s%s",
                   dt, what, scheme, cfg->kappa_h, (int)at[0], (int)at[1], (int)at[2],
                   isfinite(dt / m->dt_stable) ? "" : "more than ",
-                  isfinite(dt / m->dt_stable) ? dt / m->dt_stable : DBL_MAX, use);
+                  isfinite(dt / m->dt_stable) ? dt / m->dt_stable : DBL_MAX, use, with);
 }
 
 /* This rank's index among the ranks of its node (to share out the GPUs),
