@@ -46,6 +46,11 @@ try:
     import jax.numpy as jnp
 except ImportError as e:
     raise ImportError(f"minimodel.jax needs jax (pip install jax): {e}") from e
+if not (hasattr(jax, "ffi") and hasattr(jax, "shard_map")):
+    # (an AttributeError from jax.ffi below would read as "minimodel has no
+    # attribute 'jax'", with no reason)
+    raise ImportError(f"minimodel.jax needs jax 0.7 or later (jax.ffi, jax.shard_map); this is "
+                      f"jax {getattr(jax, '__version__', '(no version)')}: pip install -U jax")
 import numpy as np
 
 from . import _lib
@@ -173,6 +178,8 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
         # with a shape and a dtype, e.g. a jax.ShapeDtypeStruct, is not data)
         if not isinstance(a, (jax.Array, np.ndarray, np.generic)):
             raise TypeError(f"{name} must be an array (jax or numpy), not {type(a).__name__}")
+        if isinstance(a.dtype, np.dtype) and a.dtype.kind not in "biufc":  # object, str, ...
+            raise TypeError(f"{name} has dtype {a.dtype}: float32 or float64 are supported")
         if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
             raise TypeError(f"{name} has dtype {a.dtype.str}, not in this machine's byte order, "
                             f"which JAX needs: pass {name}.astype({name}.dtype.newbyteorder('='))")
@@ -210,8 +217,12 @@ def tdma(lower, diag, upper, rhs, *, threads=None):
     if threads is None:
         threads = 0
     elif isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
-        hint = ("; under jax.jit pass it as a static argument "
-                "(jax.jit(f, static_argnames='threads'))" if hasattr(threads, "aval") else "")
+        hint = ""
+        if isinstance(threads, jax.core.Tracer):  # traced: under jit, vmap, grad
+            hint = ("; under jax.jit pass it as a static argument "
+                    "(jax.jit(f, static_argnames='threads'))")
+        elif isinstance(threads, (jax.Array, np.ndarray)):
+            hint = "; pass a Python int (int(threads))"
         raise TypeError(f"threads must be an int or None, not {type(threads).__name__}{hint}")
     elif not 1 <= threads <= _MAX_THREADS:
         raise ValueError(f"threads must be within 1..{_MAX_THREADS}, not {threads}")

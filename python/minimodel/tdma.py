@@ -191,7 +191,9 @@ def solve(lower, diag, upper, rhs, *, depth=None, backend="auto", threads=None, 
     row), such as implicit vertical diffusion's. Otherwise no
     error is raised: a zero pivot gives inf or NaN in its column, a tiny one
     an inaccurate solution; check np.isfinite(x), or use a pivoting solver
-    (scipy.linalg.solve_banded) for such matrices.
+    (scipy.linalg.solve_banded) for such matrices. A pivot below about
+    1e-308 (float64) or 1e-38 (float32) in magnitude, a subnormal number
+    whose reciprocal overflows, counts as zero: scale such rows first.
 
     After fork: libgomp's OpenMP threads do not survive os.fork (a child
     whose parent had solved with threads would hang). In a process forked

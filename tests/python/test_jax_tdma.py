@@ -5,6 +5,8 @@ float64 (jax_enable_x64) and float32, 1-D, 2-D and 3-D shapes; second
 derivatives (hessian, grad of grad), jvp and linear_transpose; a donated
 right-hand side solved in place; the bits of minimodel.tdma.solve; the
 argument errors; the memory of a large call given back; sharded arrays."""
+import re
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -203,6 +205,15 @@ def test_errors():
     # traced under jit: the message says how to pass it
     with pytest.raises(TypeError, match="static_argnames='threads'"):
         jax.jit(mjax.tdma)(lower, diag, upper, rhs, threads=2)
+    # a concrete JAX or NumPy scalar, called eagerly: not the jit hint
+    for t in (jnp.int32(2), np.array(2)):
+        with pytest.raises(TypeError, match=r"threads must be an int or None, not \w+; pass a "
+                           r"Python int \(int\(threads\)\)$"):
+            mjax.tdma(lower, diag, upper, rhs, threads=t)
+    # NumPy arrays of a dtype JAX cannot take: named, before JAX's conversion
+    for dt in (object, "U3", "datetime64[s]"):
+        with pytest.raises(TypeError, match=re.escape(f"upper has dtype {np.dtype(dt)}: float32 or float64")):
+            mjax.tdma(lower, diag, np.zeros(rhs.shape, dt), rhs)
     # byte-swapped NumPy arrays: named, with the conversion JAX needs
     with pytest.raises(TypeError, match="diag has dtype >f8, not in this machine's byte order"):
         mjax.tdma(lower, np.asarray(diag).astype(">f8"), upper, rhs)

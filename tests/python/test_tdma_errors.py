@@ -525,3 +525,25 @@ def test_jax_attribute_without_jax():
     assert "has no attribute 'jax'" in r.stdout and "needs JAX" in r.stdout, r.stdout
     assert "| from ImportError" in r.stdout, r.stdout
     assert "tdma " in r.stdout, r.stdout
+
+
+def test_jax_too_old():
+    """A JAX without jax.ffi (older than 0.7) is refused on import with an
+    ImportError naming the version needed, not an AttributeError from the
+    registration, which minimodel.jax's getattr turned into "no attribute"."""
+    code = (
+        "import jax\n"
+        "del jax.ffi  # as in a JAX older than jax.ffi\n"
+        "try:\n"
+        "    import minimodel.jax\n"
+        "except ImportError as e:\n"
+        "    print('ImportError:', e)\n"
+        "import minimodel\n"
+        "try:\n"
+        "    minimodel.jax\n"
+        "except AttributeError as e:\n"
+        "    print('AttributeError:', e)\n")
+    r = run_script(code)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert "ImportError: minimodel.jax needs jax 0.7 or later" in r.stdout, r.stdout
+    assert "has no attribute 'jax': minimodel.jax needs jax 0.7" in r.stdout, r.stdout
