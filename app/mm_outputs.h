@@ -49,7 +49,9 @@ MM_NODISCARD mm_err mm_streams_check(const mm_config *cfgs, const char *const *f
  * not a directory, a symbolic link to nothing (its target named), a loop of
  * links, a path through something that is not a directory, a dir that does
  * not exist in a folder where this process may not make one (no write
- * permission, a read-only file system). A dir that does not exist is
+ * permission, a read-only file system, a file system that makes no folder:
+ * /proc, /sys; found by making a folder ".minimodel-probe-XXXXXX" there
+ * and removing it at once). A dir that does not exist is
  * otherwise fine (the run creates it, not its parents, which an earlier
  * case may make). The message may be written into buf[size]. */
 const char *mm_output_dir_problem(const char *dir, char *buf, size_t size);

@@ -138,10 +138,22 @@ const char *mm_output_dir_problem(const char *dir, char *buf, size_t size) {
     char parent[PATH_MAX];
     mm_output_dir_parent(dir, parent, sizeof parent);
     struct stat up;
-    if (stat(parent, &up) == 0 && S_ISDIR(up.st_mode) && access(parent, W_OK | X_OK) != 0) {
+    if (stat(parent, &up) != 0 || !S_ISDIR(up.st_mode)) return NULL;
+    if (access(parent, W_OK | X_OK) != 0) {
       snprintf(buf, size, "cannot be created in '%s': %s", parent, strerror(errno));
       return buf;
     }
+    /* the mode allows it, the file system may not: root passes access() in
+     * /proc (mkdir: ENOENT) and /sys (EPERM). So make a folder of a name of
+     * its own there, and remove it at once. */
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.minimodel-probe-XXXXXX", parent) >= (int)sizeof probe)
+      return NULL; /* (a parent too long for a path: the run's mkdir says why) */
+    if (!mkdtemp(probe)) {
+      snprintf(buf, size, "cannot be created in '%s': %s", parent, strerror(errno));
+      return buf;
+    }
+    rmdir(probe);
     return NULL;
   }
   if (e == ELOOP) return "too many levels of symbolic links (a loop of links?)";

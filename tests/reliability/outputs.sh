@@ -219,11 +219,19 @@ output_dir)
   expect 2 "a.ini: output.dir = no/x: its folder no does not exist \(minimodel creates output.dir, not its parents\)" \
     --set output.dir=no/x a.ini
   [ ! -e no ] || fail "the missing parent was made"
-  # a parent that exists, where no folder can be made (/proc, even by
-  # root): the file system's reason alone (the hint said its parent was
-  # missing)
-  expect 1 "output.dir = /proc/minimodel_x: cannot create: No such file or directory$" \
-    --set output.dir=/proc/minimodel_x a.ini
+  # a parent that exists, where no folder can be made (/proc, /sys, even by
+  # root, whose access() passes there): before any case runs, with the
+  # file system's reason (it was exit 1 when the case ran, after the cases
+  # before it)
+  case_ini p.ini inproc /proc/minimodel_x
+  expect 2 "p.ini: output.dir = /proc/minimodel_x: cannot be created in '/proc': [A-Za-z ]+$" a.ini p.ini
+  [ ! -e out ] || fail "case 1 ran before case 2's output.dir in /proc was refused"
+  expect 2 "a.ini: output.dir = /sys/minimodel_x: cannot be created in '/sys': [A-Za-z ]+$" \
+    --set output.dir=/sys/minimodel_x a.ini
+  # the folder made to find that out is gone; where one can be made, too
+  expect 0 "" --set output.dir=made a.ini
+  [ -f made/flat.nc ] || fail "no history in the output.dir made"
+  ! ls -A . /proc /sys | grep -q minimodel-probe || fail "a probe folder was left"
   # a link to a directory is a directory
   mkdir real && ln -s real linked
   expect 0 "" --set output.dir=linked a.ini
