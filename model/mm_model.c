@@ -270,8 +270,12 @@ static MM_NODISCARD mm_err check_tdma_name(const mm_config *cfg) {
   for (const mm_tdma_backend *const *b = mm_tdma_backends(); *b; b++)
     if ((*b)->device_memory == on_device && strlen(names) + strlen((*b)->name) + 3 < sizeof names)
       strcat(strcat(names, ", "), (*b)->name);
-  return MM_ERROR(MM_ERR_INPUT, "solver.tdma = %s: not a %s solver variant (available: %s)",
-                  cfg->tdma, on_device ? "cuda" : "cpu", names);
+  return MM_ERROR(MM_ERR_INPUT, "solver.tdma = %s: not a %s solver variant (available: %s)%s",
+                  cfg->tdma, on_device ? "cuda" : "cpu", names,
+                  cfg->backend == MM_BACKEND_EMULATED && !on_device
+                      ? "; solver.backend = emulated keeps its fields in host memory and "
+                        "solves them with the cpu variants"
+                      : "");
 }
 
 /* solver.backend other than cpu: a context on its device (node rank mod
