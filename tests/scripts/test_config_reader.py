@@ -52,7 +52,8 @@ def tdma_names(model, ref, tmp):
             continue
         if r[0] != 2 or "solver.tdma = bogus: not a" not in r[1]:
             bad.append(f"tdma = bogus, backend = {backend}: reference.py exit {r[0]}: {r[1]}")
-        names = m[1].split("(available: ")[1].rstrip(")").split(", ")
+        # (the list ends at its ")": with backend = emulated a sentence follows)
+        names = m[1].split("(available: ")[1].split(")")[0].split(", ")
         for name in names:
             with open(path, "w") as f:
                 f.write(f"[solver]\nbackend = {backend}\ntdma = {name}\n")
