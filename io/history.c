@@ -870,9 +870,12 @@ mm_err mm_history_continue(const mm_grid *g, const mm_config *cfg, const mm_io_o
   mm_history *h = NULL;
   MM_CHECK(mm_history_alloc(g, cfg, &h));
   const char *p = h->path;
-  /* none (a new output.dir): one that starts at the restart step */
+  /* none (a new output.dir, or a link to a history not made yet, which a
+   * new history is written through, as in a run from the start): one that
+   * starts at the restart step; a link that cannot be followed for another
+   * reason (a loop) is there, and the read below says why */
   struct stat st;
-  int exists = h->rank == 0 && lstat(p, &st) == 0;
+  int exists = h->rank == 0 && (stat(p, &st) == 0 || (errno != ENOENT && lstat(p, &st) == 0));
   mm_err berr = MM_MPI_ERR(MPI_Bcast(&exists, 1, MPI_INT, 0, h->comm));
   if (berr != MM_OK) {
     mm_history_free(h);

@@ -11,7 +11,8 @@
 #     out/flat.nc is not touched;
 #   - with the lock free it runs, writes out/flat.nc through the link, and
 #     leaves neither lock file;
-#   - a link to a history not made yet (a dangling link) is locked alike.
+#   - a link to a history not made yet (a dangling link) is locked alike;
+#   - a continuation writes a history not made yet through its link.
 set -u
 mm="$1"; src="$2"; work="$3"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
@@ -43,3 +44,20 @@ run
 rc=$?
 [ $rc = 2 ] && [ ! -e out/flat.nc ] || fail "a dangling link while the target's lock is held: exit $rc, expected 2, nothing made"
 echo "ok: a dangling link is locked alike"
+exec 9>&-
+rm -f out/flat.lock
+
+# a continuation (initial.restart) whose history is a link to a file not
+# made yet starts a history through it at the restart step, as a run from
+# the start does; it was refused, "out2/flat.nc: cannot open: No such file
+# or directory", naming a name that is there
+rm -rf out/* out2/*
+cont() { timeout -k 5 120 "$mm" --quiet --set run.steps=4 --set output.restart_interval=2 \
+  --set output.dir=out2 "$@" "$src/configs/flat.ini" >log 2>&1; }
+cont || fail "the run to continue from: exit $?"
+rm out2/flat.nc && ln -s ../out/flat.nc out2/flat.nc
+cont --set initial.restart=out2/flat.restart.nc || fail "the continuation through a dangling link: exit $?"
+[ -L out2/flat.nc ] || fail "the link was replaced"
+steps=$(ncdump -v step out/flat.nc 2>/dev/null | sed -n 's/^ *step = \(.*\) ;$/\1/p')
+[ "$steps" = "4" ] || fail "the history through the link has steps '$steps', expected 4 (from the restart step)"
+echo "ok: a continuation writes a history not made yet through its link"
