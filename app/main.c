@@ -580,8 +580,9 @@ int main(int argc, char **argv) {
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
-      else if (from >= 0 && !opt.dry_run && (sums[from].steps < 0 || !sums[from].restart_written))
+      else if (from >= 0 && !opt.dry_run && (sums[from].steps < 0 || !sums[from].restart_written)) {
         /* the file there is an earlier run's, maybe */
+        sums[f].not_run_for = from + 1;
         e = in_case(MM_ERROR(MM_ERR_RUN,
                              "not run: initial.restart = %s is the restart file of case %d (%s), "
                              "which %s: the file there may be of an earlier run",
@@ -590,7 +591,7 @@ int main(int argc, char **argv) {
                                                   : "wrote none (no multiple of "
                                                     "output.restart_interval among its steps)"),
                     f, n_files, files[f]);
-      else
+      } else
         e = in_case(mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f])),
                     f, n_files, files[f]);
       if (e != MM_OK) {
@@ -614,8 +615,13 @@ int main(int argc, char **argv) {
         const size_t shown_w = text_width(shown);
         const int pad = shown_w < 32 ? (int)(32 - shown_w) : 0;
         if (sums[f].steps < 0) {
-          char fate[48];
-          snprintf(fate, sizeof fate, "FAILED (exit %ld)", -sums[f].steps);
+          char fate[64];
+          const int up = sums[f].not_run_for; /* not run: the case it continues from */
+          if (up > 0)
+            snprintf(fate, sizeof fate, "NOT RUN (case %d %s)", up,
+                     sums[up - 1].steps < 0 ? "failed" : "wrote no restart file");
+          else
+            snprintf(fate, sizeof fate, "FAILED (exit %ld)", -sums[f].steps);
           const size_t width = 2 + (shown_w > 32 ? shown_w : 32) + 1 + strlen(fate);
           if (columns > 0 && width > (size_t)columns) /* the case, then its fate */
             printf("  %s\n      %s\n", shown, fate);

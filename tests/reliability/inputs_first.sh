@@ -61,6 +61,9 @@ MINIMODEL_FAULT_NAN_STEP=1 run good.ini next.ini; rc=$?
 [ $rc = 1 ] || fail "case 1 failed: exit $rc, expected 1"
 grep -q "case 2 of 2 (next.ini): not run: initial.restart = out/good.restart.nc is the restart file of case 1 (good.ini), which did not end well" \
   "$work/log" || fail "case 1 failed: case 2 not refused with its reason"
+# the summary says it was not run, and why (it said "FAILED (exit 1)")
+grep -qE "^  next.ini +NOT RUN \(case 1 failed\)$" "$work/log" ||
+  fail "case 1 failed: the summary does not say that case 2 was not run"
 cmp -s out2/next.nc next.before || fail "case 1 failed: case 2 wrote its history"
 echo "ok: a chain from a case that failed: the later case not run"
 # ... nor from a case that writes no restart file in the steps it runs:
