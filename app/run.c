@@ -614,6 +614,11 @@ static MM_NODISCARD mm_err run_model(mm_model *m, const mm_run_options *opt, mm_
                      MPI_Wtime() - t0);
   mm_err cerr = mm_history_close(hist);
   if (err == MM_OK) err = cerr;
+  /* a write of the stop's step that failed (a full disk): the failure's
+   * status, and that the case was stopping (it said the failure alone) */
+  if (err != MM_OK && stop)
+    err = mm_error_prefix(err, "while stopping by %s after step %ld: ", mm_signal_name(signo),
+                          stop_after);
   const double wall = MPI_Wtime() - t0;
   if (err == MM_OK && signo) err = signal_stop(cfg, signo, stop_after, last_record, last_restart);
 
