@@ -279,6 +279,14 @@ static void report_error(mm_err err, int rank, const mm_settings *env) {
   free(shown);
 }
 
+/* The earlier case whose restart file case f continues from (chain[f]),
+ * where that case failed or wrote none: the file there may be an earlier
+ * run's, and case f is not run. -1 where case f runs. */
+static int chain_broken(const int *chain, const mm_run_summary *sums, int f) {
+  const int from = chain[f];
+  return from >= 0 && (sums[from].steps < 0 || !sums[from].restart_written) ? from : -1;
+}
+
 /* err with its message prefixed by the case it belongs to, "case 2 of 3
  * (b.ini): ...", when there are several cases (every rank holds the message
  * after mm_agree) */
@@ -576,13 +584,11 @@ int main(int argc, char **argv) {
       mm_error_clear();
       int signo = 0;
       mm_err e = mm_agree_with_signal(MPI_COMM_WORLD, MM_OK, &signo);
-      const int from = chain[f];
+      const int from = opt.dry_run ? -1 : chain_broken(chain, sums, f);
       if (signo)
         e = MM_ERROR((mm_err)(MM_ERR_SIGNAL + signo), "stopped by %s before case %d (%s)",
                      mm_signal_name(signo), f + 1, files[f]);
-      else if (from >= 0 && !opt.dry_run && (sums[from].steps < 0 || !sums[from].restart_written)) {
-        /* the file there is an earlier run's, maybe */
-        sums[f].not_run_for = from + 1;
+      else if (from >= 0)
         e = in_case(MM_ERROR(MM_ERR_RUN,
                              "not run: initial.restart = %s is the restart file of case %d (%s), "
                              "which %s: the file there may be of an earlier run",
@@ -591,7 +597,7 @@ int main(int argc, char **argv) {
                                                   : "wrote none (no multiple of "
                                                     "output.restart_interval among its steps)"),
                     f, n_files, files[f]);
-      } else
+      else
         e = in_case(mm_agree(MPI_COMM_WORLD, mm_run_case(&cfgs[f], &opt, MPI_COMM_WORLD, &sums[f])),
                     f, n_files, files[f]);
       if (e != MM_OK) {
@@ -616,10 +622,10 @@ int main(int argc, char **argv) {
         const int pad = shown_w < 32 ? (int)(32 - shown_w) : 0;
         if (sums[f].steps < 0) {
           char fate[64];
-          const int up = sums[f].not_run_for; /* not run: the case it continues from */
-          if (up > 0)
-            snprintf(fate, sizeof fate, "NOT RUN (case %d %s)", up,
-                     sums[up - 1].steps < 0 ? "failed" : "wrote no restart file");
+          const int up = chain_broken(chain, sums, f); /* not run: the case it continues from */
+          if (up >= 0)
+            snprintf(fate, sizeof fate, "NOT RUN (case %d %s)", up + 1,
+                     sums[up].steps < 0 ? "failed" : "wrote no restart file");
           else
             snprintf(fate, sizeof fate, "FAILED (exit %ld)", -sums[f].steps);
           const size_t width = 2 + (shown_w > 32 ? shown_w : 32) + 1 + strlen(fate);

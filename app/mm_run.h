@@ -28,9 +28,6 @@ typedef struct {
   mm_diag last;
   char history[2 * MM_STR_MAX + 8]; /* <output.dir>/<run.name>.nc */
   int restart_written;              /* 1: the case wrote a restart file */
-  int not_run_for;                  /* main: 1 + the earlier case whose restart file it
-                                       would continue from and that failed or wrote none
-                                       (the case was not run); 0: it was run */
 } mm_run_summary;
 
 MM_NODISCARD mm_err mm_run_case(const mm_config *cfg, const mm_run_options *opt, MPI_Comm comm,
