@@ -218,6 +218,20 @@ static void mm_output_target(const char *dir, const mm_config *cfg, int which,
   mm_resolve(at, out);
 }
 
+/* The head of a message about the value of a case's `key` ("section.key"):
+ * where the value was set, "a.ini:4" or "--set" (after the case's file,
+ * "b.ini: --set", where several cases run), or the case's file for a value
+ * at its default. buf[MM_WHERE_MAX] holds the text where needed. */
+#define MM_WHERE_MAX (PATH_MAX + 16)
+static const char *value_where(const mm_config *cfg, const char *file, int n, const char *key,
+                               char *buf) {
+  const char *o = mm_config_origin(cfg, key);
+  if (!o[0]) return file;
+  if (n < 2 || strcmp(o, "--set") != 0) return o;
+  snprintf(buf, MM_WHERE_MAX, "%s: %s", file, o);
+  return buf;
+}
+
 /* Rank 0's part of mm_cases_check: the file names. later[2c] (initial.file)
  * and later[2c + 1] (initial.restart) are set to 1 + e for an input that an
  * earlier case e writes. */
@@ -233,7 +247,7 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
   mm_file_id *outs = calloc((size_t)n * MM_NOUTPUT, sizeof *outs);
   const char **targets = calloc((size_t)n * MM_NOUTPUT, sizeof *targets);
   mm_err err = dirs && dir_ids && outs && targets ? MM_OK : MM_ERROR(MM_ERR_RUN, "out of memory");
-  char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT];
+  char pa[MM_PATH_TEXT], pb[MM_PATH_TEXT], at[MM_WHERE_MAX];
   for (int c = 0; c < n && err == MM_OK; c++) {
     mm_resolve(cfgs[c].output_dir, dirs[c]);
     dir_ids[c] = mm_file_id_of(dirs[c]);
@@ -268,8 +282,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                      "%s: output.dir = %s: the absolute paths of the case's files would be up to "
                      "%zu bytes long (%s/%s...), more than the %d this system's libraries take: "
                      "give a shorter output.dir or run.name, or run from a folder nearer the root",
-                     files[c], cfgs[c].output_dir, len, dirs[c], cfgs[c].run_name,
-                     MM_OUTPUT_PATH_MAX);
+                     value_where(&cfgs[c], files[c], n, "output.dir", at), cfgs[c].output_dir, len,
+                     dirs[c], cfgs[c].run_name, MM_OUTPUT_PATH_MAX);
   }
 
   /* a directory where a case writes a file: found now, not when the file is
@@ -345,11 +359,12 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
         const size_t len = strlen(file);
         if (strncmp(dirs[c], file, len) != 0 || (dirs[c][len] != '\0' && dirs[c][len] != '/'))
           continue;
-        err = MM_ERROR(MM_ERR_INPUT,
-                       "%s: output.dir = %s is %scase %d's (%s) %s (%s): give one of the cases "
-                       "another run.name or output.dir",
-                       files[c], cfgs[c].output_dir, dirs[c][len] ? "under " : "", e + 1, files[e],
-                       mm_output_files[i].what, file);
+        err =
+            MM_ERROR(MM_ERR_INPUT,
+                     "%s: output.dir = %s is %scase %d's (%s) %s (%s): give one of the cases "
+                     "another run.name or output.dir",
+                     value_where(&cfgs[c], files[c], n, "output.dir", at), cfgs[c].output_dir,
+                     dirs[c][len] ? "under " : "", e + 1, files[e], mm_output_files[i].what, file);
       }
 
   /* an input that is one of the case's own outputs, or another case's */
@@ -369,7 +384,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
           err = MM_ERROR(MM_ERR_INPUT,
                          "%s: %s = %s is this case's own %s (%s), which the run replaces: copy "
                          "it elsewhere first, or give the case another run.name or output.dir",
-                         files[c], keys[k], inputs[k], mm_output_files[i].what, out);
+                         value_where(&cfgs[c], files[c], n, keys[k], at), keys[k], inputs[k],
+                         mm_output_files[i].what, out);
       }
       /* another case's output: an earlier case's restart file as
        * initial.restart is a chain (checked when its case reads it), and so
@@ -390,8 +406,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                              "%s: %s = %s is case %d's (%s) restart file, but that case writes "
                              "none (output.restart_interval = %ld, run.steps = %ld): the file "
                              "there would be an earlier run's",
-                             files[c], keys[k], inputs[k], e + 1, files[e],
-                             cfgs[e].restart_interval, cfgs[e].run_steps);
+                             value_where(&cfgs[c], files[c], n, keys[k], at), keys[k], inputs[k],
+                             e + 1, files[e], cfgs[e].restart_interval, cfgs[e].run_steps);
             later[2 * c + k] = 1 + e;
             continue;
           }
@@ -406,8 +422,9 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
                          "%s: %s = %s is case %d's (%s) %s (%s), which that case replaces %s: copy "
                          "it elsewhere first, or give one of the cases another run.name or "
                          "output.dir%s",
-                         files[c], keys[k], inputs[k], e + 1, files[e], mm_output_files[i].what,
-                         out, e < c ? "before this case reads it" : "after this case has read it",
+                         value_where(&cfgs[c], files[c], n, keys[k], at), keys[k], inputs[k], e + 1,
+                         files[e], mm_output_files[i].what, out,
+                         e < c ? "before this case reads it" : "after this case has read it",
                          e < c ? "; a case may continue from an earlier case's restart file "
                                  "(initial.restart)"
                                : "");
@@ -447,7 +464,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
     char why[PATH_MAX + 64];
     const char *bad = mm_output_dir_problem(cfgs[c].output_dir, why, sizeof why);
     if (bad) {
-      err = MM_ERROR(MM_ERR_INPUT, "%s: output.dir = %s: %s", files[c], cfgs[c].output_dir, bad);
+      err = MM_ERROR(MM_ERR_INPUT, "%s: output.dir = %s: %s",
+                     value_where(&cfgs[c], files[c], n, "output.dir", at), cfgs[c].output_dir, bad);
       break;
     }
     struct stat st;
@@ -463,7 +481,8 @@ static MM_NODISCARD mm_err mm_outputs_rank0(const mm_config *cfgs, const char *c
       err = MM_ERROR(MM_ERR_INPUT,
                      "%s: output.dir = %s: its folder %s does not exist (minimodel creates "
                      "output.dir, not its parents): create it first, or give another output.dir",
-                     files[c], cfgs[c].output_dir, parent);
+                     value_where(&cfgs[c], files[c], n, "output.dir", at), cfgs[c].output_dir,
+                     parent);
   }
 #undef MM_OUT
   for (int o = 0; outs && targets && o < n * MM_NOUTPUT; o++) {
@@ -523,6 +542,7 @@ static MM_NODISCARD mm_err mm_cases_same(const mm_config *cfgs, const char *cons
 static MM_NODISCARD mm_err mm_cases_paths_same(const mm_config *cfgs, const char *const *files,
                                                int n, MPI_Comm comm) {
   mm_err err = MM_OK;
+  char at[MM_WHERE_MAX];
   for (int c = 0; c < n && err == MM_OK; c++) {
     const char *const keys[3] = {"output.dir", "initial.file", "initial.restart"};
     const char *const paths[3] = {cfgs[c].output_dir, cfgs[c].initial_file,
@@ -537,7 +557,8 @@ static MM_NODISCARD mm_err mm_cases_paths_same(const mm_config *cfgs, const char
         err = MM_ERROR(MM_ERR_INPUT,
                        "%s: %s = %s is %s here and %s on rank 0: the ranks run in other "
                        "working directories; give an absolute path",
-                       files[c], keys[k], paths[k], mine, first);
+                       value_where(&cfgs[c], files[c], n, keys[k], at), keys[k], paths[k], mine,
+                       first);
       free(first);
       err = mm_agree(comm, err);
     }
@@ -627,6 +648,7 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
   /* a chain whose earlier case writes no restart file in the steps it runs
    * (a continuation itself, from a step past the last multiple of its
    * restart_interval): refused before the first case runs, not after */
+  char at[MM_WHERE_MAX];
   for (int c = 0; c < n && err == MM_OK; c++) {
     const int e = chain[c];
     if (e < 0) continue;
@@ -637,13 +659,15 @@ mm_err mm_cases_check(const mm_config *cfgs, const char *const *files, int n, MP
                      "writes none: it runs steps %ld to %ld, and no multiple of "
                      "output.restart_interval = %ld is among them; the file there would be an "
                      "earlier run's",
-                     files[c], cfgs[c].initial_restart, e + 1, files[e], start[e] + 1,
-                     cfgs[e].run_steps, every);
+                     value_where(&cfgs[c], files[c], n, "initial.restart", at),
+                     cfgs[c].initial_restart, e + 1, files[e], start[e] + 1, cfgs[e].run_steps,
+                     every);
     else if (last > cfgs[c].run_steps)
       err = MM_ERROR(MM_ERR_INPUT,
                      "%s: initial.restart = %s is case %d's (%s) restart file, of step %ld, "
                      "beyond this case's run.steps = %ld",
-                     files[c], cfgs[c].initial_restart, e + 1, files[e], last, cfgs[c].run_steps);
+                     value_where(&cfgs[c], files[c], n, "initial.restart", at),
+                     cfgs[c].initial_restart, e + 1, files[e], last, cfgs[c].run_steps);
     else
       start[c] = last;
   }

@@ -664,15 +664,21 @@ static const char *origin_of(const mm_config *cfg, const char *section, const ch
   return o[0] ? o : fallback;
 }
 
+const char *mm_config_origin(const mm_config *cfg, const char *key) {
+  const char *dot = strchr(key, '.');
+  if (!dot || dot - key >= 32) return "";
+  char section[32];
+  snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+  const mm_key *k = find_key(section, dot + 1);
+  return k ? cfg->origin[k - mm_keys] : "";
+}
+
 const char *mm_config_given_with(const mm_config *cfg, const char *const *keys, char *out,
                                  size_t size) {
   size_t len = 0;
   out[0] = '\0';
   for (; *keys; keys++) {
-    const char *dot = strchr(*keys, '.');
-    char section[32];
-    snprintf(section, sizeof section, "%.*s", (int)(dot - *keys), *keys);
-    const char *o = origin_of(cfg, section, dot + 1, "");
+    const char *o = mm_config_origin(cfg, *keys);
     if (!o[0] || len >= size) continue;
     len += (size_t)snprintf(out + len, size - len, "%s%s (%s)",
                             len ? ", " : "; set with it: ", *keys, o);

@@ -128,6 +128,10 @@ int mm_dir_file(char *out, size_t size, const char *dir, const char *name, const
  * "file:line: " or "--set: ", when it was set; any other err as it is. */
 MM_NODISCARD mm_err mm_config_name_origin(const mm_config *cfg, mm_err err);
 
+/* Where `key` ("section.key", one of the table's) was set: "file:line" or
+ * "--set"; "" for a key at its default or not in the table. */
+const char *mm_config_origin(const mm_config *cfg, const char *key);
+
 /* "; set with it: run.dt (--set), grid.nz (flat.ini:4)" for the keys of
  * `keys` ("section.key", NULL-ended, each one of the table's) that the
  * configuration or --set gave (defaults are left out), into out[size];

@@ -77,7 +77,7 @@ STEPS=8 case_ini last.ini last out3 '[initial]' 'restart = out2/mid.restart.nc'
 mkdir -p out2 && cp in/input.restart.nc out2/mid.restart.nc
 run good.ini mid.ini last.ini; rc=$?
 [ $rc = 2 ] || fail "a chain from a case that writes no restart in its steps: exit $rc, expected 2"
-grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 2's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5, and no multiple of output.restart_interval = 2 is among them" \
+grep -q "error: last.ini:12: initial.restart = out2/mid.restart.nc is case 2's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5, and no multiple of output.restart_interval = 2 is among them" \
   "$work/log" || fail "a chain from a case that writes no restart in its steps: no message"
 [ ! -e out ] && [ "$(ls out2)" = mid.restart.nc ] && [ ! -e out3 ] ||
   fail "a chain from a case that writes no restart in its steps: a case ran"
@@ -88,7 +88,7 @@ rm -rf out2 out3
 STEPS=5 case_ini mid.ini mid out2 '[initial]' 'restart = in/input.restart.nc'
 run mid.ini last.ini; rc=$?
 [ $rc = 2 ] && [ ! -e out2 ] && [ ! -e out3 ] || fail "a chain from a continuation: exit $rc"
-grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5" \
+grep -q "error: last.ini:12: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, but that case writes none: it runs steps 5 to 5" \
   "$work/log" || fail "a chain from a continuation: no message"
 echo "ok: a chain from a continuation that writes no restart file: refused before any case"
 # ... and where the restart it writes is beyond the later case's run.steps
@@ -96,14 +96,14 @@ STEPS=8 case_ini mid.ini mid out2 '[initial]' 'restart = in/input.restart.nc'
 STEPS=7 case_ini last.ini last out3 '[initial]' 'restart = out2/mid.restart.nc'
 run mid.ini last.ini; rc=$?
 [ $rc = 2 ] && [ ! -e out2 ] && [ ! -e out3 ] || fail "a chain beyond run.steps: exit $rc"
-grep -q "error: last.ini: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, of step 8, beyond this case's run.steps = 7" \
+grep -q "error: last.ini:12: initial.restart = out2/mid.restart.nc is case 1's (mid.ini) restart file, of step 8, beyond this case's run.steps = 7" \
   "$work/log" || fail "a chain beyond run.steps: no message"
 echo "ok: a chain to a case whose run.steps ends before the restart: refused before any case"
 # ... nor from a case that writes no restart file: refused before any case
 rm -rf out out2
 run --set output.restart_interval=0 good.ini next.ini; rc=$?
 [ $rc = 2 ] && [ ! -e out ] && [ ! -e out2 ] || fail "a chain from a case without restarts: exit $rc"
-grep -q "error: next.ini: initial.restart = out/good.restart.nc is case 1's (good.ini) restart file, but that case writes none" \
+grep -q "error: next.ini:12: initial.restart = out/good.restart.nc is case 1's (good.ini) restart file, but that case writes none" \
   "$work/log" || fail "a chain from a case without restarts: no message"
 echo "ok: a chain from a case that writes no restart file: refused"
 echo "ok"

@@ -97,9 +97,9 @@ duplicate)
   # a case's output.dir that is another case's file, or under it (it failed
   # with exit 1 after the other case had run)
   case_ini k.ini k out/other.nc
-  expect 2 "k.ini: output.dir = out/other.nc is case 1's \(d.ini\) history file \($work/out/other.nc\)" d.ini k.ini
+  expect 2 "k.ini:9: output.dir = out/other.nc is case 1's \(d.ini\) history file \($work/out/other.nc\)" d.ini k.ini
   case_ini l.ini l out/other.timing.json/sub
-  expect 2 "l.ini: output.dir = out/other.timing.json/sub is under case 1's \(d.ini\) timing file" d.ini l.ini
+  expect 2 "l.ini:9: output.dir = out/other.timing.json/sub is under case 1's \(d.ini\) timing file" d.ini l.ini
   [ "$(sums)" = "$before" ] || fail "k.ini, l.ini: the refused runs changed the files in out/"
   # a link at the name of a file renamed into place is no clash: the rename
   # replaces the link
@@ -135,15 +135,15 @@ own_input)
   ln -s out/flat.nc history_link.nc
   cp out/flat.restart.nc out/flat.crash.nc # a crash file, as after a blow-up
   before=$(sums)
-  expect 2 "a.ini: initial.file = out/flat.restart.nc is this case's own restart file \($work/out/flat.restart.nc\), which the run replaces" \
+  expect 2 "--set: initial.file = out/flat.restart.nc is this case's own restart file \($work/out/flat.restart.nc\), which the run replaces" \
     --set initial.file=out/flat.restart.nc a.ini
-  expect 2 "a.ini: initial.file = ./out/../out/flat.nc is this case's own history file" \
+  expect 2 "--set: initial.file = ./out/../out/flat.nc is this case's own history file" \
     --set initial.file=./out/../out/flat.nc a.ini
-  expect 2 "a.ini: initial.file = out/flat.crash.nc is this case's own crash file" \
+  expect 2 "--set: initial.file = out/flat.crash.nc is this case's own crash file" \
     --set initial.file=out/flat.crash.nc a.ini
-  expect 2 "a.ini: initial.restart = history_link.nc is this case's own history file \($work/out/flat.nc\)" \
+  expect 2 "--set: initial.restart = history_link.nc is this case's own history file \($work/out/flat.nc\)" \
     --set initial.restart=history_link.nc a.ini
-  expect 2 "a.ini: initial.restart = out/flat.crash.nc is this case's own crash file" \
+  expect 2 "--set: initial.restart = out/flat.crash.nc is this case's own crash file" \
     --set initial.restart=out/flat.crash.nc a.ini
   [ "$(sums)" = "$before" ] || fail "a refused run changed the files in out/"
   # the case's own resolved configuration as its configuration file: run
@@ -180,11 +180,11 @@ own_input)
   run cross/b.ini || fail "cross: case b alone"
   rm cross/D/b.lock 2>/dev/null
   before=$(cd cross/D && md5sum -- *)
-  expect 2 "cross/a_file.ini: initial.file = cross/D/b.nc is case 2's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces after this case has read it" \
+  expect 2 "cross/a_file.ini:12: initial.file = cross/D/b.nc is case 2's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces after this case has read it" \
     cross/a_file.ini cross/b.ini
-  expect 2 "cross/a_restart.ini: initial.restart = cross/D/b.restart.nc is case 2's \(cross/b.ini\) restart file \($work/cross/D/b.restart.nc\), which that case replaces after this case has read it" \
+  expect 2 "cross/a_restart.ini:12: initial.restart = cross/D/b.restart.nc is case 2's \(cross/b.ini\) restart file \($work/cross/D/b.restart.nc\), which that case replaces after this case has read it" \
     cross/a_restart.ini cross/b.ini
-  expect 2 "cross/a_file.ini: initial.file = cross/D/b.nc is case 1's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces before this case reads it" \
+  expect 2 "cross/a_file.ini:12: initial.file = cross/D/b.nc is case 1's \(cross/b.ini\) history file \($work/cross/D/b.nc\), which that case replaces before this case reads it" \
     cross/b.ini cross/a_file.ini
   [ "$(cd cross/D && md5sum -- *)" = "$before" ] || fail "a refused run changed the files in cross/D/"
   expect 0 "" cross/b.ini cross/a_restart.ini
@@ -206,17 +206,25 @@ output_dir)
   ln -s loop1 loop2
   ln -s loop2 loop1
   case_ini b.ini other afile
-  expect 2 "b.ini: output.dir = afile: exists and is not a directory" a.ini b.ini
+  # named where the value was set: the line of its file, --set (after the
+  # case's file where several cases run), the case's file for a default
+  expect 2 "^minimodel: error: b.ini:9: output.dir = afile: exists and is not a directory$" a.ini b.ini
+  expect 2 "^minimodel: error: a.ini: --set: output.dir = afile: exists and is not a directory$" \
+    --set output.dir=afile a.ini b.ini
+  expect 2 "^minimodel: error: --set: output.dir = afile: exists and is not a directory$" \
+    --set output.dir=afile a.ini
+  grep -v '^dir = ' a.ini >default.ini && mkdir output_is_file && touch output_is_file/output
+  (cd output_is_file && expect 2 "^minimodel: error: \.\./default.ini: output.dir = output: exists and is not a directory$" ../default.ini)
   [ ! -e out ] || fail "case 1 ran before case 2's output.dir was refused"
-  expect 2 "a.ini: output.dir = dangling: is a symbolic link to '$work/nothing/here', which does not exist" \
+  expect 2 "--set: output.dir = dangling: is a symbolic link to '$work/nothing/here', which does not exist" \
     --set output.dir=dangling a.ini
-  expect 2 "a.ini: output.dir = loop1: too many levels of symbolic links" --set output.dir=loop1 a.ini
-  expect 2 "a.ini: output.dir = afile/x: a part of the path before its last name is not a directory" \
+  expect 2 "--set: output.dir = loop1: too many levels of symbolic links" --set output.dir=loop1 a.ini
+  expect 2 "--set: output.dir = afile/x: a part of the path before its last name is not a directory" \
     --set output.dir=afile/x a.ini
   [ ! -e out ] && [ ! -e "$work/nothing" ] || fail "something was written"
   # a missing parent: before any case runs (exit 2; it was exit 1 when the
   # case ran), not its parents created
-  expect 2 "a.ini: output.dir = no/x: its folder no does not exist \(minimodel creates output.dir, not its parents\)" \
+  expect 2 "--set: output.dir = no/x: its folder no does not exist \(minimodel creates output.dir, not its parents\)" \
     --set output.dir=no/x a.ini
   [ ! -e no ] || fail "the missing parent was made"
   # a parent that exists, where no folder can be made (/proc, /sys, even by
@@ -224,9 +232,9 @@ output_dir)
   # file system's reason (it was exit 1 when the case ran, after the cases
   # before it)
   case_ini p.ini inproc /proc/minimodel_x
-  expect 2 "p.ini: output.dir = /proc/minimodel_x: cannot be created in '/proc': [A-Za-z ]+$" a.ini p.ini
+  expect 2 "p.ini:9: output.dir = /proc/minimodel_x: cannot be created in '/proc': [A-Za-z ]+$" a.ini p.ini
   [ ! -e out ] || fail "case 1 ran before case 2's output.dir in /proc was refused"
-  expect 2 "a.ini: output.dir = /sys/minimodel_x: cannot be created in '/sys': [A-Za-z ]+$" \
+  expect 2 "--set: output.dir = /sys/minimodel_x: cannot be created in '/sys': [A-Za-z ]+$" \
     --set output.dir=/sys/minimodel_x a.ini
   # the folder made to find that out is gone; where one can be made, too
   expect 0 "" --set output.dir=made a.ini
@@ -254,8 +262,8 @@ output_dir)
   while [ ${#deep} -lt 3900 ]; do deep="$deep/$(printf 'd%.0s' {1..200})"; done
   mkdir -p "$deep" && ln -s "$deep" short
   long="the absolute paths of the case's files would be up to [0-9]+ bytes long \($deep/out/flat\.\.\.\), more than the [0-9]+ this system's libraries take"
-  expect 2 "a.ini: output.dir = short/out: $long" --set output.dir=short/out a.ini
-  (cd "$deep" && expect 2 "a.ini: output.dir = out: $long" "$work/a.ini")
+  expect 2 "--set: output.dir = short/out: $long" --set output.dir=short/out a.ini
+  (cd "$deep" && expect 2 "a.ini:9: output.dir = out: $long" "$work/a.ini")
   [ ! -e "$deep/out" ] || fail "a deep output.dir: something was written"
   ;;
 lock)

@@ -70,7 +70,7 @@ echo "ok: the same file in two directories runs"
 sed "s|^dir = .*|dir = out|" A/c.ini >B/c.ini
 cp B/c.ini A/c.ini
 mkdir -p A/out B/out
-expect "minimodel: error: rank 1: c.ini: output.dir = out is $work/B/out here and $work/A/out on rank 0: the ranks run in other working directories; give an absolute path" \
+expect "minimodel: error: rank 1: c.ini:[0-9]+: output.dir = out is $work/B/out here and $work/A/out on rank 0: the ranks run in other working directories; give an absolute path" \
   -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini
 [ -z "$(find A/out B/out -mindepth 1)" ] || fail "a relative output.dir: something was written"
 "${mpi[@]}" -np 1 "$mm" --quiet --set output.dir="$work/r" --set output.restart_interval=4 \
@@ -79,7 +79,7 @@ cp r/c.restart.nc A/r.nc && cp r/c.restart.nc B/r.nc || fail "no restart file"
 sed -i "s|^dir = .*|dir = $work/rel|" A/c.ini
 printf '[initial]\nrestart = r.nc\n' >>A/c.ini
 cp A/c.ini B/c.ini
-expect "rank 1: c.ini: initial.restart = r.nc is $work/B/r.nc here and $work/A/r.nc on rank 0" \
+expect "rank 1: c.ini:[0-9]+: initial.restart = r.nc is $work/B/r.nc here and $work/A/r.nc on rank 0" \
   -np 1 -wdir "$work/A" "$mm" --quiet c.ini : -np 1 -wdir "$work/B" "$mm" --quiet c.ini
 [ ! -e rel ] || fail "a relative initial.restart: something was written"
 echo "ok: a relative output.dir or initial.restart in ranks' own directories refused"

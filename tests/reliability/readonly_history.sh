@@ -47,7 +47,7 @@ printf '[run]\nname = second\nsteps = 2\n[output]\ndir = %s\n' "$work/locked/sub
 as_nobody "$mm" --quiet first.ini second.ini >log 2>&1
 rc=$?
 [ $rc = 2 ] || fail "output.dir in a folder not writable: exit $rc, expected 2"
-grep -q "^minimodel: error: second.ini: output.dir = $work/locked/sub: cannot be created in '$work/locked': Permission denied$" log ||
+grep -q "^minimodel: error: second.ini:5: output.dir = $work/locked/sub: cannot be created in '$work/locked': Permission denied$" log ||
   fail "output.dir in a folder not writable: not the message"
 [ ! -e out/first.nc ] && [ ! -e locked/sub ] || fail "output.dir in a folder not writable: a case ran"
 echo "ok: $(grep -o 'error: .*' log)"
