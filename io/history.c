@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "nc_dims.h"
 #include "nc_util.h"
 
 /* Target size of a temp/salt chunk (bytes): one record, split in y (and in x
@@ -509,9 +510,8 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
     size_t len[4] = {0, 0, 0, 0};
     nc_inq_varid(nc, name, &var);
     MM_REQUIRE(
-        nc_inq_var(nc, var, NULL, NULL, &nd, dims, NULL) == NC_NOERR && nd == 4 && dims[0] == unlim,
-        MM_ERR_INPUT, "%s: not a minimodel history: %s is not on (time, z, y, x)" MM_HISTORY_LEFT,
-        p, name);
+        mm_nc_var_dims(nc, var, &nd, dims) == NC_NOERR && nd == 4 && dims[0] == unlim, MM_ERR_INPUT,
+        "%s: not a minimodel history: %s is not on (time, z, y, x)" MM_HISTORY_LEFT, p, name);
     for (int d = 1; d < 4; d++)
       nc_inq_dimlen(nc, dims[d], &len[d]);
     MM_REQUIRE(len[1] == (size_t)want[0] && len[2] == (size_t)want[1] && len[3] == (size_t)want[2],
@@ -554,8 +554,9 @@ static MM_NODISCARD mm_err mm_history_check_open(int nc, const char *p, const mm
   nc_type type;
   size_t n = 0;
   nc_inq_varid(nc, "step", &var);
-  MM_REQUIRE(nc_inq_var(nc, var, NULL, &type, &nd, dims, NULL) == NC_NOERR && nd == 1 &&
-                 dims[0] == unlim && type == NC_INT,
+  MM_REQUIRE(nc_inq_vartype(nc, var, &type) == NC_NOERR &&
+                 mm_nc_var_dims(nc, var, &nd, dims) == NC_NOERR && nd == 1 && dims[0] == unlim &&
+                 type == NC_INT,
              MM_ERR_INPUT,
              "%s: not a minimodel history: step is not an int on (time)" MM_HISTORY_LEFT, p);
   nc_inq_dimlen(nc, unlim, &n);
@@ -719,7 +720,8 @@ static MM_NODISCARD mm_err mm_history_drop(const char *p, long long keep, long s
   if (s == NC_NOERR && !(names = calloc((size_t)nvars + 1, sizeof *names))) s = NC_ENOMEM;
   for (int v = 0; s == NC_NOERR && v < nvars; v++) {
     int nd = 0, dims[NC_MAX_VAR_DIMS];
-    s = nc_inq_var(nc, v, names[n], NULL, &nd, dims, NULL);
+    s = nc_inq_varname(nc, v, names[n]);
+    if (s == NC_NOERR) s = mm_nc_var_dims(nc, v, &nd, dims);
     if (s == NC_NOERR && nd >= 1 && dims[0] == unlim) n++;
   }
   if (nc >= 0) nc_close(nc);

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "layout.h"
+#include "nc_dims.h"
 #include "nc_util.h"
 
 /* "(name = len, ...)" of the dimensions of a variable, for messages. */
@@ -229,7 +230,11 @@ static MM_NODISCARD mm_err mm_initial_field(int nc, const char *p, const mm_grid
 
   int nd = 0, dims[NC_MAX_VAR_DIMS];
   nc_type type;
-  s = nc_inq_var(nc, var, NULL, &type, &nd, dims, NULL);
+  s = nc_inq_vartype(nc, var, &type);
+  if (s == NC_NOERR) s = mm_nc_var_dims(nc, var, &nd, dims);
+  MM_REQUIRE(s != NC_EMAXDIMS, MM_ERR_INPUT,
+             "%s: %s has %d dimensions, more than netCDF's limit of %d; expected (z, y, x)", p,
+             name, nd, NC_MAX_VAR_DIMS);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
   MM_REQUIRE(type != NC_CHAR && type != NC_STRING && type <= NC_UINT64, MM_ERR_INPUT,
              "%s: variable '%s' is not numeric", p, name);

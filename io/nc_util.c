@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "nc_dims.h"
+
 mm_err mm_nc_fail(mm_err code, const char *src_file, int src_line, const char *path,
                   const char *what, int status) {
   return mm_error_set(code, src_file, src_line, "%s: %s: %s", path, what, nc_strerror(status));
@@ -106,7 +108,7 @@ mm_err mm_io_create_fail(mm_err code, const char *src_file, int src_line, const 
 mm_err mm_io_check_dim_names(int nc, const char *path, int var, const char *name, int nd,
                              const char *const *want) {
   int dims[NC_MAX_VAR_DIMS], n = 0;
-  int s = nc_inq_var(nc, var, NULL, NULL, &n, dims, NULL);
+  int s = mm_nc_var_dims(nc, var, &n, dims);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, path, name, s);
   if (n != nd) return MM_OK; /* the check of the shape says what is wrong */
   char found[3 * (NC_MAX_NAME + 2) + 8] = "(", expected[64] = "(";

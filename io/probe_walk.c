@@ -4,6 +4,7 @@
 
 #include <netcdf.h>
 
+#include "nc_dims.h"
 #include "probe_walk.h"
 
 /* Bytes of one value of an atomic netCDF type; 0 for user-defined types. */
@@ -63,14 +64,15 @@ int mm_io_probe_walk(const char *path) {
     char name[NC_MAX_NAME + 1];
     nc_type type;
     int nd = 0, natts = 0, dims[NC_MAX_VAR_DIMS];
-    if (nc_inq_var(nc, v, name, &type, &nd, dims, &natts) != NC_NOERR) {
+    if (nc_inq_var(nc, v, name, &type, NULL, NULL, &natts) != NC_NOERR) {
       bad = 1;
       continue;
     }
+    if (mm_nc_var_dims(nc, v, &nd, dims) != NC_NOERR) bad = 1, nd = 0;
     /* the reader's own lookups: by name, and the names of its dimensions */
     int id = -1;
     bad |= nc_inq_varid(nc, name, &id) != NC_NOERR;
-    for (int d = 0; d < nd && d < NC_MAX_VAR_DIMS; d++) {
+    for (int d = 0; d < nd; d++) {
       char dim[NC_MAX_NAME + 1];
       size_t len;
       bad |= nc_inq_dim(nc, dims[d], dim, &len) != NC_NOERR;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "nc_dims.h"
 #include "nc_util.h"
 
 /* Variable ids of a state file. */
@@ -394,7 +395,11 @@ static MM_NODISCARD mm_err mm_check_shape(int nc, const char *p, int var, const 
   const char *const *names = grid_names + (3 - ndims); /* (nz, ny, nx) or (ny, nx) */
   int nd = 0, dims[NC_MAX_VAR_DIMS];
   nc_type t;
-  int s = nc_inq_var(nc, var, NULL, &t, &nd, dims, NULL);
+  int s = nc_inq_vartype(nc, var, &t);
+  if (s == NC_NOERR) s = mm_nc_var_dims(nc, var, &nd, dims);
+  MM_REQUIRE(s != NC_EMAXDIMS, MM_ERR_INPUT,
+             "%s: %s has %d dimensions, more than netCDF's limit of %d; expected %d", p, name, nd,
+             NC_MAX_VAR_DIMS, ndims);
   if (s != NC_NOERR) return mm_nc_fail(MM_ERR_INPUT, __FILE__, __LINE__, p, name, s);
   MM_REQUIRE(nd == ndims, MM_ERR_INPUT, "%s: %s has %d dimensions, expected %d", p, name, nd,
              ndims);

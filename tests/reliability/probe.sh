@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# probe.sh MINIMODEL MINIMODEL_PROBE SOURCE_DIR WORK
+# probe.sh MINIMODEL MINIMODEL_PROBE SOURCE_DIR WORK PYTHON
 # The test read of an input file's metadata (io/probe.c) runs in the helper
 # program minimodel-probe, started afresh (posix_spawn), not in a forked copy
 # of a run whose other threads may hold locks; without a helper that starts,
 # a forked copy does it, and a damaged file is refused either way.
 #   - minimodel-probe alone: exit 0 on a good file, 3 on a file netCDF
 #     refuses, 4 for bad arguments, a crash on a file that crashes libhdf5;
+#   - a classic file with a variable of more dimensions than netCDF's
+#     NC_MAX_VAR_DIMS (1024), which the library reads: refused by the
+#     helper (exit 3; it overwrote its own stack, exit 139), and by the run
+#     with what is wrong (exit 2);
 #   - a run starts the helper with (file, its pid, the time limit);
 #   - a helper that is missing, or that cannot start (exit 127, as when its
 #     loader fails), leaves the fork: the crashing file is still refused
@@ -14,7 +18,7 @@
 #     someone sent (SIGINT) does not, one ended by its own limit (SIGALRM)
 #     gives the time limit's message.
 set -u
-mm="$1"; helper="$2"; src="$3"; work="$4"
+mm="$1"; helper="$2"; src="$3"; work="$4"; py="$5"
 fail() { echo "FAIL: $*"; cat "$work/log" 2>/dev/null; exit 1; }
 run() { timeout -k 5 120 mpirun --oversubscribe -np 2 "$mm" --quiet "$@" >"$work/log" 2>&1; }
 rm -rf "$work"; mkdir -p "$work"
@@ -46,6 +50,31 @@ case $rc in
   0 | 3 | 4 | 124 | 137) fail "minimodel-probe on a file that crashes libhdf5: exit $rc, expected a crash" ;;
 esac
 echo "ok: minimodel-probe alone (0 good, 3 refused, 4 usage, exit $rc on a crash)"
+
+# a variable of 1100 dimensions (each the one dimension x, of length 1), in
+# the classic format (CDF-1), written byte by byte
+"$py" - many_dims.nc <<'EOF'
+import struct, sys
+def name(s):
+    b = s.encode()
+    return struct.pack(">i", len(b)) + b + b"\0" * (-len(b) % 4)
+nd = 1100
+head = b"CDF\x01" + struct.pack(">i", 0)
+head += struct.pack(">ii", 0x0A, 1) + name("x") + struct.pack(">i", 1)  # dimensions
+head += struct.pack(">ii", 0, 0)  # no global attributes
+var = name("temp") + struct.pack(">i", nd) + struct.pack(">%di" % nd, *[0] * nd)
+var += struct.pack(">ii", 0, 0) + struct.pack(">ii", 1, 4)  # no attributes; byte, 4 bytes
+head += struct.pack(">ii", 0x0B, 1)
+var += struct.pack(">i", len(head) + len(var) + 4)  # where its data begins
+open(sys.argv[1], "wb").write(head + var + b"\0" * 8)
+EOF
+"$helper" many_dims.nc; rc=$?
+[ $rc = 3 ] || fail "minimodel-probe on a variable of 1100 dimensions: exit $rc, expected 3"
+run --set initial.file="$work/many_dims.nc" --set output.dir=out_dims "$flat"; rc=$?
+[ $rc = 2 ] || fail "initial.file with a variable of 1100 dimensions: exit $rc, expected 2"
+grep -q "many_dims.nc: temp has 1100 dimensions, more than netCDF's limit of 1024; expected (z, y, x)" log ||
+  fail "initial.file with a variable of 1100 dimensions: not the message"
+echo "ok: a variable of more dimensions than NC_MAX_VAR_DIMS refused (the helper: exit 3)"
 
 # a run starts the helper: a stand-in records its arguments, then reads
 cat >recorder.sh <<EOF
