@@ -20,6 +20,13 @@ def main():
             os.remove(os.path.join(out, name))
         except FileNotFoundError:
             pass
+    # a copy of the model from before scripts/scaling marked its copies
+    # (.minimodel.id) is refused as a file of the user's once rebuilt
+    if not os.path.exists(os.path.join(out, ".minimodel.id")):
+        try:
+            os.remove(os.path.join(out, "minimodel"))
+        except FileNotFoundError:
+            pass
     r = subprocess.run([sys.executable, script, "--config", config, "--max-cores", "2",
                         "--steps", "3", "--out", out, "--model", model],
                        capture_output=True, text=True)

@@ -454,6 +454,67 @@ def test_scaling_unknown_tdma():
                 assert f.read() == f"the sweep before: {name}\n", f"{name} changed"
 
 
+def test_scaling_steps_refused():
+    """--steps the model refuses (run.steps in [0, 1000000000]): one line
+    naming it, exit 2, before any run; the sweep before left as it was
+    (every run failed, a matplotlib warning, exit 1, and scaling.json and
+    scaling.png were replaced by a table of failures)."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
+        out = os.path.join(tmp, "o")
+        os.mkdir(out)
+        before = {name: write(os.path.join(out, name), f"the sweep before: {name}\n")
+                  for name in ("scaling.json", "scaling.png", "strong_1x1.timing.json")}
+        one_line("--steps 2000000000", py(SCALING, "--config", cfg, "--kinds", "strong",
+                                          "--max-cores", "1", "--steps", "2000000000", "--out",
+                                          out, "--model", MODEL), 2, "run.steps = 2000000000")
+        assert sorted(os.listdir(out)) == sorted(before), os.listdir(out)
+        for name, path in before.items():
+            with open(path) as f:
+                assert f.read() == f"the sweep before: {name}\n", f"{name} changed"
+
+
+def test_scaling_one_at_a_time():
+    """A second sweep into an --out while one runs there (here: its lock
+    held) is refused with one line and exit 2 before it copies or runs
+    anything (one failed "in use by another run" or "Text file busy", and
+    the last to end wrote its failures over the other's scaling.json)."""
+    import fcntl
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "o")
+        os.mkdir(out)
+        with open(os.path.join(out, ".lock"), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            one_line("a second sweep", run(scaling_tiny(tmp, out), timeout=60), 2,
+                     "another scripts/scaling is running in it")
+            assert os.listdir(out) == [".lock"], f"it wrote: {os.listdir(out)}"
+
+
+def test_scaling_out_refused():
+    """--out "" (it wrote into the current folder) and an --out holding a
+    file minimodel that is not the copy of the model a sweep made (a user's
+    own, overwritten) are refused, one line and exit 2, the file kept; the
+    sweep's own copy is replaced by the next sweep."""
+    need_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.path.join(tmp, "here")
+        os.mkdir(cwd)
+        cmd = scaling_tiny(tmp, "")
+        one_line("--out ''", run(cmd, cwd=cwd, timeout=60), 2, "--out ''")
+        assert os.listdir(cwd) == [], f"--out '' wrote {os.listdir(cwd)}"
+        out = os.path.join(tmp, "o")
+        for n in (1, 2):  # its own copy, then the next sweep's
+            rc, stdout, err = run(scaling_tiny(tmp, out), timeout=120)
+            assert rc == 0, f"sweep {n}: exit {rc}: {err[-800:]!r}"
+        mine = write(os.path.join(out, "minimodel"), "#!/bin/sh\n# the user's own\n")
+        one_line("a user's minimodel in --out", run(scaling_tiny(tmp, out), timeout=60), 2,
+                 "not the copy of the model")
+        with open(mine) as f:
+            assert f.read() == "#!/bin/sh\n# the user's own\n", "the user's minimodel replaced"
+
+
 def test_scaling_config_without_keys():
     """A config without grid.nx (strong runs take the model's) or without
     run.dt (weak runs: the model's): runs, no traceback."""
