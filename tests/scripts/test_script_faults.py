@@ -1626,6 +1626,35 @@ def bench_tree(tmp):
     return os.path.join(root, "scripts", "bench-model")
 
 
+def test_bench_model_dry_run_unbuilt():
+    """--dry-run in a tree without build/ (a fresh clone), without --tdma:
+    the dry run's commands and its version line, exit 0 (solver_variants
+    ran build/minimodel: a FileNotFoundError traceback, exit 1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = bench_tree(tmp)
+        shutil.rmtree(os.path.join(tmp, "root", "build"))
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        rc, out, err = py(bench, "--dry-run", "--quick", "--no-reference", "--no-doc",
+                          "--configs", good, "--layouts", "1x1")
+        assert rc == 0 and "Traceback" not in err, f"exit {rc}: {err[-800:]!r}"
+        assert "a dry run: scripts/build not run" in err, f"no version line: {err[-800:]!r}"
+        assert "solver.tdma=VARIANT" in out and "mpirun -np 1" in out, f"commands: {out!r}"
+        assert not os.path.exists(os.path.join(tmp, "root", "output")), "it created output/"
+
+
+def test_bench_model_layouts_with_ranks():
+    """--layouts with --ranks or --threads (--layouts is the list itself,
+    they a product: --ranks was dropped without a word): one line and exit
+    2, also with --dry-run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = write(os.path.join(tmp, "good.ini"), TINY_INI)
+        base = ["--dry-run", "--no-reference", "--tdma", "reference", "--configs", good]
+        for what, args in (("--ranks", ["--ranks", "1,2", "--layouts", "1x1"]),
+                           ("--threads", ["--layouts", "1x1", "--threads", "2"])):
+            one_line(f"--layouts with {what}", py(BENCH, *base, *args), 2,
+                     "give --layouts or --ranks and --threads, not both")
+
+
 def test_bench_model_doc_not_written():
     """A --doc that a full disk keeps from being written (a file-size
     limit) after the runs: one line naming it, exit 2, and the doc left as
