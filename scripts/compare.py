@@ -10,7 +10,9 @@ compared element by element; a value passes when
     |a - b| <= atol + rtol * |b|
 
 (defaults rtol = 0, atol = 0: bitwise equality of the values, where a zero
-of one sign against one of the other is a difference too). One line per
+of one sign against one of the other is a difference too; each a finite
+number >= 0: 1e400, which is infinity, inf or nan, under which every
+difference passed, is a usage error). One line per
 variable gives the largest absolute and relative difference, |a - b| / |b|,
 and where the largest relative difference occurs, as named indices
 (time=3,z=0,y=5,x=7).
@@ -429,8 +431,8 @@ def main(argv=None):
                     "2 on errors.")
     ap.add_argument("a", help="first file")
     ap.add_argument("b", help="second file (the reference of the relative difference)")
-    ap.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
-    ap.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
+    ap.add_argument("--rtol", default="0", help="relative tolerance (default 0)")
+    ap.add_argument("--atol", default="0", help="absolute tolerance (default 0)")
     ap.add_argument("--vars", help="comma-separated variables to compare (default: all shared)")
     ap.add_argument("--records-of-b", action="store_true",
                     help="compare only A's records of the steps B holds (by the step variable)")
@@ -445,8 +447,18 @@ def main(argv=None):
                          "and (with --records-of-b) every record of A from its first step on")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     args = ap.parse_args(argv)
-    if not (args.rtol >= 0 and args.atol >= 0):
-        ap.error("--rtol and --atol must be >= 0")
+    # a number too large for a double (1e400) is infinity, and inf or nan a
+    # tolerance no difference exceeds: every difference passed, "all agree"
+    # (scripts/regress refuses them in the same words)
+    for name in ("rtol", "atol"):
+        text = getattr(args, name)
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0):
+            ap.error(f"--{name}: '{text}' is not a finite number >= 0")
+        setattr(args, name, value)
 
     try:
         import netCDF4

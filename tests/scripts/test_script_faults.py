@@ -1199,7 +1199,11 @@ def test_bench_peers_refusals():
                             (["--repeats", "0"], "0 is below 1"),
                             (["--systems", "-1"], "-1 is below 1"),
                             (["--levels", "0"], "not within 1..10000"),
-                            (["--stream-mb", "nan"], "is not a number > 0"),
+                            (["--stream-mb", "nan"], "'nan' is not a whole number"),
+                            # tdma-bench's range, in its form (1e+06 was passed on, and
+                            # its usage shown as the reason)
+                            (["--stream-mb", "1.5"], "'1.5' is not a whole number"),
+                            (["--stream-mb", "2000000"], "not within 1..1048576"),
                             (["--jsonl", os.path.join(tmp, "no", "x.jsonl")],
                              "not a file that can be written"),
                             (["--jsonl", tmp], "not a file that can be written"),
@@ -1213,6 +1217,20 @@ def test_bench_peers_refusals():
                           timeout=120)
         assert rc == 1 and "tdma-bench failed (exit 1)" in err and "Traceback" not in err, \
             f"a failing tdma-bench: exit {rc}, {err[-600:]!r}"
+        # its message is named, not the usage it prints after it (the last line
+        # of standard error was shown) nor a note before it
+        fake = os.path.join(tmp, "tdma-bench")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'tdma-bench: note: a note' >&2\n"
+                    "echo 'tdma-bench: bad value for --stream-mb' >&2\n"
+                    "echo 'usage: tdma-bench [--systems N]' >&2\n"
+                    "echo '                  [--seed S] [--json] [--list]' >&2\nexit 2\n")
+        os.chmod(fake, 0o755)
+        rc, out, err = py(BENCH_PEERS, "--systems", "50", "--levels", "4", "--repeats", "1",
+                          "--threads", "1", "--precision", "double", "--tdma-bench", fake,
+                          timeout=120)
+        assert rc == 1 and "tdma-bench failed (exit 2): tdma-bench: bad value for --stream-mb" \
+            in err, f"a tdma-bench that prints its usage: exit {rc}, {err[-600:]!r}"
 
 
 def test_bench_peers_files_refused():
@@ -1309,6 +1327,27 @@ def test_compare_streams_closed():
                                     ("stdout full", f"{q} >/dev/full", 2)):
             rc, out, err = shell(command)
             assert rc == want and "Traceback" not in err, f"{what}: exit {rc}, {err[-600:]!r}"
+
+
+def test_compare_tolerance_not_finite():
+    """An --rtol or --atol that is not a finite number >= 0 (1e400, which is
+    infinity; inf; nan; -1) is a usage error, exit 2, in scripts/regress's
+    words (every difference passed: "all agree", exit 0); the largest
+    double is a tolerance still."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = (history(os.path.join(tmp, f"{n}.nc")) for n in "ab")
+        with netCDF4.Dataset(b, "a") as nc:
+            nc["temp"][0, 0, 0, 0] += 1.0
+        for option in ("--rtol", "--atol"):
+            for value in ("1e400", "inf", "nan", "-1", "many"):
+                rc, out, err = py(COMPARE, a, b, option, value)
+                said = f"{option}: '{value}' is not a finite number >= 0"
+                assert rc == 2 and said in err and "Traceback" not in err, \
+                    f"{option} {value}: exit {rc}, {(out + err)[-400:]!r}"
+        rc, out, err = py(COMPARE, a, b, "--rtol", "1.7976931348623157e308")
+        assert rc == 0, f"the largest double: exit {rc}, {(out + err)[-400:]!r}"
+        rc, out, err = py(COMPARE, a, b)
+        assert rc == 1, f"no tolerance: exit {rc}, {(out + err)[-400:]!r}"
 
 
 def test_compare_text_bytes():
