@@ -95,7 +95,10 @@ int mm_grid_device_fields(const mm_config *cfg) {
 
 int mm_grid_threads(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  /* OMP_THREAD_LIMIT caps every team below OMP_NUM_THREADS, which
+   * omp_get_max_threads alone reports */
+  const int most = omp_get_max_threads(), limit = omp_get_thread_limit();
+  return limit > 0 && limit < most ? limit : most;
 #else
   return 1;
 #endif

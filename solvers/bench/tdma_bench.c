@@ -246,7 +246,10 @@ static int cmp_double(const void *x, const void *y) {
 
 static int max_threads(void) {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  /* OMP_THREAD_LIMIT caps every team below OMP_NUM_THREADS, which
+   * omp_get_max_threads alone reports */
+  const int most = omp_get_max_threads(), limit = omp_get_thread_limit();
+  return limit > 0 && limit < most ? limit : most;
 #else
   return 1;
 #endif
@@ -726,6 +729,14 @@ int main(int argc, char **argv) {
     o.stream_mb = 4.0 * (double)l3 / 1e6;
     if (o.stream_mb < 256) o.stream_mb = 256;
   }
+  /* a triad that fits in the cache neither evicts the solver's data nor
+   * samples memory's bandwidth: said, for its figures are the cache's */
+  if (!o.warm && 3.0 * o.stream_mb * 1e6 < 2.0 * (double)l3)
+    fprintf(stderr,
+            "tdma-bench: note: --stream-mb %.0f: the triad's three arrays (%.0f MB) are less than "
+            "twice the last-level cache (%.0f MB): they do not flush the caches between repeats, "
+            "and its bandwidth, the floor and the ratios to it are the cache's, not memory's\n",
+            o.stream_mb, 3.0 * o.stream_mb, (double)l3 / 1e6);
   check_memory(&o, threads);
   stream st;
   stream_init(&st, o.stream_mb);
