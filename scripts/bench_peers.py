@@ -116,13 +116,16 @@ def tdma_bench_once(path, ncol, nz, precision, threads, stream_mb=None):
     cmd = [path, "--systems", str(ncol), "--levels", str(nz), "--backend", "simd",
            "--precision", precision, "--threads", str(threads), "--repeats", "1", "--json"]
     if stream_mb:
-        cmd += ["--stream-mb", f"{stream_mb:g}"]
+        cmd += ["--stream-mb", str(stream_mb)]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:
         sys.exit(f"bench_peers: cannot run {path}: {e.strerror}")
     if res.returncode != 0 or not res.stdout.strip():
-        said = (res.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        # its message, not the usage after it nor a note before it
+        said = [x for x in res.stderr.splitlines()
+                if x.strip() and not x.startswith(("tdma-bench: note:", "usage:", " "))]
+        said = said[0] if said else "(nothing on stderr)"
         sys.exit(f"bench_peers: tdma-bench failed (exit {res.returncode}): {said}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -439,17 +442,6 @@ def thread_list(text):
     return [whole(1, 1024)(t) for t in text.split(",")]
 
 
-def positive(text):
-    """An argparse type: a number > 0."""
-    try:
-        x = float(text)
-    except ValueError:
-        x = float("nan")
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
-    return x
-
-
 def read_docs(path):
     """The text of the --docs file and its parts (head, tail) around the
     markers; ValueError (why, one line) when it cannot be read or lacks a
@@ -514,7 +506,7 @@ def main():
     ap.add_argument("--levels", type=whole(1, 10000), default=100)
     ap.add_argument("--repeats", type=whole(1), default=7)
     ap.add_argument("--threads", type=thread_list, default="1,2")
-    ap.add_argument("--stream-mb", dest="stream_mb", type=positive,
+    ap.add_argument("--stream-mb", dest="stream_mb", type=whole(1, 1 << 20),
                     help="tdma-bench's --stream-mb (its default: 4 x the L3 cache, >= 256 MB)")
     ap.add_argument("--precision", default="double,single")
     ap.add_argument("--tdma-bench", dest="tdma_bench")
@@ -557,7 +549,7 @@ def main():
                    str(a.systems), "--levels", str(a.levels), "--repeats", str(a.repeats),
                    "--threads", str(t), "--precision", p, "--tdma-bench", bench]
             if a.stream_mb:
-                cmd += ["--stream-mb", f"{a.stream_mb:g}"]
+                cmd += ["--stream-mb", str(a.stream_mb)]
             res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/")
             got = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
             for r in got:

@@ -1199,7 +1199,11 @@ def test_bench_peers_refusals():
                             (["--repeats", "0"], "0 is below 1"),
                             (["--systems", "-1"], "-1 is below 1"),
                             (["--levels", "0"], "not within 1..10000"),
-                            (["--stream-mb", "nan"], "is not a number > 0"),
+                            (["--stream-mb", "nan"], "'nan' is not a whole number"),
+                            # tdma-bench's range, in its form (1e+06 was passed on, and
+                            # its usage shown as the reason)
+                            (["--stream-mb", "1.5"], "'1.5' is not a whole number"),
+                            (["--stream-mb", "2000000"], "not within 1..1048576"),
                             (["--jsonl", os.path.join(tmp, "no", "x.jsonl")],
                              "not a file that can be written"),
                             (["--jsonl", tmp], "not a file that can be written"),
@@ -1213,6 +1217,20 @@ def test_bench_peers_refusals():
                           timeout=120)
         assert rc == 1 and "tdma-bench failed (exit 1)" in err and "Traceback" not in err, \
             f"a failing tdma-bench: exit {rc}, {err[-600:]!r}"
+        # its message is named, not the usage it prints after it (the last line
+        # of standard error was shown) nor a note before it
+        fake = os.path.join(tmp, "tdma-bench")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'tdma-bench: note: a note' >&2\n"
+                    "echo 'tdma-bench: bad value for --stream-mb' >&2\n"
+                    "echo 'usage: tdma-bench [--systems N]' >&2\n"
+                    "echo '                  [--seed S] [--json] [--list]' >&2\nexit 2\n")
+        os.chmod(fake, 0o755)
+        rc, out, err = py(BENCH_PEERS, "--systems", "50", "--levels", "4", "--repeats", "1",
+                          "--threads", "1", "--precision", "double", "--tdma-bench", fake,
+                          timeout=120)
+        assert rc == 1 and "tdma-bench failed (exit 2): tdma-bench: bad value for --stream-mb" \
+            in err, f"a tdma-bench that prints its usage: exit {rc}, {err[-600:]!r}"
 
 
 def test_bench_peers_files_refused():
