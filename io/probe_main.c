@@ -12,6 +12,7 @@
  * also ends when that process does, so that a library that loops does not
  * go on spinning as an orphan. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,16 +35,26 @@ const char *__asan_default_options(void) {
 #endif
 
 int main(int argc, char **argv) {
+  static const char usage[] = "usage: minimodel-probe FILE [PARENT_PID LIMIT_S]\n";
   if (argc != 2 && argc != 4) {
-    fprintf(stderr, "usage: minimodel-probe FILE [PARENT_PID LIMIT_S]\n");
+    fputs(usage, stderr);
     return MM_PROBE_USAGE;
   }
   if (argc == 4) {
     char *end = NULL;
+    errno = 0;
     const long parent = strtol(argv[2], &end, 10);
-    if (*end || parent <= 0) return MM_PROBE_USAGE;
+    /* a pid: 4294967296 as a pid_t was 0, whose kill(0, 0) always succeeds */
+    if (*end || errno || parent <= 0 || parent > INT_MAX) {
+      fprintf(stderr, "minimodel-probe: PARENT_PID = %s: not a process id\n%s", argv[2], usage);
+      return MM_PROBE_USAGE;
+    }
     const double limit = strtod(argv[3], &end);
-    if (*end || !(limit >= 0.0)) return MM_PROBE_USAGE;
+    if (*end || !(limit >= 0.0)) {
+      fprintf(stderr, "minimodel-probe: LIMIT_S = %s: not a number of seconds >= 0\n%s", argv[3],
+              usage);
+      return MM_PROBE_USAGE;
+    }
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif

@@ -43,6 +43,11 @@ printf 'not netcdf\n' >garbage.nc
 [ $rc = 4 ] || fail "minimodel-probe without a file: exit $rc, expected 4"
 "$helper" "$good" 1 x >/dev/null 2>&1; rc=$?
 [ $rc = 4 ] || fail "minimodel-probe with a bad limit: exit $rc, expected 4"
+# a pid beyond pid_t (4294967296 was pid 0, whose kill(0, 0) succeeds: the
+# check that the caller lives was skipped), named
+"$helper" "$good" 4294967296 5 2>probe_err; rc=$?
+[ $rc = 4 ] && grep -q "PARENT_PID = 4294967296: not a process id" probe_err ||
+  fail "minimodel-probe with a pid beyond pid_t: exit $rc, $(cat probe_err)"
 timeout -k 5 60 "$helper" "$crash" 2>/dev/null; rc=$?
 # a signal; under a sanitizer, its report on the libraries' overlapping copy
 # ends the helper first, with exit status 1
