@@ -19,7 +19,9 @@ here (matplotlib where a figure is saved).
 The figure is written to a temporary file in the target's folder (a name
 starting with ".") and renamed onto the target only once it is complete,
 so a full disk, an interrupt or a crash leaves the target as it was (an
-existing one untouched, none made) and removes only the temporary file.
+existing one untouched, none made) and removes only the temporary file;
+SIGTERM or SIGHUP during the write too, and the process then ends with
+128 + the signal's number (it ended at once, the temporary file left).
 An existing target is refused (never opened, never removed) when it is
 not a regular file (a folder, a device such as /dev/null, a FIFO), when
 the user cannot write it (also a file without any write permission when
@@ -31,10 +33,14 @@ less the umask, as open() would give it. The target's folder must be
 writable (the temporary file is made there).
 """
 
+import contextlib
 import io
 import os
+import signal
 import stat
+import sys
 import tempfile
+import threading
 
 INPUT_LIMIT = 256 << 20  # bytes of one input read at most
 
@@ -164,17 +170,69 @@ def write_text(path, text, inputs=()):
     write_atomic(path, lambda f: f.write(data), inputs)
 
 
+class _Stopped(BaseException):
+    """A stop signal (SIGTERM, SIGHUP) while a temporary file is there."""
+
+
+# signals whose default action ends the process at once: left so, one
+# during a write left the hidden temporary file behind (Ctrl-C's
+# KeyboardInterrupt removed it)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _stop_signals_cleaned_up():
+    """While the block runs, SIGTERM and SIGHUP at their default action
+    raise _Stopped, so that the block's finally removes its temporary file;
+    then the process ends with 128 + the signal's number and one line, as
+    the default action would have ended it. A handler the script set itself
+    (scripts/scaling: SIGTERM as Ctrl-C) is left to work as it does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stopped(signo, frame):
+        for s in old:  # a second one must not cut the removal short
+            signal.signal(s, signal.SIG_IGN)
+        raise _Stopped(signo)
+
+    old = {}
+    for signo in STOP_SIGNALS:
+        if signal.getsignal(signo) == signal.SIG_DFL:
+            old[signo] = signal.signal(signo, stopped)
+    try:
+        yield
+    except _Stopped as e:
+        signo = e.args[0]
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        old = {}
+        prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+        print(f"{prog}: stopped by {signal.Signals(signo).name}", file=sys.stderr)
+        raise SystemExit(128 + signo) from None
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
 def write_atomic(path, fill, inputs=()):
     """Write path through a temporary file in its folder, filled by
     fill(f) (f: the temporary file, open for binary writing) and renamed
     onto path when complete; FigureError (the temporary file removed, the
     target as it was) when path is refused (check_target) or the writing
-    fails. Other exceptions (an interrupt) also remove the temporary file."""
+    fails. Other exceptions (an interrupt) also remove the temporary file,
+    and so do SIGTERM and SIGHUP, which then end the process with 128 + N
+    (_stop_signals_cleaned_up)."""
     real = check_target(path, inputs)
     try:
         st = os.stat(real)
     except FileNotFoundError:
         st = None
+    with _stop_signals_cleaned_up():
+        _write_through_temporary(path, real, st, fill)
+
+
+def _write_through_temporary(path, real, st, fill):
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".",
                                    prefix=f".{os.path.basename(real)}.", suffix=".tmp")

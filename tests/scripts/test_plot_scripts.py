@@ -258,6 +258,49 @@ def check_replace_whole(tmp):
     return bad
 
 
+def check_stop_signals(tmp):
+    """SIGTERM or SIGHUP while a picture is written (mm_figure.write_atomic,
+    which the three scripts save through) removes the temporary file, as
+    Ctrl-C does, leaves the old picture as it was and ends with 128 + N and
+    one line (the hidden .NAME.XXXXXXXX.tmp was left behind)."""
+    import signal
+    bad = []
+    d = folder(tmp, "signals")
+    child = ("import sys, time; sys.path.insert(0, sys.argv[1]); import mm_figure\n"
+             "def fill(f):\n"
+             "    f.write(b'half a picture'); f.flush(); print('filling', flush=True)\n"
+             "    time.sleep(60)\n"
+             "try:\n"
+             "    mm_figure.write_atomic(sys.argv[2], fill)\n"
+             "except KeyboardInterrupt:\n"
+             "    sys.exit(130)\n")
+    for signo in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        path = os.path.join(d, "out.png")
+        with open(path, "wb") as f:
+            f.write(b"the old picture")
+        p = subprocess.Popen([sys.executable, "-c", child, SCRIPTS, path], env=ENV,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = p.stdout.readline().strip() == "filling"
+        p.send_signal(signo)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            bad.append(f"{signo.name} during the write: still running 30 s after it")
+            continue
+        if not started:
+            bad.append(f"{signo.name}: the write never started: {err[-400:]!r}")
+        want = 128 + signo
+        if p.returncode != want or "Traceback" in err or len(err.strip().splitlines()) > 1:
+            bad.append(f"{signo.name} during the write: exit {p.returncode}, want {want}: "
+                       f"{err[-400:]!r}")
+        bad += check_untouched(f"{signo.name} during the write", path, b"the old picture",
+                               ["out.png"])
+        discard(path)
+    return bad
+
+
 def check_protected(tmp):
     """An existing output that is write-protected (chmod 444; root could
     write it and did), one that is an input (written through a link, or
@@ -538,7 +581,8 @@ def main():
         ENV["MPLCONFIGDIR"] = os.path.join(tmp, "mpl")  # made once, not under a limit
         subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], env=ENV, check=True)
         bad = check_plot_timing(tmp) + check_plot_fields(tmp)
-        for check in (check_no_extension, check_replace_whole, check_protected,
+        for check in (check_no_extension, check_replace_whole, check_stop_signals,
+                      check_protected,
                       check_protected_nobody, check_inputs, check_tdma, check_literal_text,
                       check_damaged_chunk):
             bad += check(tmp)
