@@ -18,8 +18,8 @@ stream_gbps and paired_floor_ratio, where present, are numbers >= 0 (0: not
 measured). So the
 lines of `tdma-bench --list --json` and of scripts/bench_peers.py
 (docs/bench_peers.jsonl: peers, not backends and modes) are not results.
-Lines may carry a "run" label (docs/tdma_bench.jsonl holds two runs): --run
-LABEL keeps the lines of that label alone; without --run, the lines of the
+Lines may carry a "run" label (docs/tdma_bench.jsonl labels each run with
+its date and time, and gains one with each run kept): --run LABEL keeps the lines of that label alone; without --run, the lines of the
 last label in the input and those without a label are kept; where a result
 occurs twice the later line wins.
 With --markdown it also prints the tables of docs/performance.md: per shape,

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -459,6 +460,27 @@ def check_tdma(tmp):
     return bad
 
 
+def check_tdma_doc_runs():
+    """What plot_tdma_bench.py's help says docs/tdma_bench.jsonl holds is
+    so: a count of its runs ("holds two runs", when it held three) is the
+    number of its "run" labels."""
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    doc = read(os.path.join(SCRIPTS, "plot_tdma_bench.py")).decode()
+    said = re.search(r"docs/tdma_bench\.jsonl\s+holds\s+(\w+)\s+runs?", doc)
+    if not said:
+        return []
+    labels = set()
+    with open(os.path.join(ROOT, "docs", "tdma_bench.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                labels.add(json.loads(line).get("run"))
+    n = words.get(said.group(1), int(said.group(1)) if said.group(1).isdigit() else None)
+    if n != len(labels):
+        return [f"plot_tdma_bench.py says docs/tdma_bench.jsonl holds {said.group(1)} runs; "
+                f"it holds {len(labels)}"]
+    return []
+
+
 def check_literal_text(tmp):
     """Text from the user or a file with matplotlib mathtext that does not
     parse ($\\notasymbol$): --title, a run's name, a long_name, a backend and
@@ -586,7 +608,7 @@ def main():
                       check_protected_nobody, check_inputs, check_tdma, check_literal_text,
                       check_damaged_chunk):
             bad += check(tmp)
-        bad += check_smoothing()
+        bad += check_smoothing() + check_tdma_doc_runs()
     for b in bad:
         print(b)
     print("ok" if not bad else f"{len(bad)} problems")
