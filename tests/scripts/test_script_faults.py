@@ -199,6 +199,42 @@ def test_regress_interrupt():
     assert "the run failed" not in err and "DIFFERS" not in err, err[-800:]
 
 
+def test_regress_interrupt_while_written():
+    """Ctrl-C while something (a rank still ending) writes into regress's
+    temporary folder: exit 130 and the folder removed once the writing
+    stops (rm -rf failed with "Directory not empty", and under set -e the
+    exit status was 1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # the stand-in leaves a writer in a session of its own, which the
+        # group's signal does not reach, creating files in output.dir for 3 s
+        writer = stand_in(tmp, "writer", """dir=""
+for a; do case "$a" in output.dir=*) dir="${a#output.dir=}" ;; esac; done
+mkdir -p "$dir"
+setsid sh -c 'end=$(($(date +%s) + 3)); i=0
+while [ "$(date +%s)" -lt "$end" ]; do : >"$1/f$i"; i=$((i + 1)); done' sh "$dir" \
+  </dev/null >/dev/null 2>&1 &
+sleep 20""")
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        env = dict(ENV, TMPDIR=work)
+        p = subprocess.Popen(["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
+                              "--minimodel", writer, "--python", sys.executable], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        time.sleep(1.5)
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            err = p.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise AssertionError("regress still running 30 s after Ctrl-C")
+        time.sleep(3.5)  # the writer's end, should regress have left early
+        left = [x for x in os.listdir(work) if x.startswith("tmp.")]  # mktemp -d's, not MPI's
+    assert p.returncode == 130, f"exit {p.returncode}, want 130: {err[-800:]!r}"
+    assert not left, f"the temporary folder is left: {left}"
+
+
 def test_regress_model_interrupted():
     """A model that exits 130 (stopped by Ctrl-C) is an interrupt: exit 130
     after the first case, not "the run failed" and on."""
