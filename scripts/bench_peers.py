@@ -591,6 +591,10 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         print("bench_peers: interrupted", file=sys.stderr)
         sys.exit(130)
+    except MemoryError:  # NumPy's arrays of --systems x --levels (a traceback before)
+        print("bench_peers: out of memory for the systems' arrays: give fewer --systems or "
+              "--levels", file=sys.stderr)
+        sys.exit(1)
     except BrokenPipeError:  # the reader went away (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
