@@ -318,10 +318,7 @@ def test_regress_python_not_python():
     true = shutil.which("true")
     with tempfile.TemporaryDirectory() as tmp:
         record = os.path.join(tmp, "ran")
-        # its --dry-run (the checks before the runs) has no output.dir: it
-        # wrote /scaling.json and /.timing.json
-        model = stand_in(tmp, "m", 'case " $* " in *" --dry-run "*) exit 0 ;; esac\n'
-                                   f'echo ran >>"{record}"\n'
+        model = stand_in(tmp, "m", f'echo ran >>"{record}"\n'
                                    'for a; do case "$a" in output.dir=*) d="${a#output.dir=}";;\n'
                                    '  run.name=*) n="${a#run.name=}";; esac; done\n'
                                    'mkdir -p "$d" && : >"$d/$n.nc"')
@@ -665,7 +662,10 @@ def test_scaling_json_not_written():
     with tempfile.TemporaryDirectory() as tmp:
         record = os.path.join(tmp, "ran")
         cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
-        model = stand_in(tmp, "m", f'echo ran >>"{record}"\n'
+        # its --dry-run (the checks before the runs) has no output.dir: it
+        # wrote /scaling.json and /.timing.json
+        model = stand_in(tmp, "m", 'case " $* " in *" --dry-run "*) exit 0 ;; esac\n'
+                                   f'echo ran >>"{record}"\n'
                                    'for a; do case "$a" in output.dir=*) d="${a#output.dir=}";;\n'
                                    '  run.name=*) n="${a#run.name=}";; esac; done\n'
                                    f"printf '%s\\n' '{STAND_IN_TIMING}' >\"$d/$n.timing.json\"\n"
