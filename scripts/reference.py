@@ -25,7 +25,12 @@ Exit status: 0 success, 1 failure while running (non-finite state, or one
 outside the physically possible range; I/O of the history),
 2 usage, configuration or input-file error (as the C model; also an
 --output that is the configuration file or initial.file, and no numpy: run it
-with .venv/bin/python), 130 interrupted (Ctrl-C). Lines on standard output
+with .venv/bin/python; an --output that is empty or ends in '/'; an --output
+whose lock another run holds), 130 interrupted (Ctrl-C), 143 and 129
+stopped by SIGTERM and SIGHUP (the history, as at Ctrl-C, closed with the
+records written). The history is written under the model's lock of its name
+(<name>.lock beside <name>.nc, flock), so that two runs of this script, or
+this script and the model, never write one file. Lines on standard output
 that cannot be written (a closed pipe, a full disk, standard output closed)
 are dropped and the run goes on, as the model's: they change neither the
 history nor the exit status. An --output that is a folder, a FIFO or a
@@ -37,9 +42,13 @@ drive letter: path_problem).
 
 import argparse
 import datetime
+import errno
+import fcntl
 import math
 import os
 import re
+import signal
+import socket
 import stat
 import sys
 
@@ -71,6 +80,48 @@ class ConfigError(Exception):
 
 class RunError(Exception):
     """Failure while running: exit status 1."""
+
+
+class LockBusy(ConfigError):
+    """The history's lock is held by another run: exit status 2."""
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP (a job's end, a closed terminal): the run stops as
+    at Ctrl-C, its history closed with the records written; exit status 128
+    + the signal's number, as the model's."""
+
+    def __init__(self, signo):
+        super().__init__(signo)
+        self.signo = signo
+
+
+# the signals that stop a run as Ctrl-C does (SIGINT: KeyboardInterrupt)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# held: the history is being made, written or closed (signals_held);
+# pending: the signal that came meanwhile; stopping: one has stopped the run
+_stop = {"held": False, "pending": None, "stopping": False}
+
+
+def stop(signo):
+    """The exception that stops the run on signal signo."""
+    _stop["stopping"] = True
+    return KeyboardInterrupt() if signo == signal.SIGINT else Stopped(signo)
+
+
+def stop_on(signo, _frame):
+    """The handler of the stop signals: the run stops at the first (the
+    history closed), at once, or at the end of a call on the history (an
+    exception raised inside netCDF4's Python code was lost in its bare
+    'except:', and the run went on with the signal spent; one between two
+    variables of a record left it half written). Later ones are let go, so
+    that they do not stop the closing itself."""
+    if _stop["stopping"]:
+        return
+    if _stop["held"]:
+        _stop["pending"] = _stop["pending"] or signo
+        return
+    raise stop(signo)
 
 
 # ---------------------------------------------------------------------------
@@ -403,7 +454,7 @@ def load_config(path=None, overrides=(), text=None):
     while len(d) > 1 and d[-1] == "/" and d[-2] not in " \t":
         d = d[:-1]
     cfg["output.dir"] = d
-    validate_config(cfg, name)
+    validate_config(cfg, name, set(set_by))
     return cfg
 
 
@@ -426,39 +477,46 @@ def check_start_date(date, calendar, name):
                           "calendar (YYYY-MM-DD or YYYY-MM-DD hh:mm:ss, year 1 to 9999)")
 
 
-def validate_config(cfg, name):
+def validate_config(cfg, name, set_keys=()):
     """Checks across keys (validate() in model/mm_config.c) and the keys the
-    reference does not implement."""
-    run_name = cfg["run.name"]
+    reference does not implement. set_keys: the keys given with --set, whose
+    refusals name "--set" as the model's do; the others name the file (the
+    reference keeps no lines)."""
+    def at(key):
+        return "--set" if key in set_keys else name
+
+    run_name, where = cfg["run.name"], at("run.name")
     if not re.fullmatch(r"[A-Za-z0-9._-]*", run_name):
-        raise ConfigError(f"{name}: run.name = {run_name}: must hold only letters, digits, "
+        raise ConfigError(f"{where}: run.name = {run_name}: must hold only letters, digits, "
                           "'-', '_', '.'")
     if run_name == "" or run_name.startswith("."):
-        raise ConfigError(f"{name}: run.name = '{run_name}': must not be empty or start with '.'")
+        raise ConfigError(f"{where}: run.name = '{run_name}': must not be empty or start with '.'")
     for tail, what in ((".restart", "restart"), (".crash", "crash")):
         if len(run_name) > len(tail) and run_name.endswith(tail):
-            raise ConfigError(f"{name}: run.name = {run_name}: must not end in {tail} (its "
+            raise ConfigError(f"{where}: run.name = {run_name}: must not end in {tail} (its "
                               f"history, {run_name}.nc, would be the {what} file of run.name = "
                               f"{run_name[:-len(tail)]})")
     if cfg["output.dir"] == "":
-        raise ConfigError(f"{name}: output.dir: must not be empty")
-    check_start_date(cfg["run.start_date"], cfg["run.calendar"], name)
+        raise ConfigError(f"{at('output.dir')}: output.dir: must not be empty")
+    check_start_date(cfg["run.start_date"], cfg["run.calendar"], at("run.start_date"))
     if cfg["grid.dz_surface"] > 0:
         uniform = cfg["grid.depth"] / cfg["grid.nz"]
         if cfg["grid.dz_surface"] > uniform:
-            raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: must be "
+            raise ConfigError(f"{at('grid.dz_surface')}: grid.dz_surface = "
+                              f"{cfg['grid.dz_surface']:g}: must be "
                               f"<= grid.depth / grid.nz = {uniform:g}")
         if cfg["grid.nz"] == 1 and cfg["grid.dz_surface"] != cfg["grid.depth"]:
-            raise ConfigError(f"{name}: grid.dz_surface = {cfg['grid.dz_surface']:g}: with "
+            raise ConfigError(f"{at('grid.dz_surface')}: grid.dz_surface = "
+                              f"{cfg['grid.dz_surface']:g}: with "
                               f"grid.nz = 1 the one level is grid.depth = {cfg['grid.depth']:g} "
                               "m thick (leave dz_surface 0)")
     # the thinnest level must be a normal double (check_levels() in mm_config.c)
     thinnest = cfg["grid.dz_surface"] or cfg["grid.depth"] / cfg["grid.nz"]
     if thinnest < sys.float_info.min:
         key = "dz_surface" if cfg["grid.dz_surface"] > 0 else "depth"
-        raise ConfigError(f"{name}: grid.{key} = {cfg['grid.' + key]:g}: the thinnest level "
-                          f"({thinnest:g} m) must be >= {sys.float_info.min!r}, the smallest "
-                          "normal double")
+        raise ConfigError(f"{at('grid.' + key)}: grid.{key} = {cfg['grid.' + key]:g}: the "
+                          f"thinnest level ({thinnest:g} m) must be >= {sys.float_info.min!r}, "
+                          "the smallest normal double")
     # each level thick enough for the vertical diffusion, and the top level's
     # heating per step finite (the rest of check_levels() in mm_config.c)
     key = "dz_surface" if cfg["grid.dz_surface"] > 0 else "depth"
@@ -471,19 +529,22 @@ def validate_config(cfg, name):
             upper, lower = kappa * g_dt * (1.0 / h[k]), kappa * g_dt * (1.0 / h[k + 1])
             if not (dzw[k] > 0 and np.isfinite([g_dt, upper, lower]).all()):
                 raise ConfigError(
-                    f"{name}: grid.{key} = {cfg['grid.' + key]:g}: level {k} too thin for the "
-                    "vertical diffusion: (physics.kappa_v + physics.kappa_convect) run.dt / (dz "
-                    f"h) = {lower if np.isfinite(upper) else upper:g}; use thicker levels")
+                    f"{at('grid.' + key)}: grid.{key} = {cfg['grid.' + key]:g}: level {k} too "
+                    "thin for the vertical diffusion: (physics.kappa_v + physics.kappa_convect) "
+                    f"run.dt / (dz h) = {lower if np.isfinite(upper) else upper:g}; use thicker "
+                    "levels")
         q_top = dt * cfg["forcing.heat_flux"] / (cfg["physics.rho0"] * cfg["physics.cp"] * h[0])
     if cfg["forcing.heat_flux"] != 0 and not np.isfinite(q_top):
-        raise ConfigError(f"{name}: forcing.heat_flux = {cfg['forcing.heat_flux']:g}: the heating "
+        raise ConfigError(f"{at('forcing.heat_flux')}: forcing.heat_flux = "
+                          f"{cfg['forcing.heat_flux']:g}: the heating "
                           f"per step of the top level ({h[0]:g} m thick, physics.rho0 = "
                           f"{cfg['physics.rho0']:g}, physics.cp = {cfg['physics.cp']:g}) is not "
                           "finite")
     # nor more than the whole range of temperature in one step (a blow-up the
     # configuration shows)
     if abs(q_top) > TEMP_RANGE[1] - TEMP_RANGE[0]:
-        raise ConfigError(f"{name}: forcing.heat_flux = {cfg['forcing.heat_flux']:g} W/m2 "
+        raise ConfigError(f"{at('forcing.heat_flux')}: forcing.heat_flux = "
+                          f"{cfg['forcing.heat_flux']:g} W/m2 "
                           f"{'heats' if q_top > 0 else 'cools'} the top level ({h[0]:g} m thick, "
                           f"physics.rho0 = {cfg['physics.rho0']:g}, physics.cp = "
                           f"{cfg['physics.cp']:g}) by {abs(q_top):.3g} degC a step of run.dt = "
@@ -509,12 +570,12 @@ def validate_config(cfg, name):
     on_device = cfg["solver.backend"] == "cuda"
     variants = TDMA_DEVICE if on_device else TDMA_HOST
     if cfg["solver.tdma"] not in variants:
-        raise ConfigError(f"{name}: solver.tdma = {cfg['solver.tdma']}: not a "
+        raise ConfigError(f"{at('solver.tdma')}: solver.tdma = {cfg['solver.tdma']}: not a "
                           f"{'cuda' if on_device else 'cpu'} solver variant of any build "
                           f"(at most: {', '.join(variants)})")
     for key, supported in UNSUPPORTED.items():
         if cfg[key] != supported:
-            raise ConfigError(f"{name}: {key} = {cfg[key]}: not supported by reference.py")
+            raise ConfigError(f"{at(key)}: {key} = {cfg[key]}: not supported by reference.py")
 
 
 def format_value(value):
@@ -1352,10 +1413,132 @@ class History:
         self.ds.close()
 
 
-def run(cfg, output=None, quiet=True, log=None):
+class signals_held:
+    """A call on the history, made whole: a stop signal that comes during
+    it stops the run at its end (stop_on)."""
+
+    def __enter__(self):
+        _stop["held"] = True
+
+    def __exit__(self, kind, _value, _tb):
+        _stop["held"] = False
+        signo, _stop["pending"] = _stop["pending"], None
+        if signo and kind is None and not _stop["stopping"]:
+            raise stop(signo)
+
+
+def lock_path(output):
+    """The lock of the history at output, the model's convention
+    (mm_output_lock_create, app/outputs.c): beside it, its name with .lock
+    for .nc, so that a run of the model writing D/N.nc (run.name = N,
+    output.dir = D) and this one exclude each other."""
+    return (output[:-3] if len(output) > 3 and output.endswith(".nc") else output) + ".lock"
+
+
+def take_lock(path, busy_hint):
+    """The lock file at path, locked (flock, exclusive, without waiting) as
+    the model's mm_output_lock_take locks it, and this run written into it;
+    its descriptor, or None where the file system has no locks. Another
+    run's hold is refused (exit 2, naming the run the file names); so is a
+    lock file's name that is a link or not a file."""
+    for _ in range(100):
+        kind = None  # what stands at path when it is not a file
+        fd = -1
+        try:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode):
+                kind = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" \
+                    if stat.S_ISDIR(mode) else "not a regular file"
+        except OSError:
+            pass
+        if kind is None:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                             | os.O_NONBLOCK, 0o666)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    kind = "a symbolic link"
+                else:
+                    folder = e.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT,
+                                         errno.ENOTDIR)
+                    raise (ConfigError if folder else RunError)(
+                        f"{path}: cannot create the lock file: {e.strerror}"
+                        + (" (the history's folder is not one files can be written in, or the "
+                           "lock file there is not this user's to open)" if folder else "")) \
+                        from None
+            if fd >= 0 and not stat.S_ISREG(os.fstat(fd).st_mode):
+                kind = "not a regular file"
+        if kind:
+            if fd >= 0:
+                os.close(fd)
+            raise ConfigError(f"{path}: the lock file's name is {kind}; reference.py writes the "
+                              "lock into a file of its own, not through or into it: remove it")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                holder = os.pread(fd, 159, 0).decode("ascii", "replace")
+                os.close(fd)
+                holder = "".join(c if " " <= c <= "~" else "?"
+                                 for c in re.split(r"[\r\n]", holder)[0])
+                raise LockBusy(f"{path}: the outputs of this case are in use by another run "
+                               f"({holder or 'which one is not written in the lock file'}): "
+                               f"wait for it to end, or {busy_hint}") from None
+            os.close(fd)
+            if e.errno == errno.EINTR:
+                continue
+            print(f"reference.py: warning: {path}: cannot lock ({e.strerror}): another run of "
+                  "this case at the same time would not be noticed", file=sys.stderr)
+            return None
+        # a hard link that no run holds: the text would go into its other
+        # file (checked once the lock is held, as the model does)
+        if os.fstat(fd).st_nlink > 1:
+            os.close(fd)
+            raise ConfigError(f"{path}: the lock file's name is a hard link (a file with another "
+                              "name too); reference.py writes the lock into a file of its own, "
+                              "not through or into it: remove it")
+        # the previous holder removes the file before it lets go: when path
+        # no longer names the file locked here, lock the new one
+        if lock_in_place(fd, path):
+            # who holds it, the model's text and this script's name, for the
+            # refusal of a second run (another holder's text is replaced)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"reference.py, pid {os.getpid()} on host "
+                          f"{socket.gethostname()}\n".encode(), 0)
+            return fd
+        os.close(fd)
+    raise RunError(f"{path}: cannot lock: the file keeps being replaced")
+
+
+def lock_in_place(fd, path):
+    """Whether path names the file locked by fd."""
+    try:
+        held, named = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def release_lock(fd, path):
+    """Remove the lock file at path while it is the one fd locks (not one
+    another run made after it was removed), and let go of the lock."""
+    if fd is None:
+        return
+    if lock_in_place(fd, path):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    os.close(fd)
+
+
+def run(cfg, output=None, quiet=True, log=None, busy_hint="give --output another file"):
     """Run the case of cfg; write the history file to output (None: no file);
     progress (quiet False) to log, or standard output (None). Returns the
-    list of records (step, time, T, S, diagnostics)."""
+    list of records (step, time, T, S, diagnostics). The history is written
+    under the model's lock of its name (lock_path; busy_hint: what to do
+    where another run holds it), and through a link under the lock of the
+    file it leads to as well."""
     model = Model(cfg)
     steps = cfg["run.steps"]
     wanted = set(record_steps(steps, cfg["output.interval"], cfg["output.initial_record"]))
@@ -1370,18 +1553,42 @@ def run(cfg, output=None, quiet=True, log=None):
         # a FIFO would wait for a reader for ever, a device take the history
         # (the model refuses the same, exit 2)
         check_regular(output)
-        try:
-            history = History(output, cfg, model.grid)
-        except (OSError, RuntimeError) as e:  # RuntimeError: netCDF's (/dev/null)
-            raise RunError(f"{output}: cannot create: {e}") from None
+    locks = []  # (descriptor, path) of the locks held
     records = []
     try:
+        if output is not None:
+            # another run writing this history (this script, or the model)
+            # is refused before the file is touched: the create truncated
+            # it, and both ended with it unreadable
+            own = lock_path(output)
+            locks.append((take_lock(own, busy_hint), own))
+            # a history that is a link, written through into another file:
+            # that file's lock too, which a run writing it under its own
+            # name holds; only that run's hold refuses this one (a lock
+            # that cannot be made there leaves this run's own, as the model)
+            folder = os.path.realpath(os.path.dirname(output) or ".")
+            target = lock_path(os.path.realpath(output))
+            if os.path.islink(output) and target != lock_path(
+                    os.path.join(folder, os.path.basename(output))):
+                try:
+                    locks.append((take_lock(target, busy_hint), target))
+                except LockBusy:
+                    raise
+                except (ConfigError, RunError):
+                    pass
+            try:
+                with signals_held():
+                    history = History(output, cfg, model.grid)
+            except (OSError, RuntimeError) as e:  # RuntimeError: netCDF's (/dev/null)
+                raise RunError(f"{output}: cannot create: {e}") from None
+
         def record():
             d = diagnostics(cfg, model.grid, model.T, model.S)
             records.append((model.n, model.time, model.T.copy(), model.S.copy(), d))
             if history:
                 try:
-                    history.write(model.n, model.time, model.T, model.S, d)
+                    with signals_held():
+                        history.write(model.n, model.time, model.T, model.S, d)
                 except (OSError, RuntimeError) as e:  # a full disk: netCDF's HDF error
                     raise RunError(f"{output}: cannot write the record of step {model.n}: "
                                    f"{e} (a full disk?)") from None
@@ -1404,11 +1611,17 @@ def run(cfg, output=None, quiet=True, log=None):
             if model.n in wanted:
                 record()
     finally:
-        if history:
-            try:
-                history.close()
-            except (OSError, RuntimeError) as e:
-                raise RunError(f"{output}: cannot finish writing: {e} (a full disk?)") from None
+        try:
+            if history:
+                try:
+                    with signals_held():
+                        history.close()
+                except (OSError, RuntimeError) as e:
+                    raise RunError(f"{output}: cannot finish writing: {e} (a full disk?)") \
+                        from None
+        finally:
+            for fd, path in reversed(locks):
+                release_lock(fd, path)
     return records
 
 
@@ -1424,12 +1637,27 @@ def main(argv=None):
                     help="history file (default <output.dir>/<run.name>.reference.nc)")
     ap.add_argument("--quiet", action="store_true", help="print nothing but errors")
     args = ap.parse_args(argv)
+    # SIGTERM and SIGHUP as Ctrl-C: the history closed with its records
+    # (they ended the process at once, and the history kept none); a signal
+    # ignored where this script was started (nohup, a background job) stays
+    # ignored
+    for signo in STOP_SIGNALS:
+        if signal.getsignal(signo) in (signal.SIG_DFL, signal.default_int_handler):
+            signal.signal(signo, stop_on)
     try:
         cfg = load_config(args.config, args.set)
         for key in ("output.restart_interval",):
             if cfg[key] and not args.quiet:
                 print(f"reference.py: note: {key} ignored (no restart files)", file=sys.stderr)
         output = args.output
+        busy_hint = "give --output another file"
+        # a name that is no file's (netCDF took "" for a malformed URL, and a
+        # name ending in '/' for a folder it could not create: exit 1)
+        if output == "":
+            raise ConfigError("--output: an empty name: name the history file")
+        if output is not None and output.endswith("/"):
+            raise ConfigError(f"--output {output}: ends in '/', a folder's name: name the "
+                              "history file")
         problem = path_problem(output, False) if output is not None else None
         if problem:  # the netCDF library would write another file
             raise ConfigError(f"--output {output}: {problem}")
@@ -1443,6 +1671,7 @@ def main(argv=None):
             except OSError as e:
                 raise RunError(f"output.dir = {outdir}: cannot create: {e.strerror}") from None
             output = os.path.join(outdir, cfg["run.name"] + ".reference.nc")
+            busy_hint = "give this case another run.name or output.dir"
         # never over an input of this run (the model refuses the same)
         for what, path in (("the configuration file", args.config),
                            ("initial.file", cfg["initial.file"])):
@@ -1450,7 +1679,7 @@ def main(argv=None):
                     and os.path.samefile(output, path):
                 raise ConfigError(f"{output}: is {what} of this run: the history would "
                                   "overwrite it; give --output another file")
-        records = run(cfg, output, quiet=args.quiet)
+        records = run(cfg, output, quiet=args.quiet, busy_hint=busy_hint)
     except ConfigError as e:
         print(f"reference.py: {e}", file=sys.stderr)
         return 2
@@ -1465,6 +1694,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("reference.py: interrupted", file=sys.stderr)
         return 130
+    except Stopped as e:
+        print(f"reference.py: stopped by {signal.Signals(e.signo).name}", file=sys.stderr)
+        return 128 + e.signo
     if not args.quiet:
         # the history is complete: a line that cannot be written (standard
         # output closed or full, a closed pipe) is dropped, as the model's

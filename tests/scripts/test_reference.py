@@ -1149,5 +1149,161 @@ def test_superbee_limiter_signs():
     assert (a[7:9] * b[7:9] == 0).all(), "the tiny products underflow"
 
 
+def test_set_origin():
+    """A refused value given with --set is named as the model names it,
+    "--set: KEY = VALUE: ..." (it was the configuration file's name, where
+    the value is not); a file's value names the file."""
+    for ov, message in (("run.name=é", "run.name = é: must hold only letters"),
+                        ("run.name=a.restart", "run.name = a.restart: must not end in .restart"),
+                        ("initial.restart=x.nc", "initial.restart = x.nc: not supported"),
+                        ("output.dir=", "output.dir: must not be empty"),
+                        ("run.start_date=x", "run.start_date = x: not a date"),
+                        ("grid.dz_surface=500", "grid.dz_surface = 500: must be <=")):
+        try:
+            ref.load_config(text="", overrides=[ov])
+        except ref.ConfigError as e:
+            assert str(e).startswith("--set: " + message), f"--set {ov}: {e}"
+        else:
+            raise AssertionError(f"--set {ov}: accepted")
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, "[run]\nname = é\n")
+        rc, out, err = run_script(REFERENCE, ini, "--quiet")
+        assert rc == 2 and err.startswith(f"reference.py: {ini}: run.name = é: "), \
+            f"exit {rc}, {err!r}"
+        ini = write_ini(tmp, "[run]\nsteps = 1\n")
+        for ov in ("run.name=é", "initial.restart=x.nc"):
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--set", ov)
+            assert rc == 2 and err.startswith("reference.py: --set: ") and ini not in err, \
+                f"--set {ov}: exit {rc}, {err!r}"
+
+
+def test_output_name_unusable():
+    """An --output that names no file, empty or ending in '/': exit 2 with
+    the reason (netCDF's "Malformed URL" and "Permission denied", exit 1)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, "[run]\nsteps = 1\n[grid]\nnx = 3\nny = 2\nnz = 2\n")
+        for output, message in (("", "--output: an empty name"),
+                                (os.path.join(tmp, "x.nc/"), "ends in '/', a folder's name")):
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", output)
+            assert rc == 2 and err.count("\n") == 1 and message in err, \
+                f"--output {output!r}: exit {rc}, {err!r}"
+        assert os.listdir(tmp) == ["case.ini"], os.listdir(tmp)
+
+
+def hold_lock(path, text):
+    """A lock at path as a running model holds it: its descriptor."""
+    import fcntl
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(fd, text.encode())
+    return fd
+
+
+def start_long_run(tmp, output, steps=1000000):
+    """reference.py running a long case into output, a record a step; the
+    process, once the history is made and has records."""
+    ini = write_ini(tmp, f"[run]\nsteps = {steps}\n[grid]\nnx = 6\nny = 5\nnz = 3\n"
+                         "[physics]\nflow = gyre\n[output]\ninterval = 1\n")
+    p = subprocess.Popen([sys.executable, REFERENCE, ini, "--quiet", "--output", output],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+    for _ in range(600):
+        if os.path.exists(output):
+            time.sleep(1)
+            break
+        assert p.poll() is None, f"ended, exit {p.returncode}: {p.communicate()}"
+        time.sleep(0.05)
+    else:
+        p.kill()
+        raise AssertionError("no history after 30 s")
+    return p
+
+
+def test_output_lock():
+    """A history whose lock (the model's: D/N.lock for D/N.nc, flock) another
+    run holds is refused with exit 2 and that run named, before the file is
+    touched (the second run's create truncated the first's history, both
+    went on: the history unreadable); reference.py holds the lock itself
+    while it writes, with its own name and pid, and removes it at the end."""
+    import fcntl
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = write_ini(tmp, f"[run]\nname = lk\nsteps = 1\n[grid]\nnx = 3\nny = 2\nnz = 2\n"
+                             f"[output]\ndir = {tmp}\n")
+        output = os.path.join(tmp, "lk.nc")
+        with open(output, "wb") as f:
+            f.write(b"a history being written")
+        fd = hold_lock(os.path.join(tmp, "lk.lock"), "pid 4242 on host elsewhere\n")
+        try:
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", output)
+            assert rc == 2 and err == f"reference.py: {tmp}/lk.lock: the outputs of this case " \
+                "are in use by another run (pid 4242 on host elsewhere): wait for it to end, " \
+                "or give --output another file\n", f"exit {rc}, {err!r}"
+            with open(output, "rb") as f:
+                assert f.read() == b"a history being written", "the history was touched"
+            # the default output, <run.name>.reference.nc: its own lock
+            fd2 = hold_lock(os.path.join(tmp, "lk.reference.lock"), "pid 7 on host h\n")
+            rc, out, err = run_script(REFERENCE, ini, "--quiet")
+            os.close(fd2)
+            assert rc == 2 and "in use by another run (pid 7 on host h)" in err \
+                and "another run.name or output.dir" in err, f"exit {rc}, {err!r}"
+            assert not os.path.exists(os.path.join(tmp, "lk.reference.nc"))
+        finally:
+            os.close(fd)
+        # the lock let go (its file left by the holder): the run goes, and
+        # removes the lock file
+        rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", output)
+        assert rc == 0, f"exit {rc}, {err!r}"
+        assert not os.path.exists(os.path.join(tmp, "lk.lock"))
+        with netCDF4.Dataset(output) as ds:
+            assert list(ds["step"][:]) == [0, 1]
+        # a running reference.py holds the lock (the model's refusal
+        # names it), and a second run is refused
+        output = os.path.join(tmp, "long.nc")
+        p = start_long_run(tmp, output)
+        try:
+            lock = os.path.join(tmp, "long.lock")
+            with open(lock) as f:
+                text = f.read()
+            assert text.startswith(f"reference.py, pid {p.pid} on host "), text
+            with open(lock) as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    pass
+                else:
+                    raise AssertionError("the lock is not held while reference.py runs")
+            rc, out, err = run_script(REFERENCE, ini, "--quiet", "--output", output)
+            assert rc == 2 and f"(reference.py, pid {p.pid} on host " in err, \
+                f"exit {rc}, {err!r}"
+        finally:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+        assert p.returncode == 130, f"exit {p.returncode}, {err!r}"
+        assert not os.path.exists(lock), "the lock file is left"
+        with netCDF4.Dataset(output) as ds:
+            assert len(ds["step"]) > 0
+
+
+def test_stop_signals():
+    """SIGTERM and SIGHUP stop a run as Ctrl-C does: the history closed
+    with the records written (they ended the process at once, and the
+    history kept none), exit 128 + the signal (143, 129), the lock file
+    removed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            output = os.path.join(tmp, f"{sig.name}.nc")
+            p = start_long_run(tmp, output)
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=60)
+            want = 130 if sig == signal.SIGINT else 128 + sig
+            assert p.returncode == want, f"{sig.name}: exit {p.returncode}, {err!r}"
+            if sig != signal.SIGINT:
+                assert err == f"reference.py: stopped by {sig.name}\n", f"{sig.name}: {err!r}"
+            with netCDF4.Dataset(output) as ds:
+                steps = list(ds["step"][:])
+            assert steps and steps == list(range(len(steps))), f"{sig.name}: steps {steps}"
+            assert not os.path.exists(output[:-3] + ".lock"), f"{sig.name}: lock file left"
+
+
 if __name__ == "__main__":
     sys.exit(script_tests.run(globals(), sys.argv[1:]))
