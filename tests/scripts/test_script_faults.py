@@ -68,10 +68,11 @@ def py(script, *args, **kw):
     return run([sys.executable, script] + list(args), **kw)
 
 
-def interrupt(cmd, after, cwd=None, timeout=30):
-    """Start cmd, send SIGINT to its whole process group (as Ctrl-C does)
-    `after` seconds later; (exit status, stderr, seconds it took to stop)."""
-    p = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL,
+def interrupt(cmd, after, cwd=None, timeout=30, env=None):
+    """Start cmd (in ENV, or env), send SIGINT to its whole process group (as
+    Ctrl-C does) `after` seconds later; (exit status, stderr, seconds it took
+    to stop)."""
+    p = subprocess.Popen(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(after)
     t0 = time.monotonic()
@@ -216,22 +217,12 @@ while [ "$(date +%s)" -lt "$end" ]; do : >"$1/f$i"; i=$((i + 1)); done' sh "$dir
 sleep 20""")
         work = os.path.join(tmp, "work")
         os.mkdir(work)
-        env = dict(ENV, TMPDIR=work)
-        p = subprocess.Popen(["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
-                              "--minimodel", writer, "--python", sys.executable], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        time.sleep(1.5)
-        os.killpg(p.pid, signal.SIGINT)
-        try:
-            err = p.communicate(timeout=30)[1]
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-            raise AssertionError("regress still running 30 s after Ctrl-C")
+        rc, err, _ = interrupt(["bash", REGRESS, "--compare", "--configs", "flat", "--ranks", "1",
+                                "--minimodel", writer, "--python", sys.executable], 1.5,
+                               env=dict(ENV, TMPDIR=work))
         time.sleep(3.5)  # the writer's end, should regress have left early
         left = [x for x in os.listdir(work) if x.startswith("tmp.")]  # mktemp -d's, not MPI's
-    assert p.returncode == 130, f"exit {p.returncode}, want 130: {err[-800:]!r}"
+    assert rc == 130, f"exit {rc}, want 130: {err[-800:]!r}"
     assert not left, f"the temporary folder is left: {left}"
 
 
@@ -470,31 +461,10 @@ def test_scaling_bad_paths():
                                              os.path.join(out, "minimodel")), 2, "--model")
 
 
-def test_scaling_unknown_tdma():
-    """--tdma a variant the model does not know: one line naming it, exit 2,
-    before any run; scaling.json and scaling.png of the sweep before left
-    as they were (every run failed, and they were replaced)."""
-    need_model()
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
-        out = os.path.join(tmp, "o")
-        os.mkdir(out)
-        before = {name: write(os.path.join(out, name), f"the sweep before: {name}\n")
-                  for name in ("scaling.json", "scaling.png")}
-        one_line("--tdma bogus", py(SCALING, "--config", cfg, "--kinds", "strong", "--max-cores",
-                                    "1", "--steps", "1", "--out", out, "--model", MODEL,
-                                    "--tdma", "bogus"), 2, "solver.tdma = bogus")
-        assert sorted(os.listdir(out)) == sorted(before), os.listdir(out)
-        for name, path in before.items():
-            with open(path) as f:
-                assert f.read() == f"the sweep before: {name}\n", f"{name} changed"
-
-
-def test_scaling_steps_refused():
-    """--steps the model refuses (run.steps in [0, 1000000000]): one line
-    naming it, exit 2, before any run; the sweep before left as it was
-    (every run failed, a matplotlib warning, exit 1, and scaling.json and
-    scaling.png were replaced by a table of failures)."""
+def scaling_refused(option, value, words):
+    """scaling with `option value` refused: one line holding words, exit 2,
+    before any run; the files of the sweep before in --out left as they
+    were."""
     need_model()
     with tempfile.TemporaryDirectory() as tmp:
         cfg = write(os.path.join(tmp, "t.ini"), TINY_INI)
@@ -502,13 +472,27 @@ def test_scaling_steps_refused():
         os.mkdir(out)
         before = {name: write(os.path.join(out, name), f"the sweep before: {name}\n")
                   for name in ("scaling.json", "scaling.png", "strong_1x1.timing.json")}
-        one_line("--steps 2000000000", py(SCALING, "--config", cfg, "--kinds", "strong",
-                                          "--max-cores", "1", "--steps", "2000000000", "--out",
-                                          out, "--model", MODEL), 2, "run.steps = 2000000000")
+        args = {"--steps": "1", option: value}
+        one_line(f"{option} {value}", py(SCALING, "--config", cfg, "--kinds", "strong",
+                                         "--max-cores", "1", "--out", out, "--model", MODEL,
+                                         *(a for kv in args.items() for a in kv)), 2, words)
         assert sorted(os.listdir(out)) == sorted(before), os.listdir(out)
         for name, path in before.items():
             with open(path) as f:
                 assert f.read() == f"the sweep before: {name}\n", f"{name} changed"
+
+
+def test_scaling_unknown_tdma():
+    """--tdma a variant the model does not know: refused before any run
+    (every run failed, and the sweep's files before were replaced)."""
+    scaling_refused("--tdma", "bogus", "solver.tdma = bogus")
+
+
+def test_scaling_steps_refused():
+    """--steps the model refuses (run.steps in [0, 1000000000]): refused
+    before any run (every run failed, a matplotlib warning, exit 1, and
+    scaling.json and scaling.png were replaced by a table of failures)."""
+    scaling_refused("--steps", "2000000000", "run.steps = 2000000000")
 
 
 def test_scaling_one_at_a_time():
