@@ -6,9 +6,6 @@
 #include <stdio.h>
 
 #include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,14 +91,7 @@ int mm_grid_device_fields(const mm_config *cfg) {
 }
 
 int mm_grid_threads(void) {
-#ifdef _OPENMP
-  /* OMP_THREAD_LIMIT caps every team below OMP_NUM_THREADS, which
-   * omp_get_max_threads alone reports */
-  const int most = omp_get_max_threads(), limit = omp_get_thread_limit();
-  return limit > 0 && limit < most ? limit : most;
-#else
-  return 1;
-#endif
+  return mm_tdma_max_threads();
 }
 
 double mm_grid_memory_bytes(const mm_config *cfg, long nxl, long nyl, long nz, int threads) {

@@ -62,9 +62,9 @@ MM_NODISCARD mm_err mm_grid_create(const mm_config *cfg, MPI_Comm comm, mm_grid 
  * (mm_horizontal_ws): a column's faces and fluxes of a tile's rows. */
 #define MM_HORIZONTAL_WS_LEVEL (8 + 4 * (MM_HTILE + 1))
 
-/* OpenMP threads of a rank's step (omp_get_max_threads(), at most
- * omp_get_thread_limit(); 1 without OpenMP): each has workspaces of its
- * own. */
+/* OpenMP threads of a rank's step (mm_tdma_max_threads: OMP_NUM_THREADS
+ * capped by OMP_THREAD_LIMIT; 1 without OpenMP): each has workspaces of
+ * its own. */
 int mm_grid_threads(void);
 
 /* Estimated bytes per rank of cfg's run with a local block of nxl x nyl

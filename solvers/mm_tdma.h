@@ -173,6 +173,10 @@ int mm_tdma_create(const char *name, int nz, int for_device, mm_tdma **out);
  * checks its memory before it creates the solver. */
 size_t mm_tdma_host_bytes(const char *name, int nz, int for_device, int nrhs, int nthreads);
 void mm_tdma_destroy(mm_tdma *s);
+/* OpenMP threads a parallel region gets: omp_get_max_threads() capped by
+ * OMP_THREAD_LIMIT (omp_get_thread_limit(), which omp_get_max_threads
+ * alone does not report); 1 without OpenMP. */
+int mm_tdma_max_threads(void);
 const mm_tdma_backend *mm_tdma_backend_of(const mm_tdma *s);
 
 int mm_tdma_solve(mm_tdma *s, const mm_tdma_batch *bt, const double *a, const double *b,

@@ -64,15 +64,17 @@ int mm_tdma_check_depths(const mm_tdma_batch *bt) {
   return MM_TDMA_OK;
 }
 
-int mm_tdma_threads_for(size_t unknowns) {
+int mm_tdma_max_threads(void) {
 #ifdef _OPENMP
-  if (unknowns < MM_TDMA_PARALLEL_MIN) return 1;
-  int nt = omp_get_max_threads();
-  return nt > 1 ? nt : 1;
+  const int most = omp_get_max_threads(), limit = omp_get_thread_limit();
+  return limit > 0 && limit < most ? limit : most > 1 ? most : 1;
 #else
-  (void)unknowns;
   return 1;
 #endif
+}
+
+int mm_tdma_threads_for(size_t unknowns) {
+  return unknowns < MM_TDMA_PARALLEL_MIN ? 1 : mm_tdma_max_threads();
 }
 
 int mm_tdma_thread_num(void) {

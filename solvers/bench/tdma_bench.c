@@ -244,17 +244,6 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-static int max_threads(void) {
-#ifdef _OPENMP
-  /* OMP_THREAD_LIMIT caps every team below OMP_NUM_THREADS, which
-   * omp_get_max_threads alone reports */
-  const int most = omp_get_max_threads(), limit = omp_get_thread_limit();
-  return limit > 0 && limit < most ? limit : most;
-#else
-  return 1;
-#endif
-}
-
 static size_t l3_bytes(void) {
   long v = -1;
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -719,7 +708,7 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   if (o.threads) omp_set_num_threads(o.threads);
 #endif
-  const int threads = max_threads();
+  const int threads = mm_tdma_max_threads();
   if (threads > 4096) { /* the OpenMP runtime crashes in its first parallel region */
     fprintf(stderr, "tdma-bench: %d OpenMP threads (OMP_NUM_THREADS): at most 4096\n", threads);
     return 2;
