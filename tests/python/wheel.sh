@@ -22,9 +22,9 @@ case "$(basename "$whl")" in
 esac
 # Unpacked and imported from there alone: the cwd is not the source tree,
 # the unpacked folder comes first, and the module must come from it.
-cd / && "$py" - "$whl" "$work/unpacked" <<'PYEOF' || fail "the unpacked wheel does not import or solve"
+cd / && "$py" - "$whl" "$work/unpacked" "$src/tests/python" <<'PYEOF' || fail "the unpacked wheel does not import or solve"
 import sys, zipfile
-whl, dest = sys.argv[1], sys.argv[2]
+whl, dest, tests = sys.argv[1:4]
 with zipfile.ZipFile(whl) as z:
     names = set(z.namelist())
     for want in ("minimodel/__init__.py", "minimodel/tdma.py", "minimodel/jax.py",
@@ -36,29 +36,13 @@ with zipfile.ZipFile(whl) as z:
     assert "\nName: minimodel\n" in text, "METADATA does not name the package minimodel"
     z.extractall(dest)
 sys.path.insert(0, dest)
-import numpy as np
+sys.path.append(tests)  # conftest: the suites' systems and dense solve
 import minimodel.tdma as t
+from conftest import DTYPES, assert_close, dense_solve, system
 assert t.__file__.startswith(dest + "/"), f"minimodel.tdma came from {t.__file__}"
-rng = np.random.default_rng(7)
-for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
-    nz = 9
-    lower = rng.uniform(-1, 1, (3, 4, nz)).astype(dtype)
-    upper = rng.uniform(-1, 1, (3, 4, nz)).astype(dtype)
-    diag = (3 + rng.uniform(0, 1, (3, 4, nz))).astype(dtype)
-    rhs = rng.uniform(-1, 1, (3, 4, nz)).astype(dtype)
-    depth = rng.integers(0, nz + 1, (3, 4)).astype(np.int32)
-    depth[0, :4] = (0, 1, 2, nz)
+for dtype in DTYPES:
+    lower, diag, upper, rhs, depth = system((3, 4), 9, dtype, seed=7)
     x = t.solve(lower, diag, upper, rhs, depth=depth)
-    for j in range(3):
-        for i in range(4):
-            d = int(depth[j, i])
-            want = rhs[j, i].astype(np.float64).copy()
-            if d:
-                a = np.diag(diag[j, i, :d].astype(np.float64))
-                a += np.diag(lower[j, i, 1:d].astype(np.float64), -1)
-                a += np.diag(upper[j, i, :d - 1].astype(np.float64), 1)
-                want[:d] = np.linalg.solve(a, rhs[j, i, :d].astype(np.float64))
-            err = np.max(np.abs(x[j, i] - want)) / max(1.0, np.max(np.abs(want)))
-            assert err < tol, f"{dtype.__name__} column ({j}, {i}) depth {d}: error {err}"
+    assert_close(x, dense_solve(lower, diag, upper, rhs, depth), dtype)
 print("the wheel", whl.rsplit("/", 1)[1], "imports from", dest, "and solves")
 PYEOF
