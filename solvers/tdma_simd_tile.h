@@ -1,5 +1,6 @@
 /* The tile kernel of the `simd` backend, written once for both precisions:
- * tdma_simd.c includes this file twice with these macros defined:
+ * tdma_simd.c (double) and tdma_simd_f.c (float) each include this file
+ * once with these macros defined:
  *
  *   MM_T     element type (double, float)
  *   MM_V     vector of MM_L elements of MM_T (GCC/Clang vector extension)

@@ -47,7 +47,7 @@
  * scaled by FLT_EPSILON / DBL_EPSILON (5.4e8) and rounded up. */
 #define TOL_LAPACK_D 1e-12
 #define TOL_LAPACK_F 1e-3
-/* Tile widths of `simd` (tdma_simd.c: 32-byte vectors, 2 per tile). */
+/* Tile widths of `simd` (tdma_simd.h: 32-byte vectors, 2 per tile). */
 #define TILE_D   8
 #define TILE_F   16
 #define NCOL_MAX 40
