@@ -13,13 +13,6 @@
 #define MM_COL_THOMAS mm_col_thomas_f
 #define MM_COL_FUSED  mm_col_fused_f
 #include "tdma_simd_tile.h"
-#undef MM_T
-#undef MM_V
-#undef MM_L
-#undef MM_SUF
-#undef MM_TRANSPOSE
-#undef MM_COL_THOMAS
-#undef MM_COL_FUSED
 
 int mm_simd_solve_f(void *ctx, const mm_tdma_batch *bt, const float *a, const float *b,
                     const float *c, float *const *rhs, int nrhs) {
