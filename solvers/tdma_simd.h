@@ -1,7 +1,8 @@
 /* What the two halves of the `simd` backend share: tdma_simd.c (double
  * precision and the backend's table) and tdma_simd_f.c (single precision),
- * two files so that a parallel build compiles them at once (each takes
- * minutes at -O3). Not part of the public API. */
+ * two files so that a parallel build compiles them at once (at -O3 about 76
+ * and 155 s of one core, where the one file took 250 s). Not part of the
+ * public API. */
 #ifndef MM_TDMA_SIMD_H
 #define MM_TDMA_SIMD_H
 
