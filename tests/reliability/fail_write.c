@@ -14,6 +14,10 @@
  *                           after it began (of the monotonic clock, which a
  *                           stop of the process does not hold up), and
  *                           succeeds, as every write after it does
+ *   FAIL_STALL_SUFFIX=NAME  besides, on that rank, the first write to a file
+ *   FAIL_STALL_SECONDS=S    whose path ends with NAME returns S seconds after
+ *                           it began, and succeeds: a case that lasts that
+ *                           long whatever the disk's speed
  *   FAIL_TRUNCATE_KILL=NAME an ftruncate that shortens a file whose path
  *                           ends with NAME, to a length > 0, is made, and then
  *                           the process kills itself (SIGKILL), on any rank:
@@ -56,24 +60,37 @@ static int path_ends_with(int fd, const char *suffix, char *path, size_t size) {
   return (size_t)n >= len && strcmp(path + n - len, suffix) == 0;
 }
 
+/* Write n (to path, on rank me) returns `seconds` after it began. */
+static void stall_write(const char *me, long n, const char *path, const char *seconds) {
+  fprintf(stderr, "fail_write: rank %s: write %ld to %s stalls\n", me, n, path);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += atol(seconds);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
+  }
+  fprintf(stderr, "fail_write: rank %s: write %ld to %s returns\n", me, n, path);
+}
+
 static int fails(int fd) {
   const char *suffix = getenv("FAIL_WRITE_SUFFIX");
   const char *rank = getenv("FAIL_WRITE_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
-  if (!suffix || !*suffix || !rank || !me || strcmp(rank, me) != 0) return 0;
+  const char *stall = getenv("FAIL_WRITE_STALL");
+  const char *stall_suffix = getenv("FAIL_STALL_SUFFIX"), *stall_s = getenv("FAIL_STALL_SECONDS");
+  if (!rank || !me || strcmp(rank, me) != 0) return 0;
   char path[4096];
+  static int stalled; /* the write to FAIL_STALL_SUFFIX's file made to stall */
+  if (!stalled && stall_s && *stall_s && stall_suffix && *stall_suffix &&
+      path_ends_with(fd, stall_suffix, path, sizeof path)) {
+    stalled = 1;
+    stall_write(me, 1, path, stall_s);
+    return 0;
+  }
+  if (!suffix || !*suffix) return 0;
   if (!path_ends_with(fd, suffix, path, sizeof path)) return 0;
   const char *after = getenv("FAIL_WRITE_AFTER");
   if (writes++ < (after ? atol(after) : 0)) return 0;
-  const char *stall = getenv("FAIL_WRITE_STALL");
   if (stall && *stall) {
-    if (writes != (after ? atol(after) : 0) + 1) return 0;
-    fprintf(stderr, "fail_write: rank %s: write %ld to %s stalls\n", me, writes, path);
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += atol(stall);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
-    }
-    fprintf(stderr, "fail_write: rank %s: write %ld to %s returns\n", me, writes, path);
+    if (writes == (after ? atol(after) : 0) + 1) stall_write(me, writes, path, stall);
     return 0;
   }
   const char *hang = getenv("FAIL_WRITE_HANG");
