@@ -69,6 +69,7 @@
  * allocating): a message on stderr and exit status 2. A backend that fails, memory that cannot be
  * had, or results that cannot be written to standard output (a full disk):
  * a message and exit status 1. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -118,11 +119,15 @@ static _Noreturn void bad_args(const char *fmt, const char *arg) {
   exit(2);
 }
 
+/* A whole number in decimal digits, with a '-' at most before them: strtoll
+ * alone would also take " 10" and "+10". */
 static long long parse_int(const char *opt, const char *s, long long lo, long long hi) {
   char *end;
   errno = 0;
-  long long v = strtoll(s ? s : "", &end, 10);
-  if (!s || !*s || *end || errno || v < lo || v > hi) bad_args("bad value for %s", opt);
+  const char *digits = s && *s == '-' ? s + 1 : s;
+  if (!digits || !isdigit((unsigned char)*digits)) bad_args("bad value for %s", opt);
+  long long v = strtoll(s, &end, 10);
+  if (*end || errno || v < lo || v > hi) bad_args("bad value for %s", opt);
   return v;
 }
 
