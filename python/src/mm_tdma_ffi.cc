@@ -250,7 +250,14 @@ ffi::Error tdma_cuda(cudaStream_t stream, int32_t device, ffi::AnyBuffer lower, 
 
 } // namespace
 
-// extern "C" symbols, for jax.ffi.pycapsule through ctypes (minimodel/jax.py).
+// extern "C" symbols, for jax.ffi.pycapsule through ctypes (minimodel/jax.py),
+// declared first so as to be exported (the library hides everything else:
+// python/CMakeLists.txt).
+extern "C" MM_PY_EXPORT XLA_FFI_Error *mm_tdma_ffi_cpu(XLA_FFI_CallFrame *call_frame);
+#ifdef MINIMODEL_FFI_CUDA
+extern "C" MM_PY_EXPORT XLA_FFI_Error *mm_tdma_ffi_cuda(XLA_FFI_CallFrame *call_frame);
+#endif
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(mm_tdma_ffi_cpu, tdma_cpu,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()
