@@ -635,9 +635,9 @@ int main(int argc, char **argv) {
             printf("  %s%*s %s\n", shown, pad, "", fate);
         } else {
           char stats[128];
-          snprintf(stats, sizeof stats, "ok  %ld steps  %.3g s  %.3g points/s  solve %.1f%%",
-                   sums[f].steps, sums[f].wall_s, sums[f].points_per_s,
-                   100.0 * sums[f].solve_share);
+          snprintf(stats, sizeof stats, "ok  %ld step%s  %.3g s  %.3g points/s  solve %.1f%%",
+                   sums[f].steps, sums[f].steps == 1 ? "" : "s", sums[f].wall_s,
+                   sums[f].points_per_s, 100.0 * sums[f].solve_share);
           const size_t width =
               2 + (shown_w > 32 ? shown_w : 32) + 1 + strlen(stats) + 5 + text_width(to);
           if (columns > 0 && width > (size_t)columns) {
