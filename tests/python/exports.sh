@@ -6,7 +6,7 @@
 # of the FFI headers (python/CMakeLists.txt).
 py="$1"; src="$2"
 fail() { echo "FAIL: $*"; exit 1; }
-lib=$("$py" -c "import minimodel._lib as l, os; print(l.lib._name)") || fail "the package does not import"
+lib=$("$py" -c "import minimodel._lib as l; print(l.lib._name)") || fail "the package does not import"
 [ -f "$lib" ] || fail "no library at '$lib'"
 # the names the sources promise, read from them (not from the library)
 want=$(sed -n 's/^MM_PY_EXPORT [^(]*[ *]\(mm_py_[a-z_]*\)(.*/\1/p' "$src/python/src/mm_py.h")
@@ -20,7 +20,7 @@ if [ "$ffi" -gt 0 ]; then
 fi
 want=$(LC_ALL=C sort -u <<<"$want")
 # defined, global or weak, in the dynamic symbol table
-have=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TtWwVvDdBbRr]$/ && $2 ~ /[A-Z]/ {print $3}' | LC_ALL=C sort -u)
+have=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TWVDBR]$/ {print $3}' | LC_ALL=C sort -u)
 [ "$have" = "$want" ] || fail "$(basename "$lib") exports:
 $(diff <(echo "$want") <(echo "$have") | sed -n 's/^[<>] /  &/p')
 (< promised and missing, > exported and not promised)"

@@ -377,19 +377,19 @@ printf '[run]\nname = flat\nsteps = 20\n[output]\nrestart_interval = 5\n' >first
 # 6000 records took 3.5 s on one machine and 300 s, cut off, on another)
 printf '[run]\nname = second\nsteps = 20\n[grid]\nnx = 8\nny = 6\nnz = 2\n[output]\ninterval = 1\n' \
   >second.ini
-stalled=3 # s
-stall_suffix=second.nc stall_s=$stalled
+stall_suffix=second.nc stall_s=3
 run 1 0 flat.restart.nc.tmp first.ini second.ini
-stall_suffix= stall_s=
+stall_suffix=
 grep -q "^fail_write: rank 0: write 1 to .*/second.nc returns" log || fail "no write to second.nc stalled"
 [ $rc = 1 ] || fail "exit $rc, expected 1 (the first case's)"
 ! grep -q "had not ended" log || fail "the watch of the first case ended the second"
 grep -Eq '^  first.ini +FAILED \(exit 1\)$' log || fail "first.ini not listed as failed"
 grep -Eq '^  second.ini +ok +20 steps ' log || fail "second.ini did not run to its end"
 # the stall (in the making of its history, before its steps) outlasted twice the wait
-[ "$took" -ge $stalled ] && [ $stalled -gt $((2 * wait_s)) ] || fail "the run took $took s: nothing tested"
+[ "$took" -ge $stall_s ] && [ $stall_s -gt $((2 * wait_s)) ] || fail "the run took $took s: nothing tested"
 [ -f out/second.timing.json ] || fail "second.ini wrote no timing file"
-echo "ok ($what): the second case, $stalled s in a write, ran its 20 steps to the end (the wait $wait_s s)"
+echo "ok ($what): the second case, $stall_s s in a write, ran its 20 steps to the end (the wait $wait_s s)"
+stall_s=
 
 what=bad_value
 for setting in MINIMODEL_IO_FAIL_WAIT=soon MINIMODEL_OPEN_TIMEOUT=-1 MINIMODEL_WRITE_TIMEOUT=later; do
